@@ -1,0 +1,606 @@
+package server
+
+import (
+	"bufio"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkgo/zkgo/acl"
+	"github.com/zkgo/zkgo/jute"
+	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/tree"
+)
+
+// maxOutBytes bounds a connection's unsent replies and notifications; a
+// client that stops reading is disconnected rather than growing the server
+// without bound.
+const maxOutBytes = 64 << 20
+
+// Conn is one client connection.
+type Conn struct {
+	s        *Server
+	nc       net.Conn
+	remoteIP string
+	created  time.Time
+
+	// Set by the handshake before any request is read; read-only after.
+	sessionID  int64
+	timeout    time.Duration
+	sendRO     bool // the client sent the readOnly byte; answer with one
+	live       *liveSession
+	handshaken atomic.Bool
+
+	auth atomic.Pointer[[]proto.Id] // copy-on-write authenticated ids
+
+	outMu     sync.Mutex // guards out, outClosed, flushClose
+	out       jute.Encoder
+	outClosed bool
+	flushKick chan struct{}
+	flushDone chan struct{}
+	// closeAfter makes the writer close the connection once the queued
+	// bytes are written (after a closeSession reply or a fatal error).
+	closeAfter bool
+
+	pipeMu   sync.Mutex // guards inflight, queue
+	inflight int        // writes proposed and not yet applied
+	queue    []*request // in order: the in-flight writes and reads waiting behind them
+
+	slots chan struct{} // outstanding-request semaphore
+
+	closeOnce sync.Once
+	closed    chan struct{}
+
+	// statistics for cons/stat
+	packetsIn, packetsOut atomic.Int64
+	lastZxid              atomic.Int64
+	lastOp                atomic.Value // string
+}
+
+type request struct {
+	xid     int32
+	op      proto.OpCode
+	body    proto.Record
+	auth    []proto.Id
+	isWrite bool
+	start   time.Time
+	noSlot  bool // holds no outstanding-request slot (the handshake)
+}
+
+func (s *Server) newConn(nc net.Conn) {
+	host, _, err := net.SplitHostPort(nc.RemoteAddr().String())
+	if err != nil {
+		host = nc.RemoteAddr().String()
+	}
+	c := &Conn{
+		s:         s,
+		nc:        nc,
+		remoteIP:  host,
+		created:   time.Now(),
+		flushKick: make(chan struct{}, 1),
+		flushDone: make(chan struct{}),
+		slots:     make(chan struct{}, s.opts.MaxOutstanding),
+		closed:    make(chan struct{}),
+	}
+	ids := []proto.Id{{Scheme: "ip", ID: host}}
+	c.auth.Store(&ids)
+	c.lastOp.Store("NA")
+
+	s.connsMu.Lock()
+	if s.closing.Load() {
+		s.connsMu.Unlock()
+		nc.Close()
+		return
+	}
+	if max := s.opts.MaxClientCnxns; max > 0 && s.perIP[host] >= max {
+		s.connsMu.Unlock()
+		s.log.Warn("too many connections from client; closing", "ip", host, "max", max)
+		nc.Close()
+		return
+	}
+	s.perIP[host]++
+	s.conns[c] = struct{}{}
+	s.connsMu.Unlock()
+	s.stats.connections.Add(1)
+
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		c.writeLoop()
+	}()
+	go func() {
+		defer s.wg.Done()
+		c.readLoop()
+	}()
+}
+
+// close tears the connection down immediately.
+func (c *Conn) close(reason string) {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		c.outMu.Lock()
+		c.outClosed = true
+		c.outMu.Unlock()
+		c.nc.Close()
+		s := c.s
+		s.connsMu.Lock()
+		if _, ok := s.conns[c]; ok {
+			delete(s.conns, c)
+			s.perIP[c.remoteIP]--
+			if s.perIP[c.remoteIP] <= 0 {
+				delete(s.perIP, c.remoteIP)
+			}
+		}
+		s.connsMu.Unlock()
+		s.watches.RemoveWatcher(c)
+		if c.handshaken.Load() {
+			s.sessions.detach(c.sessionID, c)
+		}
+		s.log.Debug("connection closed", "remote", c.nc.RemoteAddr().String(), "session", hexID(c.sessionID), "reason", reason)
+	})
+}
+
+// closeAfterFlush closes the connection once everything queued so far has
+// been written.
+func (c *Conn) closeAfterFlush() {
+	c.outMu.Lock()
+	c.closeAfter = true
+	c.outMu.Unlock()
+	c.kick()
+}
+
+func (c *Conn) kick() {
+	select {
+	case c.flushKick <- struct{}{}:
+	default:
+	}
+}
+
+// sessionClosed is called (by the apply loop) when the connection's session
+// has been closed or expired.
+func (c *Conn) sessionClosed() { c.closeAfterFlush() }
+
+// enqueue appends one reply frame to the outgoing queue.
+func (c *Conn) enqueue(hdr *proto.ReplyHeader, body proto.Record) {
+	c.outMu.Lock()
+	if c.outClosed {
+		c.outMu.Unlock()
+		return
+	}
+	proto.AppendReply(&c.out, hdr, body)
+	over := c.out.Len() > maxOutBytes
+	c.outMu.Unlock()
+	c.packetsOut.Add(1)
+	c.s.stats.packetsSent.Add(1)
+	if over {
+		c.s.log.Warn("client is not reading its replies; closing connection", "session", hexID(c.sessionID))
+		c.close("outgoing queue over limit")
+		return
+	}
+	c.kick()
+}
+
+// writeLoop writes queued frames in batches: whatever accumulated while the
+// previous write was in progress goes out in one write call.
+func (c *Conn) writeLoop() {
+	defer close(c.flushDone)
+	var spare []byte
+	for {
+		select {
+		case <-c.flushKick:
+		case <-c.closed:
+			return
+		}
+		c.outMu.Lock()
+		buf := c.out.Bytes()
+		closeAfter := c.closeAfter
+		c.out.Reset(spare)
+		c.outMu.Unlock()
+		if len(buf) > 0 {
+			if _, err := c.nc.Write(buf); err != nil {
+				c.close("write: " + err.Error())
+				return
+			}
+		}
+		if cap(buf) <= 1<<20 {
+			spare = buf[:0]
+		} else {
+			spare = nil
+		}
+		if closeAfter {
+			c.outMu.Lock()
+			empty := c.out.Len() == 0
+			c.outMu.Unlock()
+			if empty {
+				c.close("closed after flush")
+				return
+			}
+			c.kick()
+		}
+	}
+}
+
+func (c *Conn) readLoop() {
+	defer c.close("read loop ended")
+	br := bufio.NewReaderSize(c.nc, 64<<10)
+	var hdr [4]byte
+	if _, err := io.ReadFull(br, hdr[:]); err != nil {
+		return
+	}
+	if cmd := string(hdr[:]); isFourLetterWord(cmd) {
+		c.serveFourLetterWord(cmd)
+		return
+	}
+	n, err := proto.FrameLen(hdr, c.s.opts.MaxBuffer)
+	if err != nil {
+		c.s.log.Warn("closing connection: bad connect frame", "remote", c.nc.RemoteAddr().String(), "err", err)
+		return
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(br, body); err != nil {
+		return
+	}
+	if !c.handshake(body) {
+		return
+	}
+	for {
+		frame, err := proto.ReadFrame(br, &hdr, c.s.opts.MaxBuffer)
+		if err != nil {
+			if errors.Is(err, proto.ErrFrameTooLarge) || errors.Is(err, proto.ErrNegativeFrameLength) {
+				c.s.log.Warn("closing connection: frame exceeds jute.maxbuffer", "session", hexID(c.sessionID), "err", err)
+			}
+			return
+		}
+		select {
+		case c.slots <- struct{}{}:
+		case <-c.closed:
+			return
+		}
+		c.packetsIn.Add(1)
+		c.s.stats.packetsReceived.Add(1)
+		if c.live != nil {
+			c.live.touch()
+		}
+		if !c.handleFrame(frame) {
+			return
+		}
+	}
+}
+
+// handshake processes the ConnectRequest. It returns false when the
+// connection must close.
+func (c *Conn) handshake(body []byte) bool {
+	var req proto.ConnectRequest
+	d := jute.NewDecoder(body)
+	req.Decode(d)
+	if d.Err() != nil {
+		c.s.log.Warn("closing connection: malformed ConnectRequest", "remote", c.nc.RemoteAddr().String(), "err", d.Err())
+		return false
+	}
+	c.sendRO = req.HasReadOnly
+	s := c.s
+	s.treeMu.RLock()
+	last := s.tree.LastZxid()
+	s.treeMu.RUnlock()
+	if req.LastZxidSeen > last {
+		s.log.Warn("refusing session request: client has seen a newer zxid",
+			"remote", c.nc.RemoteAddr().String(), "clientZxid", hexID(req.LastZxidSeen), "serverZxid", hexID(last))
+		return false
+	}
+	to := time.Duration(req.TimeOut) * time.Millisecond
+	if to < s.opts.MinSessionTimeout {
+		to = s.opts.MinSessionTimeout
+	}
+	if to > s.opts.MaxSessionTimeout {
+		to = s.opts.MaxSessionTimeout
+	}
+	if req.SessionID == 0 {
+		id := s.sessions.newID()
+		pw := newPasswd()
+		txn := &tree.Txn{
+			Op: proto.OpCreateSession, Session: id, Time: time.Now().UnixMilli(),
+			Req: &tree.CreateSessionReq{Timeout: int32(to / time.Millisecond), Passwd: pw},
+		}
+		// Track before proposing so the session cannot expire unseen. The
+		// createSession goes through the pipeline like a write, so requests
+		// pipelined behind the handshake wait for it.
+		c.sessionID, c.timeout = id, to
+		c.live = s.sessions.track(id, to, c)
+		c.handshaken.Store(true)
+		r := &request{op: proto.OpCreateSession, isWrite: true, body: txn.Req, noSlot: true}
+		c.pipeMu.Lock()
+		c.inflight++
+		c.queue = append(c.queue, r)
+		c.pipeMu.Unlock()
+		return s.wal.propose(txn, func(zxid int64, res *tree.Result) { c.writeApplied(r, zxid, res) })
+	}
+	// Resuming a session.
+	s.treeMu.RLock()
+	sess := s.tree.Session(req.SessionID)
+	var valid bool
+	if sess != nil {
+		valid = subtle.ConstantTimeCompare(sess.Passwd, req.Passwd) == 1
+		if valid {
+			to = time.Duration(sess.Timeout) * time.Millisecond
+		}
+	}
+	s.treeMu.RUnlock()
+	if !valid {
+		s.log.Info("invalid session or password; telling the client its session expired", "session", hexID(req.SessionID))
+		c.connectReply(0, 0, make([]byte, 16), 0)
+		c.closeAfterFlush()
+		return true
+	}
+	c.sessionID, c.timeout = req.SessionID, to
+	c.live = s.sessions.track(req.SessionID, to, c)
+	c.handshaken.Store(true)
+	c.connectReply(to, req.SessionID, sess.Passwd, 0)
+	return true
+}
+
+func (c *Conn) connectReply(to time.Duration, id int64, pw []byte, zxid int64) {
+	rsp := proto.ConnectResponse{
+		ProtocolVersion: 0,
+		TimeOut:         int32(to / time.Millisecond),
+		SessionID:       id,
+		Passwd:          pw,
+		ReadOnly:        false,
+		HasReadOnly:     c.sendRO,
+	}
+	c.outMu.Lock()
+	if !c.outClosed {
+		proto.AppendFrame(&c.out, nil, &rsp)
+	}
+	c.outMu.Unlock()
+	c.kick()
+}
+
+// handleFrame dispatches one request frame. It returns false when the
+// connection must close.
+func (c *Conn) handleFrame(frame []byte) bool {
+	d := jute.NewAliasingDecoder(frame)
+	var h proto.RequestHeader
+	h.Decode(d)
+	if d.Err() != nil {
+		c.s.log.Warn("closing connection: short request header", "session", hexID(c.sessionID))
+		return false
+	}
+	r := &request{xid: h.Xid, op: h.Type, auth: *c.auth.Load(), start: time.Now()}
+	switch h.Type {
+	case proto.OpAuth:
+		c.release()
+		return c.handleAuth(h.Xid, d)
+	case proto.OpSasl:
+		c.release()
+		c.s.log.Warn("SASL authentication is not supported yet", "session", hexID(c.sessionID))
+		c.enqueue(&proto.ReplyHeader{Xid: h.Xid, Err: proto.ErrAuthFailed}, nil)
+		c.closeAfterFlush()
+		return true
+	case proto.OpPing, proto.OpCloseSession:
+		// no body
+	case proto.OpReconfig:
+		// Standalone: reconfiguration is disabled, as ZooKeeper answers.
+		r.body = nil
+		c.submitRead(r, func(*request) (proto.ErrCode, proto.Record) { return proto.ErrReconfigDisabled, nil })
+		return true
+	default:
+		body := proto.NewRequest(h.Type)
+		if body == nil {
+			c.s.log.Warn("unknown opcode; closing connection", "op", int32(h.Type), "session", hexID(c.sessionID))
+			c.submitRead(r, func(*request) (proto.ErrCode, proto.Record) { return proto.ErrUnimplemented, nil })
+			c.closeAfterFlush()
+			return false
+		}
+		if isWriteOp(h.Type) {
+			// Writes outlive the frame (they sit in the log): decode with copies.
+			d = jute.NewDecoder(frame[d.Offset():])
+		}
+		body.Decode(d)
+		if d.Err() != nil {
+			c.s.log.Info("malformed request", "op", h.Type.String(), "session", hexID(c.sessionID), "err", d.Err())
+			c.submitRead(r, func(*request) (proto.ErrCode, proto.Record) { return proto.ErrMarshallingError, nil })
+			return true
+		}
+		r.body = body
+	}
+	switch {
+	case h.Type == proto.OpMultiRead:
+		m := r.body.(*proto.MultiRequest)
+		if !m.IsRead() {
+			c.submitRead(r, func(*request) (proto.ErrCode, proto.Record) { return proto.ErrMarshallingError, nil })
+			return true
+		}
+	case isWriteOp(h.Type):
+		r.isWrite = true
+	}
+	if r.isWrite {
+		c.submitWrite(r)
+	} else {
+		c.submitRead(r, nil)
+	}
+	return true
+}
+
+func isWriteOp(op proto.OpCode) bool {
+	switch op {
+	case proto.OpCreate, proto.OpCreate2, proto.OpCreateContainer, proto.OpCreateTTL,
+		proto.OpDelete, proto.OpSetData, proto.OpSetACL, proto.OpCheck, proto.OpMulti,
+		proto.OpCloseSession:
+		return true
+	}
+	return false
+}
+
+// release frees an outstanding-request slot.
+func (c *Conn) release() {
+	select {
+	case <-c.slots:
+	default:
+	}
+}
+
+func (c *Conn) handleAuth(xid int32, d *jute.Decoder) bool {
+	var ap proto.AuthPacket
+	ap.Decode(d)
+	if d.Err() != nil {
+		c.enqueue(&proto.ReplyHeader{Xid: proto.XidAuth, Err: proto.ErrAuthFailed}, nil)
+		c.closeAfterFlush()
+		return true
+	}
+	ids, err := acl.Authenticate(ap.Scheme, ap.Auth, c.s.opts.SuperDigest)
+	if err != nil {
+		c.s.log.Info("authentication failed", "scheme", ap.Scheme, "session", hexID(c.sessionID), "err", err)
+		c.enqueue(&proto.ReplyHeader{Xid: proto.XidAuth, Err: proto.ErrAuthFailed}, nil)
+		c.closeAfterFlush()
+		return true
+	}
+	cur := *c.auth.Load()
+	next := make([]proto.Id, 0, len(cur)+len(ids))
+	next = append(next, cur...)
+	for _, id := range ids {
+		dup := false
+		for _, have := range next {
+			if have == id {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			next = append(next, id)
+		}
+	}
+	c.auth.Store(&next)
+	c.enqueue(&proto.ReplyHeader{Xid: proto.XidAuth}, nil)
+	return true
+}
+
+// submitWrite proposes a write. Reads that arrive before it is applied
+// queue behind it.
+func (c *Conn) submitWrite(r *request) {
+	c.pipeMu.Lock()
+	c.inflight++
+	c.queue = append(c.queue, r)
+	c.pipeMu.Unlock()
+	txn := &tree.Txn{Op: r.op, Session: c.sessionID, Time: time.Now().UnixMilli(), Auth: r.auth, Req: r.body}
+	if !c.s.wal.propose(txn, func(zxid int64, res *tree.Result) { c.writeApplied(r, zxid, res) }) {
+		c.close("server shutting down")
+	}
+}
+
+// readFunc overrides the normal read handling (used for fixed error replies
+// that must still respect reply order).
+type readFunc func(*request) (proto.ErrCode, proto.Record)
+
+// submitRead runs a read now if no write of this connection is in flight,
+// and otherwise queues it behind the writes.
+func (c *Conn) submitRead(r *request, fn readFunc) {
+	if fn != nil {
+		r.body = fixedReply(fn)
+	}
+	c.pipeMu.Lock()
+	if c.inflight > 0 {
+		c.queue = append(c.queue, r)
+		c.pipeMu.Unlock()
+		return
+	}
+	c.pipeMu.Unlock()
+	c.s.treeMu.RLock()
+	c.execRead(r)
+	c.s.treeMu.RUnlock()
+}
+
+// fixedReply wraps a readFunc as a request body so it can sit in the queue.
+type fixedReply readFunc
+
+func (fixedReply) Encode(*jute.Encoder) {}
+func (fixedReply) Decode(*jute.Decoder) {}
+
+// writeApplied runs on the apply loop, with the tree locked, once the
+// write r has been applied: it queues r's reply, then runs the reads that
+// were waiting behind r.
+func (c *Conn) writeApplied(r *request, zxid int64, res *tree.Result) {
+	c.pipeMu.Lock()
+	defer c.pipeMu.Unlock()
+	if len(c.queue) == 0 || c.queue[0] != r {
+		// Cannot happen: writes of one connection apply in order.
+		panic(fmt.Sprintf("server: write reply out of order (xid %d)", r.xid))
+	}
+	c.queue[0] = nil
+	c.queue = c.queue[1:]
+	c.inflight--
+	c.replyWrite(r, zxid, res)
+	for len(c.queue) > 0 && !c.queue[0].isWrite {
+		rd := c.queue[0]
+		c.queue[0] = nil
+		c.queue = c.queue[1:]
+		c.execRead(rd)
+	}
+	if len(c.queue) == 0 {
+		c.queue = nil
+	}
+}
+
+func (c *Conn) replyWrite(r *request, zxid int64, res *tree.Result) {
+	if r.op == proto.OpCreateSession {
+		cs := r.body.(*tree.CreateSessionReq)
+		c.connectReply(time.Duration(cs.Timeout)*time.Millisecond, c.sessionID, cs.Passwd, zxid)
+		return
+	}
+	if !r.noSlot {
+		defer c.release()
+	}
+	c.s.stats.latency(time.Since(r.start))
+	c.lastZxid.Store(zxid)
+	c.lastOp.Store(opName(r.op))
+	c.s.stats.count(r.op)
+	hdr := proto.ReplyHeader{Xid: r.xid, Zxid: zxid, Err: res.Err}
+	if r.op == proto.OpCloseSession {
+		c.enqueue(&hdr, nil)
+		c.closeAfterFlush()
+		return
+	}
+	if res.Err != proto.ErrOk {
+		c.enqueue(&hdr, nil)
+		return
+	}
+	switch r.op {
+	case proto.OpCreate:
+		c.enqueue(&hdr, &proto.CreateResponse{Path: res.Path})
+	case proto.OpCreate2, proto.OpCreateContainer, proto.OpCreateTTL:
+		c.enqueue(&hdr, &proto.Create2Response{Path: res.Path, Stat: res.Stat})
+	case proto.OpDelete:
+		c.enqueue(&hdr, nil)
+	case proto.OpSetData, proto.OpCheck:
+		c.enqueue(&hdr, &proto.SetDataResponse{Stat: res.Stat})
+	case proto.OpSetACL:
+		c.enqueue(&hdr, &proto.SetACLResponse{Stat: res.Stat})
+	case proto.OpMulti:
+		mr := &proto.MultiResponse{Results: make([]proto.MultiResult, len(res.Multi))}
+		for i, sub := range res.Multi {
+			mr.Results[i] = proto.MultiResult{Type: sub.Op, Err: sub.Err, Path: sub.Path, Stat: sub.Stat}
+		}
+		c.enqueue(&hdr, mr)
+	default:
+		c.enqueue(&hdr, nil)
+	}
+}
+
+// SessionID implements watch.Watcher.
+func (c *Conn) SessionID() int64 { return c.sessionID }
+
+// Deliver implements watch.Watcher: it queues a notification unless the
+// connection lacks READ on the node (CVE-2024-23944).
+func (c *Conn) Deliver(ev proto.WatcherEvent, nodeACL []proto.ACL) {
+	if nodeACL != nil && !acl.Check(nodeACL, proto.PermRead, *c.auth.Load()) {
+		return
+	}
+	c.s.stats.watchEvents.Add(1)
+	c.enqueue(&proto.ReplyHeader{Xid: proto.XidNotification, Zxid: -1}, &ev)
+}
+
+func hexID(id int64) string { return fmt.Sprintf("0x%x", uint64(id)) }

@@ -1,0 +1,279 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Version is the version string the four-letter words report. Tools such
+// as zkServer.sh parse only the "Mode:" line, so the ZooKeeper-like prefix
+// is informational.
+const Version = "3.8.0-zkgo-0.1.0, built on unknown"
+
+var fourLetterWords = map[string]bool{
+	"ruok": true, "srvr": true, "stat": true, "conf": true, "cons": true, "crst": true,
+	"srst": true, "envi": true, "mntr": true, "wchs": true, "wchc": true, "wchp": true,
+	"dump": true, "isro": true, "dirs": true, "gtmk": true, "stmk": true, "hash": true,
+}
+
+func isFourLetterWord(s string) bool { return fourLetterWords[s] }
+
+func (s *Server) fourLetterAllowed(cmd string) bool {
+	for _, w := range s.opts.FourLetterWords {
+		if w == "*" || w == cmd {
+			return true
+		}
+	}
+	return false
+}
+
+// serveFourLetterWord answers a four-letter word and closes the connection.
+func (c *Conn) serveFourLetterWord(cmd string) {
+	s := c.s
+	var b strings.Builder
+	if !s.fourLetterAllowed(cmd) {
+		fmt.Fprintf(&b, "%s is not executed because it is not in the whitelist.\n", cmd)
+	} else {
+		s.fourLetterText(cmd, &b)
+	}
+	c.nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	c.nc.Write([]byte(b.String()))
+}
+
+// FourLetterWord returns the output of a four-letter word, ignoring the
+// whitelist; for tools and tests.
+func (s *Server) FourLetterWord(cmd string) string {
+	var b strings.Builder
+	s.fourLetterText(cmd, &b)
+	return b.String()
+}
+
+func (s *Server) fourLetterText(cmd string, b *strings.Builder) {
+	switch cmd {
+	case "ruok":
+		b.WriteString("imok")
+	case "isro":
+		b.WriteString("rw")
+	case "srvr", "stat":
+		fmt.Fprintf(b, "Zookeeper version: %s\n", Version)
+		if cmd == "stat" {
+			b.WriteString("Clients:\n")
+			for _, c := range s.connList() {
+				b.WriteString(c.describe(false))
+				b.WriteString("\n")
+			}
+			b.WriteString("\n")
+		}
+		min, avg, max := s.stats.latencies()
+		fmt.Fprintf(b, "Latency min/avg/max: %d/%.4f/%d\n", min, avg, max)
+		fmt.Fprintf(b, "Received: %d\n", s.stats.packetsReceived.Load())
+		fmt.Fprintf(b, "Sent: %d\n", s.stats.packetsSent.Load())
+		fmt.Fprintf(b, "Connections: %d\n", len(s.connList()))
+		fmt.Fprintf(b, "Outstanding: %d\n", s.outstanding())
+		fmt.Fprintf(b, "Zxid: 0x%x\n", s.lastZxid())
+		b.WriteString("Mode: standalone\n")
+		fmt.Fprintf(b, "Node count: %d\n", s.nodeCount())
+	case "conf":
+		o := s.opts
+		if o.ConfigDump != nil {
+			for _, l := range o.ConfigDump() {
+				b.WriteString(l + "\n")
+			}
+			return
+		}
+		fmt.Fprintf(b, "clientPort=%s\n", portOf(s.Addr()))
+		fmt.Fprintf(b, "dataDir=%s\n", o.DataDir)
+		fmt.Fprintf(b, "dataLogDir=%s\n", o.DataLogDir)
+		fmt.Fprintf(b, "tickTime=%d\n", o.TickTime.Milliseconds())
+		fmt.Fprintf(b, "maxClientCnxns=%d\n", o.MaxClientCnxns)
+		fmt.Fprintf(b, "minSessionTimeout=%d\n", o.MinSessionTimeout.Milliseconds())
+		fmt.Fprintf(b, "maxSessionTimeout=%d\n", o.MaxSessionTimeout.Milliseconds())
+		fmt.Fprintf(b, "clientPortListenBacklog=-1\n")
+		fmt.Fprintf(b, "serverId=%d\n", o.ServerID)
+	case "cons":
+		for _, c := range s.connList() {
+			b.WriteString(c.describe(true))
+			b.WriteString("\n")
+		}
+		b.WriteString("\n")
+	case "crst":
+		b.WriteString("Connection stats reset.\n")
+	case "srst":
+		s.stats.reset()
+		b.WriteString("Server stats reset.\n")
+	case "envi":
+		host, _ := os.Hostname()
+		wd, _ := os.Getwd()
+		b.WriteString("Environment:\n")
+		fmt.Fprintf(b, "zookeeper.version=%s\n", Version)
+		fmt.Fprintf(b, "host.name=%s\n", host)
+		fmt.Fprintf(b, "go.version=%s\n", runtime.Version())
+		fmt.Fprintf(b, "os.name=%s\n", runtime.GOOS)
+		fmt.Fprintf(b, "os.arch=%s\n", runtime.GOARCH)
+		fmt.Fprintf(b, "user.dir=%s\n", wd)
+		fmt.Fprintf(b, "os.procs=%d\n", runtime.NumCPU())
+	case "mntr":
+		s.mntr(b)
+	case "wchs":
+		st := s.watches.Stats()
+		fmt.Fprintf(b, "%d connections watching %d paths\nTotal watches:%d\n", st.Connections, st.Paths, st.Watches)
+	case "wchc":
+		bySess := s.watches.BySession()
+		ids := make([]int64, 0, len(bySess))
+		for id := range bySess {
+			ids = append(ids, id)
+		}
+		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+		for _, id := range ids {
+			fmt.Fprintf(b, "%s\n", hexID(id))
+			for _, p := range bySess[id] {
+				fmt.Fprintf(b, "\t%s\n", p)
+			}
+		}
+	case "wchp":
+		byPath := s.watches.ByPath()
+		paths := make([]string, 0, len(byPath))
+		for p := range byPath {
+			paths = append(paths, p)
+		}
+		sort.Strings(paths)
+		for _, p := range paths {
+			fmt.Fprintf(b, "%s\n", p)
+			for _, id := range byPath[p] {
+				fmt.Fprintf(b, "\t%s\n", hexID(id))
+			}
+		}
+	case "dump":
+		b.WriteString("SessionTracker dump:\n")
+		s.treeMu.RLock()
+		sessions := s.tree.Sessions()
+		fmt.Fprintf(b, "Global Sessions(%d):\n", len(sessions))
+		for _, ss := range sessions {
+			fmt.Fprintf(b, "%s\t%dms\n", hexID(ss.ID), ss.Timeout)
+		}
+		b.WriteString("ephemeral nodes dump:\n")
+		var withEph []int64
+		for _, ss := range sessions {
+			if len(s.tree.Ephemerals(ss.ID)) > 0 {
+				withEph = append(withEph, ss.ID)
+			}
+		}
+		fmt.Fprintf(b, "Sessions with Ephemerals (%d):\n", len(withEph))
+		for _, id := range withEph {
+			fmt.Fprintf(b, "%s:\n", hexID(id))
+			for _, p := range s.tree.Ephemerals(id) {
+				fmt.Fprintf(b, "\t%s\n", p)
+			}
+		}
+		s.treeMu.RUnlock()
+		b.WriteString("Connections dump:\n")
+		fmt.Fprintf(b, "Connections Sets (%d)\n", len(s.connList()))
+	case "dirs":
+		b.WriteString("datadir_size: 0\nlogdir_size: 0\n")
+	case "gtmk":
+		b.WriteString("0\n")
+	case "stmk":
+		b.WriteString("0\n")
+	case "hash":
+		b.WriteString("No digest in this server\n")
+	}
+}
+
+func (s *Server) mntr(b *strings.Builder) {
+	min, avg, max := s.stats.latencies()
+	s.treeMu.RLock()
+	nodes := s.tree.NodeCount()
+	eph := s.tree.EphemeralCount()
+	size := s.tree.ApproximateDataSize()
+	sessions := len(s.tree.Sessions())
+	s.treeMu.RUnlock()
+	st := s.watches.Stats()
+	kv := func(k string, v any) { fmt.Fprintf(b, "%s\t%v\n", k, v) }
+	kv("zk_version", Version)
+	kv("zk_server_state", "standalone")
+	kv("zk_avg_latency", fmt.Sprintf("%.4f", avg))
+	kv("zk_max_latency", max)
+	kv("zk_min_latency", min)
+	kv("zk_packets_received", s.stats.packetsReceived.Load())
+	kv("zk_packets_sent", s.stats.packetsSent.Load())
+	kv("zk_num_alive_connections", len(s.connList()))
+	kv("zk_outstanding_requests", s.outstanding())
+	kv("zk_znode_count", nodes)
+	kv("zk_watch_count", st.Watches)
+	kv("zk_ephemerals_count", eph)
+	kv("zk_approximate_data_size", size)
+	kv("zk_open_file_descriptor_count", openFDs())
+	kv("zk_max_file_descriptor_count", maxFDs())
+	kv("zk_global_sessions", sessions)
+	kv("zk_local_sessions", 0)
+	kv("zk_uptime", time.Since(s.started).Milliseconds())
+	kv("zkgo_in_memory_only", "true")
+}
+
+func (s *Server) connList() []*Conn {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	out := make([]*Conn, 0, len(s.conns))
+	for c := range s.conns {
+		if c.handshaken.Load() {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].created.Before(out[j].created) })
+	return out
+}
+
+func (s *Server) outstanding() int {
+	n := 0
+	for _, c := range s.connList() {
+		n += len(c.slots)
+	}
+	return n
+}
+
+func (s *Server) lastZxid() int64 {
+	s.treeMu.RLock()
+	defer s.treeMu.RUnlock()
+	return s.tree.LastZxid()
+}
+
+func (s *Server) nodeCount() int {
+	s.treeMu.RLock()
+	defer s.treeMu.RUnlock()
+	return s.tree.NodeCount()
+}
+
+// describe formats a connection as ZooKeeper's cons/stat do.
+func (c *Conn) describe(full bool) string {
+	addr := c.nc.RemoteAddr().String()
+	if !full {
+		return fmt.Sprintf(" /%s[1](queued=%d,recved=%d,sent=%d)", addr, len(c.slots), c.packetsIn.Load(), c.packetsOut.Load())
+	}
+	lastOp, _ := c.lastOp.Load().(string)
+	return fmt.Sprintf(" /%s[1](queued=%d,recved=%d,sent=%d,sid=%s,lop=%s,est=%d,to=%d,lzxid=0x%x)",
+		addr, len(c.slots), c.packetsIn.Load(), c.packetsOut.Load(), hexID(c.sessionID), lastOp,
+		c.created.UnixMilli(), c.timeout.Milliseconds(), c.lastZxid.Load())
+}
+
+func portOf(a interface{ String() string }) string {
+	if a == nil {
+		return ""
+	}
+	s := a.String()
+	if i := strings.LastIndexByte(s, ':'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func openFDs() int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(ents)
+}

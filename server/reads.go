@@ -1,0 +1,276 @@
+package server
+
+import (
+	"strings"
+	"time"
+
+	"github.com/zkgo/zkgo/acl"
+	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/tree"
+)
+
+// execRead answers a request that does not change the tree. The caller
+// holds the tree lock (read or write).
+func (c *Conn) execRead(r *request) {
+	if !r.noSlot {
+		defer c.release()
+	}
+	s := c.s
+	if !r.start.IsZero() {
+		s.stats.latency(time.Since(r.start))
+	}
+	zxid := s.tree.LastZxid()
+	hdr := proto.ReplyHeader{Xid: r.xid, Zxid: zxid}
+	c.lastZxid.Store(zxid)
+	c.lastOp.Store(opName(r.op))
+	s.stats.count(r.op)
+	if fr, ok := r.body.(fixedReply); ok {
+		code, body := fr(r)
+		hdr.Err = code
+		c.enqueue(&hdr, body)
+		return
+	}
+	code, body := c.read(r)
+	hdr.Err = code
+	switch r.op {
+	case proto.OpPing:
+		hdr.Xid = proto.XidPing
+	case proto.OpSetWatches, proto.OpSetWatches2:
+		hdr.Xid = proto.XidSetWatches
+	}
+	if code != proto.ErrOk {
+		body = nil
+	}
+	c.enqueue(&hdr, body)
+}
+
+func (c *Conn) read(r *request) (proto.ErrCode, proto.Record) {
+	s := c.s
+	t := s.tree
+	switch r.op {
+	case proto.OpPing:
+		return proto.ErrOk, nil
+	case proto.OpExists:
+		q := r.body.(*proto.ExistsRequest)
+		if strings.IndexByte(q.Path, 0) >= 0 {
+			return proto.ErrBadArguments, nil
+		}
+		n := t.Get(q.Path)
+		if q.Watch {
+			s.watches.AddData(strings.Clone(q.Path), c)
+		}
+		if n == nil {
+			return proto.ErrNoNode, nil
+		}
+		return proto.ErrOk, &proto.ExistsResponse{Stat: n.Stat()}
+	case proto.OpGetData:
+		q := r.body.(*proto.GetDataRequest)
+		n := t.Get(q.Path)
+		if n == nil {
+			return proto.ErrNoNode, nil
+		}
+		if !tree.CheckACL(n, proto.PermRead, r.auth) {
+			return proto.ErrNoAuth, nil
+		}
+		if q.Watch {
+			s.watches.AddData(strings.Clone(q.Path), c)
+		}
+		return proto.ErrOk, &proto.GetDataResponse{Data: n.Data(), Stat: n.Stat()}
+	case proto.OpGetChildren:
+		q := r.body.(*proto.GetChildrenRequest)
+		n, code := c.readable(q.Path, r.auth)
+		if code != proto.ErrOk {
+			return code, nil
+		}
+		if q.Watch {
+			s.watches.AddChild(strings.Clone(q.Path), c)
+		}
+		return proto.ErrOk, &proto.GetChildrenResponse{Children: n.Children()}
+	case proto.OpGetChildren2:
+		q := r.body.(*proto.GetChildren2Request)
+		n, code := c.readable(q.Path, r.auth)
+		if code != proto.ErrOk {
+			return code, nil
+		}
+		if q.Watch {
+			s.watches.AddChild(strings.Clone(q.Path), c)
+		}
+		return proto.ErrOk, &proto.GetChildren2Response{Children: n.Children(), Stat: n.Stat()}
+	case proto.OpGetACL:
+		q := r.body.(*proto.GetACLRequest)
+		n := t.Get(q.Path)
+		if n == nil {
+			return proto.ErrNoNode, nil
+		}
+		if !tree.CheckACL(n, proto.PermRead|proto.PermAdmin, r.auth) {
+			return proto.ErrNoAuth, nil
+		}
+		list := n.ACL()
+		if !tree.CheckACL(n, proto.PermAdmin, r.auth) {
+			list = acl.Masked(list)
+		}
+		return proto.ErrOk, &proto.GetACLResponse{ACL: list, Stat: n.Stat()}
+	case proto.OpSync:
+		q := r.body.(*proto.SyncRequest)
+		return proto.ErrOk, &proto.SyncResponse{Path: q.Path}
+	case proto.OpGetAllChildrenNumber:
+		q := r.body.(*proto.GetAllChildrenNumberRequest)
+		_, code := c.readable(q.Path, r.auth)
+		if code != proto.ErrOk {
+			return code, nil
+		}
+		return proto.ErrOk, &proto.GetAllChildrenNumberResponse{TotalNumber: int32(t.CountDescendants(q.Path))}
+	case proto.OpGetEphemerals:
+		q := r.body.(*proto.GetEphemeralsRequest)
+		all := t.Ephemerals(c.sessionID)
+		prefix := strings.TrimSpace(q.PrefixPath)
+		if prefix == "" || prefix == "/" {
+			return proto.ErrOk, &proto.GetEphemeralsResponse{Ephemerals: all}
+		}
+		out := make([]string, 0, len(all))
+		for _, p := range all {
+			if strings.HasPrefix(p, q.PrefixPath) {
+				out = append(out, p)
+			}
+		}
+		return proto.ErrOk, &proto.GetEphemeralsResponse{Ephemerals: out}
+	case proto.OpWhoAmI:
+		ids := r.auth
+		infos := make([]proto.ClientInfo, 0, len(ids))
+		for _, id := range ids {
+			infos = append(infos, proto.ClientInfo{AuthScheme: id.Scheme, User: id.ID})
+		}
+		return proto.ErrOk, &proto.WhoAmIResponse{ClientInfo: infos}
+	case proto.OpCheckWatches:
+		q := r.body.(*proto.CheckWatchesRequest)
+		if !validWatcherType(q.Type) {
+			return proto.ErrBadArguments, nil
+		}
+		if !s.watches.Contains(q.Path, c, q.Type) {
+			return proto.ErrNoWatcher, nil
+		}
+		return proto.ErrOk, nil
+	case proto.OpRemoveWatches:
+		q := r.body.(*proto.RemoveWatchesRequest)
+		if !validWatcherType(q.Type) {
+			return proto.ErrBadArguments, nil
+		}
+		if !s.watches.Remove(q.Path, c, q.Type) {
+			return proto.ErrNoWatcher, nil
+		}
+		return proto.ErrOk, nil
+	case proto.OpAddWatch:
+		q := r.body.(*proto.AddWatchRequest)
+		if q.Mode != proto.AddWatchPersistent && q.Mode != proto.AddWatchPersistentRecursive {
+			return proto.ErrBadArguments, nil
+		}
+		if n := t.Get(q.Path); n != nil && !tree.CheckACL(n, proto.PermRead, r.auth) {
+			return proto.ErrNoAuth, nil
+		}
+		s.watches.AddPersistent(strings.Clone(q.Path), c, q.Mode == proto.AddWatchPersistentRecursive)
+		return proto.ErrOk, &proto.ErrorResponse{Err: proto.ErrOk}
+	case proto.OpSetWatches:
+		q := r.body.(*proto.SetWatches)
+		c.setWatches(q.RelativeZxid, q.DataWatches, q.ExistWatches, q.ChildWatches, nil, nil)
+		return proto.ErrOk, nil
+	case proto.OpSetWatches2:
+		q := r.body.(*proto.SetWatches2)
+		c.setWatches(q.RelativeZxid, q.DataWatches, q.ExistWatches, q.ChildWatches, q.PersistentWatches, q.PersistentRecursiveWatches)
+		return proto.ErrOk, nil
+	case proto.OpMulti, proto.OpMultiRead:
+		q := r.body.(*proto.MultiRequest)
+		out := &proto.MultiResponse{Results: make([]proto.MultiResult, len(q.Ops))}
+		for i, op := range q.Ops {
+			res := &out.Results[i]
+			switch req := op.Req.(type) {
+			case *proto.GetDataRequest:
+				n := t.Get(req.Path)
+				switch {
+				case n == nil:
+					res.Type, res.Err = proto.OpError, proto.ErrNoNode
+				case !tree.CheckACL(n, proto.PermRead, r.auth):
+					res.Type, res.Err = proto.OpError, proto.ErrNoAuth
+				default:
+					if req.Watch {
+						s.watches.AddData(strings.Clone(req.Path), c)
+					}
+					res.Type, res.Data, res.Stat = proto.OpGetData, n.Data(), n.Stat()
+				}
+			case *proto.GetChildrenRequest:
+				n, code := c.readable(req.Path, r.auth)
+				if code != proto.ErrOk {
+					res.Type, res.Err = proto.OpError, code
+					continue
+				}
+				if req.Watch {
+					s.watches.AddChild(strings.Clone(req.Path), c)
+				}
+				res.Type, res.Children = proto.OpGetChildren, n.Children()
+			default:
+				res.Type, res.Err = proto.OpError, proto.ErrMarshallingError
+			}
+		}
+		return proto.ErrOk, out
+	}
+	return proto.ErrUnimplemented, nil
+}
+
+func validWatcherType(t proto.WatcherType) bool {
+	return t == proto.WatcherChildren || t == proto.WatcherData || t == proto.WatcherAny
+}
+
+func (c *Conn) readable(p string, ids []proto.Id) (*tree.Node, proto.ErrCode) {
+	n := c.s.tree.Get(p)
+	if n == nil {
+		return nil, proto.ErrNoNode
+	}
+	if !tree.CheckACL(n, proto.PermRead, ids) {
+		return nil, proto.ErrNoAuth
+	}
+	return n, proto.ErrOk
+}
+
+// setWatches re-registers a reconnecting client's watches, firing at once
+// the events it missed since relativeZxid (ZooKeeper's DataTree.setWatches).
+func (c *Conn) setWatches(rel int64, data, exist, child, persistent, recursive []string) {
+	s := c.s
+	t := s.tree
+	notify := func(typ proto.EventType, p string) {
+		c.Deliver(proto.WatcherEvent{Type: typ, State: proto.StateSyncConnected, Path: p}, nil)
+	}
+	for _, p := range data {
+		n := t.Get(p)
+		switch {
+		case n == nil:
+			notify(proto.EventNodeDeleted, p)
+		case n.Stat().Mzxid > rel:
+			notify(proto.EventNodeDataChanged, p)
+		default:
+			s.watches.AddData(strings.Clone(p), c)
+		}
+	}
+	for _, p := range exist {
+		if t.Get(p) != nil {
+			notify(proto.EventNodeCreated, p)
+		} else {
+			s.watches.AddData(strings.Clone(p), c)
+		}
+	}
+	for _, p := range child {
+		n := t.Get(p)
+		switch {
+		case n == nil:
+			notify(proto.EventNodeDeleted, p)
+		case n.Stat().Pzxid > rel:
+			notify(proto.EventNodeChildrenChanged, p)
+		default:
+			s.watches.AddChild(strings.Clone(p), c)
+		}
+	}
+	for _, p := range persistent {
+		s.watches.AddPersistent(strings.Clone(p), c, false)
+	}
+	for _, p := range recursive {
+		s.watches.AddPersistent(strings.Clone(p), c, true)
+	}
+}

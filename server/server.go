@@ -1,0 +1,310 @@
+// Package server is zkgo's ZooKeeper-compatible server: the client port
+// (connections, the connect handshake, the request pipeline, four-letter
+// words), the session tracker, and the single write path that turns every
+// change into a transaction applied to the tree in log order.
+//
+// # The write path
+//
+// Every change (create, delete, setData, setACL, check, multi, session
+// create/close, container and TTL reaping) is encoded as a tree.Txn carrying
+// the request itself and handed to the Log. The Log orders transactions and
+// delivers them to the apply loop, which applies each one to the tree at its
+// zxid, fires watches and completes the waiting request. Validation happens
+// in tree.Apply, never before proposing. Today's Log is the in-memory
+// sequencer in log.go; the raft-backed log replaces it without touching
+// request handling.
+//
+// # Ordering
+//
+// Replies on a connection leave in request order. A read is answered only
+// after every earlier write of the same connection has been applied (FIFO
+// client order): reads that arrive while the connection has writes in
+// flight are queued behind them and run by the apply loop right after the
+// write they follow. Watch notifications caused by a transaction are queued
+// on their connections before the tree lock is released, so a client sees
+// the notification before any reply that could observe the change.
+//
+// Lock order: Server.treeMu before Conn.outMu before Conn.pipeMu is never
+// needed; the apply loop holds treeMu (write) while it fills connections'
+// outgoing queues (outMu). Conn.pipeMu is never held while taking treeMu.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkgo/zkgo/jute"
+	"github.com/zkgo/zkgo/tree"
+	"github.com/zkgo/zkgo/watch"
+)
+
+// Options configure a server. Zero values take ZooKeeper's defaults.
+type Options struct {
+	// Addr is the client address to listen on ("host:port"; port 0 picks
+	// a free port). Default ":2181".
+	Addr string
+	// TickTime is ZooKeeper's basic time unit. Default 2s.
+	TickTime time.Duration
+	// MinSessionTimeout and MaxSessionTimeout bound negotiated session
+	// timeouts. Defaults 2× and 20× TickTime.
+	MinSessionTimeout, MaxSessionTimeout time.Duration
+	// MaxClientCnxns limits concurrent connections per client IP; 0 means
+	// unlimited. Default 60 is applied by the config package, not here.
+	MaxClientCnxns int
+	// MaxBuffer is jute.maxbuffer: the largest accepted frame. Default
+	// 0xfffff.
+	MaxBuffer int
+	// FourLetterWords is the whitelist of enabled four-letter words; "*"
+	// enables all. Default: srvr only.
+	FourLetterWords []string
+	// ExtendedTypes enables TTL nodes.
+	ExtendedTypes bool
+	// SuperDigest is the DigestAuthenticationProvider.superDigest value
+	// ("super:<base64 sha1>"), or "".
+	SuperDigest string
+	// ServerID (myid) goes in the top byte of session ids.
+	ServerID int64
+	// ContainerCheckInterval is how often empty containers and expired TTL
+	// nodes are reaped. Default 60s.
+	ContainerCheckInterval time.Duration
+	// MaxOutstanding bounds the requests in flight per connection; the
+	// server stops reading from a connection that reaches it. Default 1000.
+	MaxOutstanding int
+	// EnforceQuota makes hard quota limits fail writes. Default true via
+	// the config package.
+	EnforceQuota bool
+	// DataDir and DataLogDir are reported by conf and dirs.
+	DataDir, DataLogDir string
+	// Logger receives the server's logs. Default slog.Default().
+	Logger *slog.Logger
+	// ConfigDump, if set, is printed by the conf four-letter word.
+	ConfigDump func() []string
+}
+
+func (o *Options) setDefaults() {
+	if o.Addr == "" {
+		o.Addr = ":2181"
+	}
+	if o.TickTime <= 0 {
+		o.TickTime = 2 * time.Second
+	}
+	if o.MinSessionTimeout <= 0 {
+		o.MinSessionTimeout = 2 * o.TickTime
+	}
+	if o.MaxSessionTimeout <= 0 {
+		o.MaxSessionTimeout = 20 * o.TickTime
+	}
+	if o.MaxBuffer <= 0 {
+		o.MaxBuffer = jute.DefaultMaxBuffer
+	}
+	if o.FourLetterWords == nil {
+		o.FourLetterWords = []string{"srvr"}
+	}
+	if o.ContainerCheckInterval <= 0 {
+		o.ContainerCheckInterval = time.Minute
+	}
+	if o.MaxOutstanding <= 0 {
+		o.MaxOutstanding = 1000
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Server is a standalone zkgo server.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+
+	treeMu sync.RWMutex // guards tree; the apply loop is the only writer
+	tree   *tree.Tree
+
+	watches  *watch.Manager
+	sessions *sessionTracker
+	wal      *memLog
+
+	ln      net.Listener
+	started time.Time
+
+	connsMu sync.Mutex // guards conns, perIP
+	conns   map[*Conn]struct{}
+	perIP   map[string]int
+
+	stats serverStats
+
+	closing   atomic.Bool
+	closeOnce sync.Once
+	done      chan struct{}
+	wg        sync.WaitGroup
+}
+
+// New creates a server; call Start or Serve to accept clients.
+func New(opts Options) (*Server, error) {
+	opts.setDefaults()
+	if opts.MinSessionTimeout > opts.MaxSessionTimeout {
+		return nil, fmt.Errorf("minSessionTimeout %v is greater than maxSessionTimeout %v", opts.MinSessionTimeout, opts.MaxSessionTimeout)
+	}
+	if opts.ServerID < 0 || opts.ServerID > 254 {
+		return nil, fmt.Errorf("server id %d out of range 0..254", opts.ServerID)
+	}
+	s := &Server{
+		opts:    opts,
+		log:     opts.Logger,
+		tree:    tree.New(),
+		watches: watch.NewManager(),
+		conns:   make(map[*Conn]struct{}),
+		perIP:   make(map[string]int),
+		done:    make(chan struct{}),
+		started: time.Now(),
+	}
+	s.tree.SetOptions(tree.Options{ExtendedTypes: opts.ExtendedTypes, EnforceQuota: opts.EnforceQuota})
+	s.tree.QuotaWarning = func(prefix, what string, value, limit int64) {
+		s.log.Warn("quota exceeded", "path", prefix, "what", what, "value", value, "softLimit", limit)
+	}
+	s.sessions = newSessionTracker(s, opts.ServerID)
+	s.wal = newMemLog(s)
+	return s, nil
+}
+
+// Start listens on the configured address and serves in the background.
+func (s *Server) Start() error {
+	ln, err := net.Listen("tcp", s.opts.Addr)
+	if err != nil {
+		return err
+	}
+	s.ln = ln
+	s.startBackground()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.acceptLoop()
+	}()
+	return nil
+}
+
+// Addr returns the listening address, or nil before Start.
+func (s *Server) Addr() net.Addr {
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+func (s *Server) startBackground() {
+	s.wal.start()
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		s.sessions.run(s.done)
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.reapLoop()
+	}()
+}
+
+func (s *Server) acceptLoop() {
+	var backoff time.Duration
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			if s.closing.Load() {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			// Temporary errors (EMFILE etc.): back off and retry.
+			if backoff == 0 {
+				backoff = 5 * time.Millisecond
+			} else if backoff < time.Second {
+				backoff *= 2
+			}
+			s.log.Warn("accept failed", "err", err)
+			select {
+			case <-time.After(backoff):
+				continue
+			case <-s.done:
+				return
+			}
+		}
+		backoff = 0
+		s.newConn(nc)
+	}
+}
+
+// Close stops accepting, closes every connection and stops the background
+// goroutines. Sessions are not closed: like a ZooKeeper server going down,
+// clients may resume them on another server (or after a restart, once
+// sessions are durable).
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.closing.Store(true)
+		if s.ln != nil {
+			s.ln.Close()
+		}
+		close(s.done)
+		s.connsMu.Lock()
+		for c := range s.conns {
+			c.close("server shutting down")
+		}
+		s.connsMu.Unlock()
+		s.wal.stop()
+	})
+	s.wg.Wait()
+	return nil
+}
+
+// Shutdown is Close bounded by ctx.
+func (s *Server) Shutdown(ctx context.Context) error {
+	ch := make(chan struct{})
+	go func() { s.Close(); close(ch) }()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// reapLoop periodically proposes the deletion of empty containers and
+// expired TTL nodes (ZooKeeper's ContainerManager).
+func (s *Server) reapLoop() {
+	t := time.NewTicker(s.opts.ContainerCheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+		}
+		now := time.Now().UnixMilli()
+		s.treeMu.RLock()
+		cands := s.tree.ReapCandidates(now)
+		s.treeMu.RUnlock()
+		for _, p := range cands {
+			txn := &tree.Txn{Op: 20, Time: now, Req: &tree.DeleteContainerReq{Path: p}}
+			s.wal.propose(txn, nil)
+		}
+	}
+}
+
+// Tree calls fn with the tree under the read lock; for tests and tools.
+func (s *Server) Tree(fn func(t *tree.Tree)) {
+	s.treeMu.RLock()
+	defer s.treeMu.RUnlock()
+	fn(s.tree)
+}
+
+// ExpireSession expires a session now, as if its timeout had passed. It is
+// meant for tests.
+func (s *Server) ExpireSession(id int64) {
+	s.sessions.expire(id)
+}

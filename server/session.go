@@ -1,0 +1,156 @@
+package server
+
+import (
+	"crypto/rand"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/tree"
+)
+
+// sessionTracker tracks the liveness of sessions. The sessions themselves
+// (id, timeout, password) are replicated state in the tree; the tracker only
+// knows when each was last heard from and which connections serve it. When
+// a session's deadline passes it proposes a closeSession transaction; the
+// tree deletes the ephemerals when that transaction is applied.
+type sessionTracker struct {
+	s      *Server
+	nextID atomic.Int64
+
+	mu   sync.Mutex // guards live
+	live map[int64]*liveSession
+}
+
+type liveSession struct {
+	id       int64
+	timeout  time.Duration
+	deadline atomic.Int64 // unix nanos
+	closing  atomic.Bool  // a closeSession has been proposed
+	conns    map[*Conn]struct{}
+}
+
+func newSessionTracker(s *Server, serverID int64) *sessionTracker {
+	t := &sessionTracker{s: s, live: make(map[int64]*liveSession)}
+	// As ZooKeeper: the server id in the top byte, a time-based counter
+	// below, so ids stay unique across restarts and servers.
+	base := (time.Now().UnixMilli() << 24) >> 8
+	base &= 1<<56 - 1
+	t.nextID.Store(base | serverID<<56)
+	return t
+}
+
+func (t *sessionTracker) newID() int64 { return t.nextID.Add(1) }
+
+func newPasswd() []byte {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	return b
+}
+
+// track starts tracking a session served by c.
+func (t *sessionTracker) track(id int64, timeout time.Duration, c *Conn) *liveSession {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ls := t.live[id]
+	if ls == nil {
+		ls = &liveSession{id: id, conns: make(map[*Conn]struct{})}
+		t.live[id] = ls
+	}
+	ls.timeout = timeout
+	if c != nil {
+		ls.conns[c] = struct{}{}
+	}
+	ls.deadline.Store(time.Now().Add(timeout).UnixNano())
+	return ls
+}
+
+// touch extends a session's deadline; called for every packet.
+func (ls *liveSession) touch() {
+	ls.deadline.Store(time.Now().Add(ls.timeout).UnixNano())
+}
+
+// detach removes a closed connection from its session.
+func (t *sessionTracker) detach(id int64, c *Conn) {
+	t.mu.Lock()
+	if ls := t.live[id]; ls != nil {
+		delete(ls.conns, c)
+		ls.touch() // the session lives for one timeout after its last connection
+	}
+	t.mu.Unlock()
+}
+
+func (t *sessionTracker) run(done <-chan struct{}) {
+	tick := t.s.opts.TickTime / 2
+	if tick < 10*time.Millisecond {
+		tick = 10 * time.Millisecond
+	}
+	tk := time.NewTicker(tick)
+	defer tk.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tk.C:
+		}
+		now := time.Now().UnixNano()
+		var expired []int64
+		t.mu.Lock()
+		for id, ls := range t.live {
+			if !ls.closing.Load() && ls.deadline.Load() < now {
+				expired = append(expired, id)
+			}
+		}
+		t.mu.Unlock()
+		for _, id := range expired {
+			t.expire(id)
+		}
+	}
+}
+
+// expire proposes closing the session, once.
+func (t *sessionTracker) expire(id int64) {
+	t.mu.Lock()
+	ls := t.live[id]
+	t.mu.Unlock()
+	if ls != nil && !ls.closing.CompareAndSwap(false, true) {
+		return
+	}
+	t.s.log.Info("expiring session", "session", hexID(id))
+	t.s.wal.propose(&tree.Txn{Op: proto.OpCloseSession, Session: id, Time: time.Now().UnixMilli()}, nil)
+}
+
+// applied is called by the apply loop after each transaction.
+func (t *sessionTracker) applied(txn *tree.Txn, res *tree.Result) {
+	if txn.Op != proto.OpCloseSession {
+		return
+	}
+	t.mu.Lock()
+	ls := t.live[txn.Session]
+	delete(t.live, txn.Session)
+	t.mu.Unlock()
+	if ls == nil {
+		return
+	}
+	for c := range ls.conns {
+		c.sessionClosed()
+	}
+}
+
+// count returns the number of live sessions.
+func (t *sessionTracker) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.live)
+}
+
+// restoreFromTree starts tracking every session in the tree with a fresh
+// timeout (after a restart or leader change).
+func (t *sessionTracker) restoreFromTree(tr *tree.Tree) {
+	for _, ss := range tr.Sessions() {
+		t.track(ss.ID, time.Duration(ss.Timeout)*time.Millisecond, nil)
+	}
+}

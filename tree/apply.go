@@ -1,0 +1,535 @@
+package tree
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/zkgo/zkgo/acl"
+	"github.com/zkgo/zkgo/proto"
+)
+
+// Event is a change that may trigger watches. ACL is the ACL that a watcher
+// must hold READ on to be told: the node's own ACL for NodeCreated,
+// NodeDeleted and NodeDataChanged, the parent's for NodeChildrenChanged
+// (ZooKeeper's fix for CVE-2024-23944).
+type Event struct {
+	Type proto.EventType
+	Path string
+	ACL  []proto.ACL
+}
+
+// OpResult is the outcome of one operation. For a multi, Result.Multi holds
+// one OpResult per sub-operation.
+type OpResult struct {
+	Op   proto.OpCode  // the (sub-)operation; proto.OpError when it failed
+	Err  proto.ErrCode // ErrOk on success
+	Path string        // created path (create ops)
+	Stat proto.Stat    // create2/createContainer/createTTL, setData, setACL
+}
+
+// Result is what Apply returns for one transaction.
+type Result struct {
+	OpResult
+	Multi []OpResult
+	// Events lists the watch triggers of the transaction in order. The
+	// slice is owned by the Tree and valid until the next Apply.
+	Events []Event
+}
+
+// Options are fixed per tree and must be identical on every replica.
+type Options struct {
+	// ExtendedTypes enables TTL nodes (zookeeper.extendedTypesEnabled).
+	ExtendedTypes bool
+	// EnforceQuota makes hard quota limits fail writes with QuotaExceeded.
+	EnforceQuota bool
+}
+
+// SetOptions sets the tree's options.
+func (t *Tree) SetOptions(o Options) { t.opts = o }
+
+// Apply applies txn at log position zxid and returns its result. zxid must
+// be greater than every zxid applied before. Apply never fails as a whole:
+// an invalid request yields a Result with an error code, and still consumes
+// the zxid (as a failed multi does in ZooKeeper).
+func (t *Tree) Apply(zxid int64, txn *Txn) Result {
+	if zxid <= t.lastZxid {
+		panic(fmt.Sprintf("tree: zxid %d applied after %d", zxid, t.lastZxid))
+	}
+	t.lastZxid = zxid
+	t.events = t.events[:0]
+	var res Result
+	if txn.Op == proto.OpMulti {
+		m, ok := txn.Req.(*proto.MultiRequest)
+		if !ok {
+			res.Err = proto.ErrMarshallingError
+		} else {
+			res.Multi = t.applyMulti(zxid, txn, m)
+			res.Op = proto.OpMulti
+		}
+	} else {
+		res.OpResult = t.applyOne(zxid, txn, txn.Op, txn.Req)
+	}
+	res.Events = t.events
+	return res
+}
+
+func (t *Tree) applyMulti(zxid int64, txn *Txn, m *proto.MultiRequest) []OpResult {
+	results := make([]OpResult, len(m.Ops))
+	if !t.sessionValid(txn) {
+		// ZooKeeper checks the session for each sub-op; the first fails.
+		for i := range results {
+			results[i] = OpResult{Op: proto.OpError, Err: proto.ErrRuntimeInconsistency}
+		}
+		if len(results) > 0 {
+			results[0].Err = proto.ErrSessionExpired
+		}
+		return results
+	}
+	t.inMulti = true
+	t.journal = t.journal[:0]
+	eventMark := len(t.events)
+	failed := -1
+	for i, op := range m.Ops {
+		r := t.applyOne(zxid, txn, op.Type, op.Req)
+		results[i] = r
+		if r.Err != proto.ErrOk {
+			failed = i
+			break
+		}
+	}
+	t.inMulti = false
+	if failed < 0 {
+		t.journal = t.journal[:0]
+		return results
+	}
+	for i := len(t.journal) - 1; i >= 0; i-- {
+		t.journal[i]()
+	}
+	t.journal = t.journal[:0]
+	t.events = t.events[:eventMark]
+	for i := range results {
+		switch {
+		case i < failed:
+			results[i] = OpResult{Op: proto.OpError, Err: proto.ErrOk}
+		case i == failed:
+			results[i] = OpResult{Op: proto.OpError, Err: results[i].Err}
+		default:
+			results[i] = OpResult{Op: proto.OpError, Err: proto.ErrRuntimeInconsistency}
+		}
+	}
+	return results
+}
+
+// record adds an undo step when inside a multi.
+func (t *Tree) record(undo func()) {
+	if t.inMulti {
+		t.journal = append(t.journal, undo)
+	}
+}
+
+func (t *Tree) sessionValid(txn *Txn) bool {
+	if txn.Session == 0 {
+		return true
+	}
+	return t.sessions[txn.Session] != nil
+}
+
+func (t *Tree) applyOne(zxid int64, txn *Txn, op proto.OpCode, req proto.Record) OpResult {
+	fail := func(code proto.ErrCode) OpResult {
+		return OpResult{Op: op, Err: code}
+	}
+	switch op {
+	case proto.OpCreateSession:
+		r, ok := req.(*CreateSessionReq)
+		if !ok {
+			return fail(proto.ErrMarshallingError)
+		}
+		pw := make([]byte, len(r.Passwd))
+		copy(pw, r.Passwd)
+		t.sessions[txn.Session] = &Session{ID: txn.Session, Timeout: r.Timeout, Passwd: pw}
+		return OpResult{Op: op}
+	case proto.OpCloseSession:
+		t.closeSession(zxid, txn.Session)
+		return OpResult{Op: op}
+	}
+	if !t.sessionValid(txn) {
+		return fail(proto.ErrSessionExpired)
+	}
+	switch op {
+	case proto.OpCreate, proto.OpCreate2, proto.OpCreateContainer:
+		r, ok := req.(*proto.CreateRequest)
+		if !ok {
+			return fail(proto.ErrMarshallingError)
+		}
+		return t.create(zxid, txn, op, r.Path, r.Data, r.ACL, r.Flags, -1)
+	case proto.OpCreateTTL:
+		r, ok := req.(*proto.CreateTTLRequest)
+		if !ok {
+			return fail(proto.ErrMarshallingError)
+		}
+		return t.create(zxid, txn, op, r.Path, r.Data, r.ACL, r.Flags, r.TTL)
+	case proto.OpDelete:
+		r, ok := req.(*proto.DeleteRequest)
+		if !ok {
+			return fail(proto.ErrMarshallingError)
+		}
+		return t.delete(zxid, txn, r.Path, r.Version)
+	case proto.OpSetData:
+		r, ok := req.(*proto.SetDataRequest)
+		if !ok {
+			return fail(proto.ErrMarshallingError)
+		}
+		return t.setData(zxid, txn, r.Path, r.Data, r.Version)
+	case proto.OpSetACL:
+		r, ok := req.(*proto.SetACLRequest)
+		if !ok {
+			return fail(proto.ErrMarshallingError)
+		}
+		return t.setACL(txn, r.Path, r.ACL, r.Version)
+	case proto.OpCheck:
+		r, ok := req.(*proto.CheckVersionRequest)
+		if !ok {
+			return fail(proto.ErrMarshallingError)
+		}
+		return t.check(txn, r.Path, r.Version)
+	case proto.OpDeleteContainer:
+		r, ok := req.(*DeleteContainerReq)
+		if !ok {
+			return fail(proto.ErrMarshallingError)
+		}
+		return t.deleteContainer(zxid, txn, r.Path)
+	}
+	return fail(proto.ErrUnimplemented)
+}
+
+func (t *Tree) create(zxid int64, txn *Txn, op proto.OpCode, path string, data []byte, acls []proto.ACL, mode proto.CreateMode, ttl int64) OpResult {
+	fail := func(code proto.ErrCode) OpResult { return OpResult{Op: op, Err: code} }
+	if !mode.Valid() {
+		return fail(proto.ErrBadArguments)
+	}
+	if mode.IsTTL() && !t.opts.ExtendedTypes {
+		return fail(proto.ErrUnimplemented)
+	}
+	if mode.IsTTL() {
+		if ttl <= 0 || ttl > MaxTTL {
+			return fail(proto.ErrBadArguments)
+		}
+	} else if ttl >= 0 {
+		return fail(proto.ErrBadArguments)
+	}
+	if strings.IndexByte(path, 0) >= 0 {
+		return fail(proto.ErrBadArguments)
+	}
+	parentPath, _, ok := parentOf(path)
+	if !ok {
+		return fail(proto.ErrBadArguments)
+	}
+	fixed, err := acl.Fixup(acls, txn.Auth)
+	if err != nil {
+		return fail(proto.ErrInvalidACL)
+	}
+	parent := t.nodes[parentPath]
+	if parentPath == "" {
+		parent = t.nodes["/"]
+	}
+	if parent == nil {
+		return fail(proto.ErrNoNode)
+	}
+	if !acl.Check(parent.acl.list, proto.PermCreate, txn.Auth) {
+		return fail(proto.ErrNoAuth)
+	}
+	if mode.IsSequential() {
+		path = fmt.Sprintf("%s%010d", path, parent.stat.Cversion)
+	}
+	if ValidatePath(path) != nil {
+		return fail(proto.ErrBadArguments)
+	}
+	if t.nodes[path] != nil {
+		return fail(proto.ErrNodeExists)
+	}
+	// The request may alias a network buffer: own the key we store.
+	path = strings.Clone(path)
+	if o := parent.stat.EphemeralOwner; o != 0 && o != ContainerOwner && !IsTTLOwner(o) {
+		return fail(proto.ErrNoChildrenForEphemerals)
+	}
+	if code := t.checkQuota(path, 0, len(data), true); code != proto.ErrOk {
+		return fail(code)
+	}
+
+	var owner int64
+	switch {
+	case op == proto.OpCreateContainer:
+		owner = ContainerOwner
+	case op == proto.OpCreateTTL:
+		owner = ttlOwnerMask | ttl
+	case mode.IsEphemeral():
+		owner = txn.Session
+	}
+	n := &Node{
+		stat: proto.Stat{
+			Czxid: zxid, Mzxid: zxid, Pzxid: zxid,
+			Ctime: txn.Time, Mtime: txn.Time,
+			EphemeralOwner: owner,
+			DataLength:     int32(len(data)),
+		},
+		data: cloneBytes(data),
+		acl:  t.acls.intern(fixed),
+	}
+	_, name, _ := parentOf(path)
+	oldParent := parent.stat
+	if parent.children == nil {
+		parent.children = make(map[string]struct{})
+	}
+	parent.children[name] = struct{}{}
+	parent.stat.Cversion++
+	parent.stat.Pzxid = zxid
+	parent.stat.NumChildren = int32(len(parent.children))
+	t.nodes[path] = n
+	t.index(path, owner, true)
+	t.updateQuotaStats(path, 1, int64(len(data)))
+	t.record(func() {
+		t.updateQuotaStats(path, -1, -int64(len(data)))
+		t.index(path, owner, false)
+		delete(t.nodes, path)
+		delete(parent.children, name)
+		parent.stat = oldParent
+		t.acls.release(n.acl)
+	})
+	t.events = append(t.events,
+		Event{Type: proto.EventNodeCreated, Path: path, ACL: n.acl.list},
+		Event{Type: proto.EventNodeChildrenChanged, Path: nonEmpty(parentPath), ACL: parent.acl.list})
+	return OpResult{Op: op, Path: path, Stat: n.stat}
+}
+
+func nonEmpty(p string) string {
+	if p == "" {
+		return "/"
+	}
+	return p
+}
+
+// index adds or removes path from the ephemeral, container and TTL indexes.
+func (t *Tree) index(path string, owner int64, add bool) {
+	switch {
+	case owner == 0:
+	case owner == ContainerOwner:
+		if add {
+			t.containers[path] = struct{}{}
+		} else {
+			delete(t.containers, path)
+		}
+	case IsTTLOwner(owner):
+		if add {
+			t.ttls[path] = struct{}{}
+		} else {
+			delete(t.ttls, path)
+		}
+	default:
+		set := t.ephemerals[owner]
+		if add {
+			if set == nil {
+				set = make(map[string]struct{})
+				t.ephemerals[owner] = set
+			}
+			set[path] = struct{}{}
+		} else if set != nil {
+			delete(set, path)
+			if len(set) == 0 {
+				delete(t.ephemerals, owner)
+			}
+		}
+	}
+}
+
+func (t *Tree) delete(zxid int64, txn *Txn, path string, version int32) OpResult {
+	fail := func(code proto.ErrCode) OpResult { return OpResult{Op: proto.OpDelete, Err: code} }
+	parentPath, _, ok := parentOf(path)
+	if !ok || strings.IndexByte(path, 0) >= 0 || isSpecialPath(path) {
+		return fail(proto.ErrBadArguments)
+	}
+	parent := t.nodes[parentPath]
+	if parentPath == "" {
+		parent = t.nodes["/"]
+	}
+	if parent == nil {
+		return fail(proto.ErrNoNode)
+	}
+	if !acl.Check(parent.acl.list, proto.PermDelete, txn.Auth) {
+		return fail(proto.ErrNoAuth)
+	}
+	n := t.nodes[path]
+	if n == nil {
+		return fail(proto.ErrNoNode)
+	}
+	if version != -1 && version != n.stat.Version {
+		return fail(proto.ErrBadVersion)
+	}
+	if len(n.children) > 0 {
+		return fail(proto.ErrNotEmpty)
+	}
+	t.removeNode(zxid, path, parentPath, parent, n)
+	return OpResult{Op: proto.OpDelete}
+}
+
+// removeNode unlinks a childless node and records the events.
+func (t *Tree) removeNode(zxid int64, path, parentPath string, parent, n *Node) {
+	_, name, _ := parentOf(path)
+	oldParent := parent.stat
+	delete(t.nodes, path)
+	delete(parent.children, name)
+	parent.stat.NumChildren = int32(len(parent.children))
+	if zxid > parent.stat.Pzxid {
+		parent.stat.Pzxid = zxid
+	}
+	t.index(path, n.stat.EphemeralOwner, false)
+	t.updateQuotaStats(path, -1, -int64(len(n.data)))
+	nodeACL := n.acl.list
+	t.acls.release(n.acl)
+	t.record(func() {
+		t.acls.addRef(n.acl)
+		t.updateQuotaStats(path, 1, int64(len(n.data)))
+		t.index(path, n.stat.EphemeralOwner, true)
+		parent.children[name] = struct{}{}
+		parent.stat = oldParent
+		t.nodes[path] = n
+	})
+	t.events = append(t.events,
+		Event{Type: proto.EventNodeDeleted, Path: path, ACL: nodeACL},
+		Event{Type: proto.EventNodeChildrenChanged, Path: nonEmpty(parentPath), ACL: parent.acl.list})
+}
+
+func (t *Tree) setData(zxid int64, txn *Txn, path string, data []byte, version int32) OpResult {
+	fail := func(code proto.ErrCode) OpResult { return OpResult{Op: proto.OpSetData, Err: code} }
+	if ValidatePath(path) != nil {
+		return fail(proto.ErrBadArguments)
+	}
+	n := t.nodes[path]
+	if n == nil {
+		return fail(proto.ErrNoNode)
+	}
+	if !acl.Check(n.acl.list, proto.PermWrite, txn.Auth) {
+		return fail(proto.ErrNoAuth)
+	}
+	if code := t.checkQuota(path, len(n.data), len(data), false); code != proto.ErrOk {
+		return fail(code)
+	}
+	if version != -1 && version != n.stat.Version {
+		return fail(proto.ErrBadVersion)
+	}
+	oldStat, oldData := n.stat, n.data
+	n.data = cloneBytes(data)
+	n.stat.Version++
+	n.stat.Mzxid = zxid
+	n.stat.Mtime = txn.Time
+	n.stat.DataLength = int32(len(data))
+	t.updateQuotaStats(path, 0, int64(len(data)-len(oldData)))
+	t.record(func() {
+		t.updateQuotaStats(path, 0, int64(len(oldData)-len(data)))
+		n.stat, n.data = oldStat, oldData
+	})
+	t.events = append(t.events, Event{Type: proto.EventNodeDataChanged, Path: path, ACL: n.acl.list})
+	return OpResult{Op: proto.OpSetData, Stat: n.stat}
+}
+
+func (t *Tree) setACL(txn *Txn, path string, acls []proto.ACL, version int32) OpResult {
+	fail := func(code proto.ErrCode) OpResult { return OpResult{Op: proto.OpSetACL, Err: code} }
+	if ValidatePath(path) != nil {
+		return fail(proto.ErrBadArguments)
+	}
+	fixed, err := acl.Fixup(acls, txn.Auth)
+	if err != nil {
+		return fail(proto.ErrInvalidACL)
+	}
+	n := t.nodes[path]
+	if n == nil {
+		return fail(proto.ErrNoNode)
+	}
+	if !acl.Check(n.acl.list, proto.PermAdmin, txn.Auth) {
+		return fail(proto.ErrNoAuth)
+	}
+	if version != -1 && version != n.stat.Aversion {
+		return fail(proto.ErrBadVersion)
+	}
+	old := n.acl
+	n.acl = t.acls.intern(fixed)
+	t.acls.release(old)
+	n.stat.Aversion++
+	return OpResult{Op: proto.OpSetACL, Stat: n.stat}
+}
+
+func (t *Tree) check(txn *Txn, path string, version int32) OpResult {
+	fail := func(code proto.ErrCode) OpResult { return OpResult{Op: proto.OpCheck, Err: code} }
+	if ValidatePath(path) != nil {
+		return fail(proto.ErrBadArguments)
+	}
+	n := t.nodes[path]
+	if n == nil {
+		return fail(proto.ErrNoNode)
+	}
+	if !acl.Check(n.acl.list, proto.PermRead, txn.Auth) {
+		return fail(proto.ErrNoAuth)
+	}
+	if version != -1 && version != n.stat.Version {
+		return fail(proto.ErrBadVersion)
+	}
+	return OpResult{Op: proto.OpCheck, Stat: n.stat}
+}
+
+// deleteContainer removes a container or TTL node chosen by the sweep, after
+// re-checking at this log position that it still qualifies: it exists, has
+// no children, and (for TTL nodes) has not been modified within its TTL as of
+// the transaction's time.
+func (t *Tree) deleteContainer(zxid int64, txn *Txn, path string) OpResult {
+	fail := func(code proto.ErrCode) OpResult { return OpResult{Op: proto.OpDeleteContainer, Err: code} }
+	parentPath, _, ok := parentOf(path)
+	if !ok || isSpecialPath(path) {
+		return fail(proto.ErrBadArguments)
+	}
+	n := t.nodes[path]
+	if n == nil {
+		return fail(proto.ErrNoNode)
+	}
+	if len(n.children) > 0 {
+		return fail(proto.ErrNotEmpty)
+	}
+	owner := n.stat.EphemeralOwner
+	switch {
+	case owner == ContainerOwner:
+		if n.stat.Cversion == 0 {
+			return fail(proto.ErrBadVersion)
+		}
+	case IsTTLOwner(owner):
+		if !ttlExpired(n, txn.Time) {
+			return fail(proto.ErrBadVersion)
+		}
+	default:
+		return fail(proto.ErrBadVersion)
+	}
+	parent := t.nodes[nonEmpty(parentPath)]
+	t.removeNode(zxid, path, parentPath, parent, n)
+	return OpResult{Op: proto.OpDeleteContainer}
+}
+
+// closeSession deletes the session's ephemerals and forgets the session.
+func (t *Tree) closeSession(zxid int64, session int64) {
+	for _, p := range t.Ephemerals(session) {
+		n := t.nodes[p]
+		parentPath, _, _ := parentOf(p)
+		parent := t.nodes[nonEmpty(parentPath)]
+		if n == nil || parent == nil {
+			continue
+		}
+		t.removeNode(zxid, p, parentPath, parent, n)
+	}
+	delete(t.ephemerals, session)
+	delete(t.sessions, session)
+}
+
+func cloneBytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	out := make([]byte, len(b))
+	copy(out, b)
+	return out
+}

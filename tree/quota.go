@@ -1,0 +1,181 @@
+package tree
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/zkgo/zkgo/proto"
+)
+
+// Quotas follow ZooKeeper's layout: a quota on /app is described by
+// /zookeeper/quota/app/zookeeper_limits (limits) and tracked in
+// /zookeeper/quota/app/zookeeper_stats (usage), both holding text such as
+// "count=10,bytes=-1,countHardLimit=20". The tree keeps the usage node's
+// text current on every create, delete and setData below the quota root
+// (without bumping its version, as ZooKeeper does). Soft limits (count,
+// bytes) are reported through the QuotaWarning callback; hard limits
+// (countHardLimit, byteHardLimit) fail the write with QuotaExceeded when
+// Options.EnforceQuota is set.
+
+const (
+	quotaLimitNode = "zookeeper_limits"
+	quotaStatNode  = "zookeeper_stats"
+)
+
+type statsTrack map[string]int64
+
+func parseStats(b []byte) statsTrack {
+	st := statsTrack{}
+	for _, kv := range strings.FieldsFunc(string(b), func(r rune) bool { return r == ',' || r == ';' }) {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			n = -1
+		}
+		st[strings.TrimSpace(k)] = n
+	}
+	return st
+}
+
+func (s statsTrack) get(k string) int64 {
+	if v, ok := s[k]; ok {
+		return v
+	}
+	return -1
+}
+
+func formatStats(count, bytes int64) []byte {
+	return []byte("count=" + strconv.FormatInt(count, 10) + ",bytes=" + strconv.FormatInt(bytes, 10))
+}
+
+// maxQuotaPrefix returns the longest path among p and its ancestors that
+// has a quota, or "".
+func (t *Tree) maxQuotaPrefix(p string) string {
+	if len(t.quotas) == 0 {
+		return ""
+	}
+	for q := p; q != "" && q != "/"; {
+		if _, ok := t.quotas[q]; ok {
+			return q
+		}
+		parent, _, ok := parentOf(q)
+		if !ok {
+			break
+		}
+		q = parent
+	}
+	return ""
+}
+
+// checkQuota decides whether a create (isCreate) or setData growing a node
+// from oldLen to newLen bytes stays within the hard limits of its quota.
+func (t *Tree) checkQuota(p string, oldLen, newLen int, isCreate bool) proto.ErrCode {
+	prefix := t.maxQuotaPrefix(p)
+	if prefix == "" {
+		return proto.ErrOk
+	}
+	limitNode := t.nodes[QuotaPath+prefix+"/"+quotaLimitNode]
+	statNode := t.nodes[QuotaPath+prefix+"/"+quotaStatNode]
+	if limitNode == nil || statNode == nil {
+		return proto.ErrOk
+	}
+	limits := parseStats(limitNode.data)
+	cur := parseStats(statNode.data)
+	var countDiff int64
+	if isCreate {
+		countDiff = 1
+	}
+	bytesDiff := int64(newLen - oldLen)
+	if countDiff != 0 {
+		hard := limits.get("countHardLimit")
+		soft := limits.get("count")
+		newCount := cur.get("count") + countDiff
+		if hard > -1 && newCount > hard && t.opts.EnforceQuota {
+			return proto.ErrQuotaExceeded
+		}
+		if soft > -1 && newCount > soft && t.QuotaWarning != nil {
+			t.QuotaWarning(prefix, "count", newCount, soft)
+		}
+	}
+	if bytesDiff != 0 {
+		hard := limits.get("byteHardLimit")
+		soft := limits.get("bytes")
+		newBytes := cur.get("bytes") + bytesDiff
+		if hard > -1 && newBytes > hard && t.opts.EnforceQuota {
+			return proto.ErrQuotaExceeded
+		}
+		if soft > -1 && newBytes > soft && t.QuotaWarning != nil {
+			t.QuotaWarning(prefix, "bytes", newBytes, soft)
+		}
+	}
+	return proto.ErrOk
+}
+
+// updateQuotaStats applies a usage change for p and, when p itself is a
+// quota limit or stat node, maintains the quota index.
+func (t *Tree) updateQuotaStats(p string, countDiff, bytesDiff int64) {
+	if underQuota(p) {
+		t.quotaNodeChanged(p, countDiff)
+	}
+	prefix := t.maxQuotaPrefix(p)
+	if prefix == "" || (countDiff == 0 && bytesDiff == 0) {
+		return
+	}
+	statNode := t.nodes[QuotaPath+prefix+"/"+quotaStatNode]
+	if statNode == nil {
+		return
+	}
+	cur := parseStats(statNode.data)
+	statNode.data = formatStats(cur.get("count")+countDiff, cur.get("bytes")+bytesDiff)
+	statNode.stat.DataLength = int32(len(statNode.data))
+}
+
+// quotaNodeChanged handles the creation (countDiff > 0) or deletion
+// (countDiff < 0) of a node inside /zookeeper/quota.
+func (t *Tree) quotaNodeChanged(p string, countDiff int64) {
+	if countDiff == 0 {
+		return
+	}
+	parent, name, _ := parentOf(p)
+	target := strings.TrimPrefix(parent, QuotaPath)
+	if target == "" || target == parent {
+		return
+	}
+	switch name {
+	case quotaLimitNode:
+		if t.quotas == nil {
+			t.quotas = make(map[string]struct{})
+		}
+		if countDiff > 0 {
+			t.quotas[target] = struct{}{}
+		} else {
+			delete(t.quotas, target)
+		}
+	case quotaStatNode:
+		if countDiff > 0 {
+			if n := t.nodes[p]; n != nil {
+				count, bytes := t.usage(target)
+				n.data = formatStats(count, bytes)
+				n.stat.DataLength = int32(len(n.data))
+			}
+		}
+	}
+}
+
+// usage counts the nodes and data bytes of the subtree at p, p included.
+func (t *Tree) usage(p string) (count, bytes int64) {
+	n := t.nodes[p]
+	if n == nil {
+		return 0, 0
+	}
+	count, bytes = 1, int64(len(n.data))
+	for c := range n.children {
+		cc, cb := t.usage(joinPath(p, c))
+		count += cc
+		bytes += cb
+	}
+	return count, bytes
+}

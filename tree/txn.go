@@ -1,0 +1,119 @@
+package tree
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/zkgo/zkgo/jute"
+	"github.com/zkgo/zkgo/proto"
+)
+
+// Txn is one transaction as it flows through the log: the client's request
+// itself (not a pre-computed delta), with who sent it, with which
+// credentials, and when. Apply decides everything else at the transaction's
+// log position.
+//
+// Op is one of: OpCreate, OpCreate2, OpCreateContainer, OpCreateTTL,
+// OpDelete, OpSetData, OpSetACL, OpCheck, OpMulti, OpCreateSession,
+// OpCloseSession, OpDeleteContainer. Req holds the matching request record:
+// *proto.CreateRequest (create, create2, createContainer),
+// *proto.CreateTTLRequest, *proto.DeleteRequest, *proto.SetDataRequest,
+// *proto.SetACLRequest, *proto.CheckVersionRequest, *proto.MultiRequest,
+// *CreateSessionReq, nil (closeSession) or *DeleteContainerReq.
+type Txn struct {
+	Op      proto.OpCode
+	Session int64      // the requesting session; 0 for server-internal txns
+	Time    int64      // proposer's wall clock, ms since the epoch
+	Auth    []proto.Id // the session's authenticated ids when proposed
+	Req     proto.Record
+}
+
+// CreateSessionReq is the body of a createSession transaction.
+type CreateSessionReq struct {
+	Timeout int32
+	Passwd  []byte
+}
+
+// Encode implements proto.Record.
+func (r *CreateSessionReq) Encode(e *jute.Encoder) {
+	e.WriteInt(r.Timeout)
+	e.WriteBuffer(r.Passwd)
+}
+
+// Decode implements proto.Record.
+func (r *CreateSessionReq) Decode(d *jute.Decoder) {
+	r.Timeout = d.ReadInt()
+	r.Passwd = d.ReadBuffer()
+}
+
+// DeleteContainerReq is the body of a deleteContainer transaction, proposed
+// by the server's container/TTL sweep.
+type DeleteContainerReq struct {
+	Path string
+}
+
+// Encode implements proto.Record.
+func (r *DeleteContainerReq) Encode(e *jute.Encoder) { e.WriteString(r.Path) }
+
+// Decode implements proto.Record.
+func (r *DeleteContainerReq) Decode(d *jute.Decoder) { r.Path = d.ReadString() }
+
+// ErrBadTxn is returned by DecodeTxn for a transaction it cannot decode.
+var ErrBadTxn = errors.New("tree: bad transaction")
+
+// Encode appends the transaction's log encoding to e.
+func (t *Txn) Encode(e *jute.Encoder) {
+	e.WriteInt(int32(t.Op))
+	e.WriteLong(t.Session)
+	e.WriteLong(t.Time)
+	e.WriteVectorLen(len(t.Auth))
+	for i := range t.Auth {
+		t.Auth[i].Encode(e)
+	}
+	if t.Req != nil {
+		t.Req.Encode(e)
+	}
+}
+
+// DecodeTxn decodes a transaction encoded by Txn.Encode.
+func DecodeTxn(b []byte) (*Txn, error) {
+	d := jute.NewDecoder(b)
+	t := &Txn{Op: proto.OpCode(d.ReadInt()), Session: d.ReadLong(), Time: d.ReadLong()}
+	n := d.ReadVectorLen(8)
+	if n > 0 {
+		t.Auth = make([]proto.Id, n)
+		for i := range t.Auth {
+			t.Auth[i].Decode(d)
+		}
+	}
+	switch t.Op {
+	case proto.OpCreate, proto.OpCreate2, proto.OpCreateContainer:
+		t.Req = &proto.CreateRequest{}
+	case proto.OpCreateTTL:
+		t.Req = &proto.CreateTTLRequest{}
+	case proto.OpDelete:
+		t.Req = &proto.DeleteRequest{}
+	case proto.OpSetData:
+		t.Req = &proto.SetDataRequest{}
+	case proto.OpSetACL:
+		t.Req = &proto.SetACLRequest{}
+	case proto.OpCheck:
+		t.Req = &proto.CheckVersionRequest{}
+	case proto.OpMulti:
+		t.Req = &proto.MultiRequest{}
+	case proto.OpCreateSession:
+		t.Req = &CreateSessionReq{}
+	case proto.OpCloseSession:
+	case proto.OpDeleteContainer:
+		t.Req = &DeleteContainerReq{}
+	default:
+		return nil, fmt.Errorf("%w: op %d", ErrBadTxn, t.Op)
+	}
+	if t.Req != nil {
+		t.Req.Decode(d)
+	}
+	if err := d.Finish(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadTxn, err)
+	}
+	return t, nil
+}

@@ -1,0 +1,386 @@
+// Package watch keeps the server's watch registrations and turns tree
+// events into notifications with ZooKeeper 3.8's rules.
+//
+// Like ZooKeeper, the manager keeps two tables: data watches (set by
+// getData and exists; exists on a missing node watches for its creation) and
+// child watches (set by getChildren). Persistent and persistent-recursive
+// watches (addWatch) are entered in both tables. A watcher (a client
+// connection) has at most one registration per path and table, whose mode
+// is the one set last, so a one-shot watch set on a path that already had a
+// persistent watch from the same connection turns it into a one-shot watch,
+// as in ZooKeeper.
+//
+// Event rules:
+//   - NodeCreated, NodeDataChanged: data watches on the path; recursive
+//     watches on the path and its ancestors.
+//   - NodeDeleted: data and child watches on the path (a watcher told once);
+//     recursive watches on the path and its ancestors.
+//   - NodeChildrenChanged: child watches on the path (one-shot and
+//     persistent), never recursive ones.
+//
+// One-shot registrations are removed as they fire.
+package watch
+
+import (
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/tree"
+)
+
+// Watcher receives notifications. Deliver is called by Trigger with the
+// manager's lock released, from the goroutine that called Trigger; it must
+// not block (the server appends to the connection's outgoing queue). acl is
+// the ACL the watcher must hold READ on to be told (see tree.Event).
+type Watcher interface {
+	Deliver(ev proto.WatcherEvent, acl []proto.ACL)
+	// SessionID identifies the watcher in dumps (wchc, wchp).
+	SessionID() int64
+}
+
+// Mode is a registration's mode.
+type Mode uint8
+
+// Modes.
+const (
+	Standard Mode = iota
+	Persistent
+	PersistentRecursive
+)
+
+type table struct {
+	byPath    map[string]map[Watcher]Mode
+	byWatcher map[Watcher]map[string]struct{}
+}
+
+func newTable() table {
+	return table{byPath: make(map[string]map[Watcher]Mode), byWatcher: make(map[Watcher]map[string]struct{})}
+}
+
+func (t *table) add(p string, w Watcher, m Mode) {
+	ws := t.byPath[p]
+	if ws == nil {
+		ws = make(map[Watcher]Mode, 1)
+		t.byPath[p] = ws
+	}
+	ws[w] = m
+	ps := t.byWatcher[w]
+	if ps == nil {
+		ps = make(map[string]struct{})
+		t.byWatcher[w] = ps
+	}
+	ps[p] = struct{}{}
+}
+
+func (t *table) remove(p string, w Watcher) (Mode, bool) {
+	ws := t.byPath[p]
+	m, ok := ws[w]
+	if !ok {
+		return 0, false
+	}
+	delete(ws, w)
+	if len(ws) == 0 {
+		delete(t.byPath, p)
+	}
+	if ps := t.byWatcher[w]; ps != nil {
+		delete(ps, p)
+		if len(ps) == 0 {
+			delete(t.byWatcher, w)
+		}
+	}
+	return m, true
+}
+
+func (t *table) has(p string, w Watcher) bool {
+	_, ok := t.byPath[p][w]
+	return ok
+}
+
+func (t *table) count() int {
+	n := 0
+	for _, ws := range t.byPath {
+		n += len(ws)
+	}
+	return n
+}
+
+// Manager holds all watch registrations of one server. It is safe for
+// concurrent use.
+type Manager struct {
+	mu        sync.Mutex // guards data, child, recursive
+	data      table
+	child     table
+	recursive int // number of recursive registrations (in the data table)
+}
+
+// NewManager returns an empty manager.
+func NewManager() *Manager {
+	return &Manager{data: newTable(), child: newTable()}
+}
+
+func (m *Manager) setMode(t *table, p string, w Watcher, mode Mode, counts bool) {
+	if old, ok := t.byPath[p][w]; ok && old == PersistentRecursive && counts {
+		m.recursive--
+	}
+	t.add(p, w, mode)
+	if mode == PersistentRecursive && counts {
+		m.recursive++
+	}
+}
+
+// AddData registers a one-shot data/exists watch.
+func (m *Manager) AddData(p string, w Watcher) {
+	m.mu.Lock()
+	m.setMode(&m.data, p, w, Standard, true)
+	m.mu.Unlock()
+}
+
+// AddChild registers a one-shot child watch.
+func (m *Manager) AddChild(p string, w Watcher) {
+	m.mu.Lock()
+	m.setMode(&m.child, p, w, Standard, false)
+	m.mu.Unlock()
+}
+
+// AddPersistent registers a persistent (or persistent-recursive) watch.
+func (m *Manager) AddPersistent(p string, w Watcher, recursive bool) {
+	mode := Persistent
+	if recursive {
+		mode = PersistentRecursive
+	}
+	m.mu.Lock()
+	m.setMode(&m.data, p, w, mode, true)
+	m.setMode(&m.child, p, w, mode, false)
+	m.mu.Unlock()
+}
+
+func (m *Manager) removeFrom(t *table, p string, w Watcher, counts bool) bool {
+	mode, ok := t.remove(p, w)
+	if ok && counts && mode == PersistentRecursive {
+		m.recursive--
+	}
+	return ok
+}
+
+// Remove removes w's registrations on p of the given type and reports
+// whether any existed (removeWatches; false means NoWatcher).
+func (m *Manager) Remove(p string, w Watcher, typ proto.WatcherType) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	removed := false
+	if typ == proto.WatcherChildren || typ == proto.WatcherAny {
+		removed = m.removeFrom(&m.child, p, w, false) || removed
+	}
+	if typ == proto.WatcherData || typ == proto.WatcherAny {
+		removed = m.removeFrom(&m.data, p, w, true) || removed
+	}
+	return removed
+}
+
+// Contains reports whether w has a registration of the given type on p
+// (checkWatches).
+func (m *Manager) Contains(p string, w Watcher, typ proto.WatcherType) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch typ {
+	case proto.WatcherChildren:
+		return m.child.has(p, w)
+	case proto.WatcherData:
+		return m.data.has(p, w)
+	default:
+		return m.child.has(p, w) || m.data.has(p, w)
+	}
+}
+
+// RemoveWatcher drops every registration of w (its connection closed).
+func (m *Manager) RemoveWatcher(w Watcher) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for p := range m.data.byWatcher[w] {
+		m.removeFrom(&m.data, p, w, true)
+	}
+	for p := range m.child.byWatcher[w] {
+		m.removeFrom(&m.child, p, w, false)
+	}
+}
+
+// Trigger delivers the notifications caused by the events of one
+// transaction, in order.
+func (m *Manager) Trigger(events []tree.Event) {
+	if len(events) == 0 {
+		return
+	}
+	var out []struct {
+		ev proto.WatcherEvent
+		t  []Watcher
+		a  []proto.ACL
+	}
+	m.mu.Lock()
+	for _, ev := range events {
+		var ws []Watcher
+		switch ev.Type {
+		case proto.EventNodeCreated, proto.EventNodeDataChanged:
+			ws = m.collect(&m.data, ev.Path, ev.Type, nil, true)
+		case proto.EventNodeDeleted:
+			ws = m.collect(&m.data, ev.Path, ev.Type, nil, true)
+			ws = m.collect(&m.child, ev.Path, ev.Type, ws, false)
+		case proto.EventNodeChildrenChanged:
+			ws = m.collect(&m.child, ev.Path, ev.Type, nil, false)
+		}
+		if len(ws) > 0 {
+			out = append(out, struct {
+				ev proto.WatcherEvent
+				t  []Watcher
+				a  []proto.ACL
+			}{proto.WatcherEvent{Type: ev.Type, State: proto.StateSyncConnected, Path: ev.Path}, ws, ev.ACL})
+		}
+	}
+	m.mu.Unlock()
+	for _, o := range out {
+		for _, w := range o.t {
+			w.Deliver(o.ev, o.a)
+		}
+	}
+}
+
+// collect appends to already the watchers of t to notify for an event of
+// type typ on p, skipping watchers already in the list, and removes one-shot
+// registrations that fire. Recursive registrations on ancestors are
+// consulted only when ancestors is set (the data table; the child table
+// holds the same registrations).
+func (m *Manager) collect(t *table, p string, typ proto.EventType, already []Watcher, ancestors bool) []Watcher {
+	var seen map[Watcher]struct{}
+	if len(already) > 0 {
+		seen = make(map[Watcher]struct{}, len(already))
+		for _, w := range already {
+			seen[w] = struct{}{}
+		}
+	}
+	add := func(w Watcher) {
+		if seen != nil {
+			if _, dup := seen[w]; dup {
+				return
+			}
+			seen[w] = struct{}{}
+		}
+		already = append(already, w)
+	}
+	for w, mode := range t.byPath[p] {
+		switch mode {
+		case PersistentRecursive:
+			if typ == proto.EventNodeChildrenChanged {
+				continue
+			}
+		case Standard:
+			t.remove(p, w)
+		}
+		add(w)
+	}
+	if !ancestors || m.recursive == 0 || typ == proto.EventNodeChildrenChanged {
+		return already
+	}
+	if seen == nil {
+		seen = make(map[Watcher]struct{}, len(already))
+		for _, w := range already {
+			seen[w] = struct{}{}
+		}
+	}
+	for q := p; q != "/"; {
+		i := strings.LastIndexByte(q, '/')
+		if i <= 0 {
+			q = "/"
+		} else {
+			q = q[:i]
+		}
+		for w, mode := range t.byPath[q] {
+			if mode == PersistentRecursive {
+				add(w)
+			}
+		}
+	}
+	return already
+}
+
+// Stats summarises registrations as the wchs four-letter word prints them.
+type Stats struct {
+	Connections int // watchers with at least one registration
+	Paths       int // distinct watched paths
+	Watches     int // registrations
+}
+
+// Stats returns a summary over both tables.
+func (m *Manager) Stats() Stats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	conns := make(map[Watcher]struct{})
+	paths := make(map[string]struct{})
+	for _, t := range []*table{&m.data, &m.child} {
+		for w := range t.byWatcher {
+			conns[w] = struct{}{}
+		}
+		for p := range t.byPath {
+			paths[p] = struct{}{}
+		}
+	}
+	return Stats{Connections: len(conns), Paths: len(paths), Watches: m.data.count() + m.child.count()}
+}
+
+// ByPath returns, for every watched path, the sorted session ids watching it
+// (wchp).
+func (m *Manager) ByPath() map[string][]int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string][]int64)
+	for _, t := range []*table{&m.data, &m.child} {
+		for p, ws := range t.byPath {
+			for w := range ws {
+				out[p] = appendUnique(out[p], w.SessionID())
+			}
+		}
+	}
+	for _, v := range out {
+		sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
+	}
+	return out
+}
+
+// BySession returns, for every watching session, the sorted paths it
+// watches (wchc).
+func (m *Manager) BySession() map[int64][]string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	set := make(map[int64]map[string]struct{})
+	for _, t := range []*table{&m.data, &m.child} {
+		for w, ps := range t.byWatcher {
+			s := set[w.SessionID()]
+			if s == nil {
+				s = make(map[string]struct{})
+				set[w.SessionID()] = s
+			}
+			for p := range ps {
+				s[p] = struct{}{}
+			}
+		}
+	}
+	out := make(map[int64][]string, len(set))
+	for id, s := range set {
+		ps := make([]string, 0, len(s))
+		for p := range s {
+			ps = append(ps, p)
+		}
+		sort.Strings(ps)
+		out[id] = ps
+	}
+	return out
+}
+
+func appendUnique(s []int64, v int64) []int64 {
+	for _, x := range s {
+		if x == v {
+			return s
+		}
+	}
+	return append(s, v)
+}

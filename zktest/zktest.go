@@ -1,0 +1,88 @@
+// Package zktest runs an in-process zkgo server for tests: yours and ours.
+//
+//	srv := zktest.Start(t)
+//	conn, _, err := zk.Connect([]string{srv.Addr()}, time.Second)
+//
+// The server listens on a free loopback port, uses a short tick time so
+// sessions expire quickly, keeps its data in memory, and is closed by
+// t.Cleanup.
+package zktest
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/zkgo/zkgo/server"
+)
+
+// Option adjusts the server options before start.
+type Option func(*server.Options)
+
+// WithTickTime sets the tick time (default 100ms here).
+func WithTickTime(d time.Duration) Option { return func(o *server.Options) { o.TickTime = d } }
+
+// WithExtendedTypes enables TTL nodes.
+func WithExtendedTypes() Option { return func(o *server.Options) { o.ExtendedTypes = true } }
+
+// WithSuperDigest sets the super user digest ("super:<base64 sha1>").
+func WithSuperDigest(d string) Option { return func(o *server.Options) { o.SuperDigest = d } }
+
+// WithContainerCheckInterval sets how often containers and TTL nodes are reaped.
+func WithContainerCheckInterval(d time.Duration) Option {
+	return func(o *server.Options) { o.ContainerCheckInterval = d }
+}
+
+// WithOptions lets a test change any server option.
+func WithOptions(fn func(*server.Options)) Option { return Option(fn) }
+
+// Server is a running in-process server.
+type Server struct {
+	*server.Server
+}
+
+// Addr returns "127.0.0.1:port".
+func (s *Server) Addr() string { return s.Server.Addr().String() }
+
+// New starts a server without a testing.TB; the caller must Close it.
+func New(opts ...Option) (*Server, error) {
+	o := server.Options{
+		Addr:                   "127.0.0.1:0",
+		TickTime:               100 * time.Millisecond,
+		FourLetterWords:        []string{"*"},
+		ContainerCheckInterval: 200 * time.Millisecond,
+		EnforceQuota:           true,
+		Logger:                 slog.New(slog.NewTextHandler(logOutput(), &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	s, err := server.New(o)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Start(); err != nil {
+		return nil, err
+	}
+	return &Server{s}, nil
+}
+
+// Start starts a server for the test and closes it when the test ends.
+func Start(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	s, err := New(opts...)
+	if err != nil {
+		t.Fatalf("zktest: start server: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func logOutput() io.Writer {
+	if os.Getenv("ZKGO_TEST_LOG") != "" {
+		return os.Stderr
+	}
+	return io.Discard
+}
