@@ -1,0 +1,66 @@
+// Command zkgo is a ZooKeeper-compatible coordination service.
+//
+//	zkgo server [flags] [zoo.cfg]   run a server
+//
+// Run "zkgo help" or "zkgo COMMAND -help" for details.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+type command struct {
+	name    string
+	summary string
+	run     func(args []string) int
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{"server", "run a ZooKeeper-compatible server (standalone; reads an unchanged zoo.cfg)", runServer},
+		{"version", "print the version", func([]string) int { fmt.Println("zkgo", version); return 0 }},
+	}
+}
+
+const version = "0.1.0-dev"
+
+func usage() {
+	fmt.Fprintf(os.Stderr, `zkgo %s — a ZooKeeper-compatible coordination service
+
+Usage:
+  zkgo COMMAND [flags] [arguments]
+
+Commands:
+`, version)
+	for _, c := range commands {
+		fmt.Fprintf(os.Stderr, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(os.Stderr, "\nRun \"zkgo COMMAND -help\" for the flags of a command.\n")
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	if len(args) == 0 {
+		usage()
+		return 2
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		usage()
+		return 0
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(args[1:])
+		}
+	}
+	fmt.Fprintf(os.Stderr, "zkgo: unknown command %q\n\n", args[0])
+	usage()
+	return 2
+}

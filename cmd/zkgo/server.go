@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/zkgo/zkgo/config"
+	"github.com/zkgo/zkgo/server"
+)
+
+func runServer(args []string) int {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	addr := fs.String("addr", "", "client address `host:port` to listen on, overriding clientPortAddress/clientPort (port 0 picks a free port)")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `Usage: zkgo server [flags] [zoo.cfg]
+
+Runs a standalone ZooKeeper-compatible server. Without a configuration file
+it uses embedded defaults: clients on port 2181 of all interfaces, data
+directory ./zkgo-data, tickTime 2000 ms. With a file, it reads an unchanged
+Apache ZooKeeper zoo.cfg (tickTime, dataDir, dataLogDir, clientPort,
+clientPortAddress, maxClientCnxns, min/maxSessionTimeout,
+4lw.commands.whitelist, extendedTypesEnabled, superDigest, myid in dataDir,
+server.N lines); keys that only make sense for the Java server are accepted
+with a warning.
+
+WARNING: this version keeps all data in memory only. Everything is lost when
+the server stops. Durability (log + snapshots) comes with the raft storage.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 1 {
+		fmt.Fprintln(os.Stderr, "zkgo server: at most one configuration file")
+		return 2
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(os.Stderr, "zkgo server: bad -log-level %q\n", *logLevel)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	cfg := config.Default()
+	source := "embedded defaults"
+	if fs.NArg() == 1 {
+		var warnings []string
+		var err error
+		cfg, warnings, err = config.Load(fs.Arg(0))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "zkgo server: %v\n", err)
+			return 1
+		}
+		for _, w := range warnings {
+			log.Warn(w)
+		}
+		source = fs.Arg(0)
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(os.Stderr, "zkgo server: %v\n", err)
+		return 1
+	}
+	if cfg.Distributed() {
+		log.Warn("server.N entries found: replication is not implemented yet; running standalone", "servers", len(cfg.Servers))
+	}
+	opts := optionsFromConfig(cfg, log)
+	if *addr != "" {
+		opts.Addr = *addr
+	}
+	srv, err := server.New(opts)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "zkgo server: %v\n", err)
+		return 1
+	}
+	if err := srv.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "zkgo server: listen on %s: %v\n", opts.Addr, err)
+		return 1
+	}
+	log.Warn("IN-MEMORY ONLY: this zkgo build does not persist data; all znodes and sessions are lost when the server stops")
+	log.Info("zkgo server started", "version", version, "config", source, "clientAddr", srv.Addr().String(), "tickTime", cfg.TickTime)
+	fmt.Fprintf(os.Stdout, "zkgo %s listening on %s (standalone, in-memory only)\n", version, srv.Addr())
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	s := <-sig
+	log.Info("shutting down", "signal", s.String())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		log.Error("shutdown", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
+	words := make([]string, 0, len(cfg.FourLetterWords))
+	for w, ok := range cfg.FourLetterWords {
+		if ok {
+			words = append(words, w)
+		}
+	}
+	sort.Strings(words)
+	myid := cfg.MyID
+	if myid < 0 {
+		myid = 0
+	}
+	return server.Options{
+		Addr:                   cfg.ClientAddr(),
+		TickTime:               cfg.TickTime,
+		MinSessionTimeout:      cfg.MinSessionTimeout,
+		MaxSessionTimeout:      cfg.MaxSessionTimeout,
+		MaxClientCnxns:         cfg.MaxClientCnxns,
+		MaxBuffer:              cfg.MaxBuffer,
+		FourLetterWords:        words,
+		ExtendedTypes:          cfg.ExtendedTypesEnabled,
+		SuperDigest:            cfg.SuperDigest,
+		ServerID:               myid,
+		ContainerCheckInterval: cfg.ContainerCheckInterval,
+		MaxOutstanding:         cfg.GlobalOutstandingLimit,
+		EnforceQuota:           true,
+		DataDir:                cfg.DataDir,
+		DataLogDir:             cfg.DataLogDir,
+		Logger:                 log,
+		ConfigDump: func() []string {
+			return []string{
+				"clientPort=" + fmt.Sprint(cfg.ClientPort),
+				"clientPortAddress=" + cfg.ClientAddr(),
+				"dataDir=" + cfg.DataDir,
+				"dataLogDir=" + cfg.DataLogDir,
+				"tickTime=" + fmt.Sprint(cfg.TickTime.Milliseconds()),
+				"maxClientCnxns=" + fmt.Sprint(cfg.MaxClientCnxns),
+				"minSessionTimeout=" + fmt.Sprint(cfg.MinSessionTimeout.Milliseconds()),
+				"maxSessionTimeout=" + fmt.Sprint(cfg.MaxSessionTimeout.Milliseconds()),
+				"serverId=" + fmt.Sprint(myid),
+				"4lw.commands.whitelist=" + strings.Join(words, ","),
+			}
+		},
+	}
+}
