@@ -95,7 +95,7 @@ func New() *Tree {
 		sessions:   make(map[int64]*Session),
 	}
 	open := []proto.ACL{{Perms: proto.PermAll, ID: proto.Id{Scheme: "world", ID: "anyone"}}}
-	root := &Node{acl: t.acls.intern(open)}
+	root := &Node{data: []byte{}, acl: t.acls.intern(open)}
 	t.nodes["/"] = root
 	t.nodes[""] = root
 	t.addSystemNode(ZookeeperPath, open)
@@ -113,7 +113,7 @@ func (t *Tree) addSystemNode(p string, acls []proto.ACL) {
 	}
 	pn.children[name] = struct{}{}
 	pn.stat.NumChildren++
-	t.nodes[p] = &Node{acl: t.acls.intern(acls)}
+	t.nodes[p] = &Node{data: []byte{}, acl: t.acls.intern(acls)}
 }
 
 // LastZxid returns the zxid of the last applied transaction.
