@@ -381,7 +381,7 @@ func (c *Conn) handleFrame(frame []byte) bool {
 		c.enqueue(&proto.ReplyHeader{Xid: h.Xid, Err: proto.ErrAuthFailed}, nil)
 		c.closeAfterFlush()
 		return true
-	case proto.OpPing, proto.OpCloseSession:
+	case proto.OpPing, proto.OpCloseSession, proto.OpWhoAmI:
 		// no body
 	case proto.OpReconfig:
 		// Standalone: reconfiguration is disabled, as ZooKeeper answers.
