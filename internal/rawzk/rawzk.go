@@ -1,0 +1,203 @@
+// Package rawzk is a minimal ZooKeeper protocol client for tests and
+// benchmarks: it sends exact request records and returns exact replies,
+// so differential tests can compare servers byte for byte and benchmarks
+// measure the server rather than a client library.
+//
+// A Conn is used by one goroutine at a time, except that Send and Recv may
+// be used from two different goroutines for pipelining.
+package rawzk
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/zkgo/zkgo/jute"
+	"github.com/zkgo/zkgo/proto"
+)
+
+// Conn is a raw protocol connection with an established session.
+type Conn struct {
+	nc      net.Conn
+	br      *bufio.Reader
+	enc     jute.Encoder
+	hdr     [4]byte
+	xid     int32
+	Session proto.ConnectResponse
+	// Events collects watch notifications received by Call/Recv.
+	Events []proto.WatcherEvent
+}
+
+// Options for Dial.
+type Options struct {
+	Timeout   time.Duration // session timeout to ask for; default 10s
+	SessionID int64         // resume this session
+	Passwd    []byte
+	LastZxid  int64
+	ReadOnly  bool
+}
+
+// Dial connects and performs the handshake.
+func Dial(addr string, o Options) (*Conn, error) {
+	if o.Timeout == 0 {
+		o.Timeout = 10 * time.Second
+	}
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	c := &Conn{nc: nc, br: bufio.NewReaderSize(nc, 64<<10)}
+	pw := o.Passwd
+	if pw == nil {
+		pw = make([]byte, 16)
+	}
+	req := proto.ConnectRequest{
+		LastZxidSeen: o.LastZxid, TimeOut: int32(o.Timeout / time.Millisecond),
+		SessionID: o.SessionID, Passwd: pw, ReadOnly: o.ReadOnly, HasReadOnly: true,
+	}
+	proto.AppendFrame(&c.enc, nil, &req)
+	if _, err := nc.Write(c.enc.Bytes()); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	c.enc.Reset(c.enc.Bytes())
+	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	frame, err := proto.ReadFrame(c.br, &c.hdr, jute.DefaultMaxBuffer)
+	nc.SetReadDeadline(time.Time{})
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("rawzk: handshake: %w", err)
+	}
+	d := jute.NewDecoder(frame)
+	c.Session.Decode(d)
+	if d.Err() != nil {
+		nc.Close()
+		return nil, d.Err()
+	}
+	if c.Session.TimeOut <= 0 {
+		nc.Close()
+		return nil, ErrSessionExpired
+	}
+	return c, nil
+}
+
+// ErrSessionExpired is returned by Dial when the server refuses to resume a
+// session.
+var ErrSessionExpired = errors.New("rawzk: session expired")
+
+// Close closes the TCP connection without closing the session.
+func (c *Conn) Close() error { return c.nc.Close() }
+
+// NetConn exposes the TCP connection.
+func (c *Conn) NetConn() net.Conn { return c.nc }
+
+// Send writes one request with the next xid and returns the xid.
+func (c *Conn) Send(op proto.OpCode, req proto.Record) (int32, error) {
+	c.xid++
+	return c.xid, c.SendXid(c.xid, op, req)
+}
+
+// SendXid writes one request with the given xid.
+func (c *Conn) SendXid(xid int32, op proto.OpCode, req proto.Record) error {
+	c.enc.Reset(c.enc.Bytes())
+	proto.AppendRequest(&c.enc, &proto.RequestHeader{Xid: xid, Type: op}, req)
+	_, err := c.nc.Write(c.enc.Bytes())
+	return err
+}
+
+// SendRaw writes an arbitrary frame body.
+func (c *Conn) SendRaw(body []byte) error {
+	c.enc.Reset(c.enc.Bytes())
+	c.enc.WriteInt(int32(len(body)))
+	b := append(c.enc.Bytes(), body...)
+	_, err := c.nc.Write(b)
+	return err
+}
+
+// Recv reads the next non-notification reply. If resp is non-nil and the
+// reply has err 0 and a body, the body is decoded into resp. Notifications
+// are appended to Events.
+func (c *Conn) Recv(resp proto.Record) (proto.ReplyHeader, error) {
+	for {
+		frame, err := proto.ReadFrame(c.br, &c.hdr, 16<<20)
+		if err != nil {
+			return proto.ReplyHeader{}, err
+		}
+		d := jute.NewDecoder(frame)
+		var h proto.ReplyHeader
+		h.Decode(d)
+		if d.Err() != nil {
+			return h, d.Err()
+		}
+		if h.Xid == proto.XidNotification {
+			var ev proto.WatcherEvent
+			ev.Decode(d)
+			c.Events = append(c.Events, ev)
+			continue
+		}
+		if resp != nil && h.Err == proto.ErrOk && d.Remaining() > 0 {
+			resp.Decode(d)
+			if err := d.Finish(); err != nil {
+				return h, fmt.Errorf("rawzk: reply to xid %d: %w", h.Xid, err)
+			}
+		}
+		return h, nil
+	}
+}
+
+// RecvEvent waits for the next notification (returning one already
+// collected first).
+func (c *Conn) RecvEvent(timeout time.Duration) (proto.WatcherEvent, error) {
+	if len(c.Events) > 0 {
+		ev := c.Events[0]
+		c.Events = c.Events[1:]
+		return ev, nil
+	}
+	c.nc.SetReadDeadline(time.Now().Add(timeout))
+	defer c.nc.SetReadDeadline(time.Time{})
+	frame, err := proto.ReadFrame(c.br, &c.hdr, 16<<20)
+	if err != nil {
+		return proto.WatcherEvent{}, err
+	}
+	d := jute.NewDecoder(frame)
+	var h proto.ReplyHeader
+	h.Decode(d)
+	if h.Xid != proto.XidNotification {
+		return proto.WatcherEvent{}, fmt.Errorf("rawzk: expected a notification, got reply xid %d", h.Xid)
+	}
+	var ev proto.WatcherEvent
+	ev.Decode(d)
+	return ev, d.Err()
+}
+
+// Call sends one request and waits for its reply.
+func (c *Conn) Call(op proto.OpCode, req, resp proto.Record) (proto.ReplyHeader, error) {
+	xid, err := c.Send(op, req)
+	if err != nil {
+		return proto.ReplyHeader{}, err
+	}
+	switch op {
+	case proto.OpPing:
+		xid = proto.XidPing
+	case proto.OpAuth:
+		xid = proto.XidAuth
+	case proto.OpSetWatches, proto.OpSetWatches2:
+		xid = proto.XidSetWatches
+	}
+	c.nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+	defer c.nc.SetReadDeadline(time.Time{})
+	h, err := c.Recv(resp)
+	if err == nil && h.Xid != xid {
+		err = fmt.Errorf("rawzk: reply xid %d, want %d", h.Xid, xid)
+	}
+	return h, err
+}
+
+// CloseSession sends closeSession and waits for the reply.
+func (c *Conn) CloseSession() error {
+	_, err := c.Call(proto.OpCloseSession, nil, nil)
+	c.nc.Close()
+	return err
+}
