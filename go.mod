@@ -2,4 +2,8 @@ module github.com/zkgo/zkgo
 
 go 1.26.8
 
-require github.com/go-zookeeper/zk v1.0.4 // indirect
+require (
+	github.com/cockroachdb/datadriven v1.0.3
+	github.com/go-zookeeper/zk v1.0.4 // indirect
+	github.com/pmezard/go-difflib v1.0.0 // indirect
+)

@@ -167,6 +167,7 @@ func (r *MultiRequest) Encode(e *jute.Encoder) {
 
 // Decode implements Record. On error Ops is nil.
 func (r *MultiRequest) Decode(d *jute.Decoder) {
+	prev := len(r.Ops)
 	ops := r.Ops[:0]
 	kind := multiInvalid
 	var h MultiHeader
@@ -192,6 +193,9 @@ func (r *MultiRequest) Decode(d *jute.Decoder) {
 			break
 		}
 		ops = append(ops, MultiOp{Type: h.Type, Req: req})
+	}
+	if len(ops) < prev {
+		clear(ops[len(ops):prev]) // drop references to the previous records
 	}
 	if d.Err() != nil || len(ops) == 0 {
 		clear(ops)
@@ -372,6 +376,7 @@ func (r *MultiResponse) Encode(e *jute.Encoder) {
 // Decode implements Record. It reuses the capacity of r.Results; results
 // hold no pointers into earlier contents. On error Results is nil.
 func (r *MultiResponse) Decode(d *jute.Decoder) {
+	prev := len(r.Results)
 	res := r.Results[:0]
 	var h MultiHeader
 	for {
@@ -384,6 +389,9 @@ func (r *MultiResponse) Decode(d *jute.Decoder) {
 		if d.Err() != nil {
 			break
 		}
+	}
+	if len(res) < prev {
+		clear(res[len(res):prev]) // drop references to the previous contents
 	}
 	if d.Err() != nil || len(res) == 0 {
 		clear(res)

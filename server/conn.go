@@ -448,14 +448,14 @@ func (c *Conn) handleAuth(xid int32, d *jute.Decoder) bool {
 	var ap proto.AuthPacket
 	ap.Decode(d)
 	if d.Err() != nil {
-		c.enqueue(&proto.ReplyHeader{Xid: proto.XidAuth, Err: proto.ErrAuthFailed}, nil)
+		c.enqueue(&proto.ReplyHeader{Xid: xid, Err: proto.ErrAuthFailed}, nil)
 		c.closeAfterFlush()
 		return true
 	}
 	ids, err := acl.Authenticate(ap.Scheme, ap.Auth, c.s.opts.SuperDigest)
 	if err != nil {
 		c.s.log.Info("authentication failed", "scheme", ap.Scheme, "session", hexID(c.sessionID), "err", err)
-		c.enqueue(&proto.ReplyHeader{Xid: proto.XidAuth, Err: proto.ErrAuthFailed}, nil)
+		c.enqueue(&proto.ReplyHeader{Xid: xid, Err: proto.ErrAuthFailed}, nil)
 		c.closeAfterFlush()
 		return true
 	}
@@ -475,7 +475,7 @@ func (c *Conn) handleAuth(xid int32, d *jute.Decoder) bool {
 		}
 	}
 	c.auth.Store(&next)
-	c.enqueue(&proto.ReplyHeader{Xid: proto.XidAuth}, nil)
+	c.enqueue(&proto.ReplyHeader{Xid: xid}, nil)
 	return true
 }
 

@@ -32,12 +32,6 @@ func (c *Conn) execRead(r *request) {
 	}
 	code, body := c.read(r)
 	hdr.Err = code
-	switch r.op {
-	case proto.OpPing:
-		hdr.Xid = proto.XidPing
-	case proto.OpSetWatches, proto.OpSetWatches2:
-		hdr.Xid = proto.XidSetWatches
-	}
 	if code != proto.ErrOk {
 		body = nil
 	}

@@ -174,17 +174,20 @@ func (c *Conn) RecvEvent(timeout time.Duration) (proto.WatcherEvent, error) {
 
 // Call sends one request and waits for its reply.
 func (c *Conn) Call(op proto.OpCode, req, resp proto.Record) (proto.ReplyHeader, error) {
-	xid, err := c.Send(op, req)
-	if err != nil {
-		return proto.ReplyHeader{}, err
-	}
+	var xid int32
+	var err error
 	switch op {
 	case proto.OpPing:
-		xid = proto.XidPing
+		xid, err = proto.XidPing, c.SendXid(proto.XidPing, op, req)
 	case proto.OpAuth:
-		xid = proto.XidAuth
+		xid, err = proto.XidAuth, c.SendXid(proto.XidAuth, op, req)
 	case proto.OpSetWatches, proto.OpSetWatches2:
-		xid = proto.XidSetWatches
+		xid, err = proto.XidSetWatches, c.SendXid(proto.XidSetWatches, op, req)
+	default:
+		xid, err = c.Send(op, req)
+	}
+	if err != nil {
+		return proto.ReplyHeader{}, err
 	}
 	c.nc.SetReadDeadline(time.Now().Add(30 * time.Second))
 	defer c.nc.SetReadDeadline(time.Time{})

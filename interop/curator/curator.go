@@ -1,0 +1,228 @@
+// Package curator runs CuratorCheck.java, a set of Apache Curator 5 recipe
+// scenarios (leader latch, leader selector, mutex, read-write lock,
+// CuratorCache, plain CRUD and transactions), against any
+// ZooKeeper-compatible server, to check interoperability with the Java
+// client stack.
+//
+// The program is compiled with javac against the Debian packages
+// libcurator-{client,framework,recipes}-java and libzookeeper-java (jars in
+// /usr/share/java), once per test process, into a temporary directory.
+//
+// Typical use from a test:
+//
+//	func TestCuratorAgainstSomething(t *testing.T) {
+//		curator.RunCuratorCheck(t, "127.0.0.1:2181", "/curator-check")
+//	}
+//
+// and, in TestMain, call curator.Cleanup() after m.Run() to remove the
+// compiled classes.
+package curator
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+//go:embed CuratorCheck.java
+var checkSource []byte
+
+// JavaDir is where Debian installs Java libraries.
+const JavaDir = "/usr/share/java"
+
+// Jars are the jars (in JavaDir) CuratorCheck is compiled and run with.
+// Their manifests' Class-Path entries bring in the remaining runtime
+// dependencies (jackson, netty, commons-*), and guava bundles failureaccess.
+var Jars = []string{
+	"curator-recipes.jar",
+	"curator-framework.jar",
+	"curator-client.jar",
+	"zookeeper.jar",
+	"zookeeper-jute.jar",
+	"guava.jar",
+	"slf4j-api.jar",
+	"slf4j-simple.jar",
+}
+
+// ErrNotInstalled is returned (wrapped) when javac, java or a jar is missing.
+var ErrNotInstalled = errors.New("Curator 5 / ZooKeeper 3.8 Java libraries or JDK not installed " +
+	"(apt-get install libcurator-recipes-java zookeeper default-jdk-headless)")
+
+// Timeout bounds one run of the check program (it has its own, shorter,
+// internal watchdog).
+const Timeout = 5 * time.Minute
+
+// Checker is a compiled CuratorCheck program.
+type Checker struct {
+	java      string
+	classpath string // jars + compiled classes
+	dir       string
+}
+
+// Compile writes CuratorCheck.java into dir and compiles it there. The error
+// wraps ErrNotInstalled if the JDK or a jar is missing.
+func Compile(dir string) (*Checker, error) {
+	javac, java, err := findJDK()
+	if err != nil {
+		return nil, err
+	}
+	var jars []string
+	for _, j := range Jars {
+		p := filepath.Join(JavaDir, j)
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("%w: %s missing", ErrNotInstalled, p)
+		}
+		jars = append(jars, p)
+	}
+	jarPath := strings.Join(jars, string(os.PathListSeparator))
+	src := filepath.Join(dir, "CuratorCheck.java")
+	if err := os.WriteFile(src, checkSource, 0o644); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, javac,
+		"-J-XX:+UseSerialGC", "-J-XX:TieredStopAtLevel=1", "-J-XX:-UsePerfData",
+		"-nowarn", "-encoding", "UTF-8", "-d", dir, "-cp", jarPath, src)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("javac CuratorCheck.java: %v\n%s", err, out)
+	}
+	return &Checker{
+		java:      java,
+		classpath: jarPath + string(os.PathListSeparator) + dir,
+		dir:       dir,
+	}, nil
+}
+
+func findJDK() (javac, java string, err error) {
+	var dirs []string
+	if jh := os.Getenv("JAVA_HOME"); jh != "" {
+		dirs = append(dirs, filepath.Join(jh, "bin"))
+	}
+	if p, err := exec.LookPath("javac"); err == nil {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			dirs = append(dirs, filepath.Dir(r))
+		}
+		dirs = append(dirs, filepath.Dir(p))
+	}
+	for _, d := range dirs {
+		jc, j := filepath.Join(d, "javac"), filepath.Join(d, "java")
+		if isFile(jc) && isFile(j) {
+			return jc, j, nil
+		}
+	}
+	return "", "", fmt.Errorf("%w: javac not found in PATH or $JAVA_HOME/bin", ErrNotInstalled)
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// Run runs the check against the server at connectString, using root (an
+// absolute path that should not exist yet; it is deleted afterwards) for all
+// its nodes. It returns the program's combined output; err is non-nil unless
+// every scenario passed.
+func (c *Checker) Run(ctx context.Context, connectString, root string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.java,
+		"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
+		"-Dorg.slf4j.simpleLogger.defaultLogLevel=error",
+		"-Dorg.slf4j.simpleLogger.showDateTime=true",
+		"-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+		"-cp", c.classpath, "CuratorCheck", connectString, root)
+	cmd.Dir = c.dir
+	cmd.SysProcAttr = sysProcAttr()
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	err := cmd.Run()
+	s := out.String()
+	if err != nil {
+		if ctx.Err() != nil {
+			return s, fmt.Errorf("CuratorCheck killed after %v: %w", Timeout, ctx.Err())
+		}
+		return s, fmt.Errorf("CuratorCheck: %w", err)
+	}
+	if !strings.Contains(s, "\nALL PASS\n") && !strings.HasPrefix(s, "ALL PASS\n") {
+		return s, errors.New("CuratorCheck exited 0 without printing ALL PASS")
+	}
+	return s, nil
+}
+
+var (
+	sharedOnce    sync.Once
+	sharedDir     string
+	shared        *Checker
+	sharedErr     error
+	sharedCompile time.Duration
+)
+
+// Shared compiles the check program once per process into a temporary
+// directory (removed by Cleanup) and returns it.
+func Shared() (*Checker, error) {
+	sharedOnce.Do(compileShared)
+	return shared, sharedErr
+}
+
+func compileShared() {
+	sharedDir, sharedErr = os.MkdirTemp("", "curator-check-")
+	if sharedErr != nil {
+		return
+	}
+	start := time.Now()
+	shared, sharedErr = Compile(sharedDir)
+	sharedCompile = time.Since(start)
+}
+
+// Cleanup removes the directory created by Shared, if any. Call it from
+// TestMain after m.Run.
+func Cleanup() {
+	if sharedDir != "" {
+		os.RemoveAll(sharedDir)
+	}
+}
+
+// RunCuratorCheck compiles (once) and runs the Curator check against the
+// ZooKeeper-compatible server at connectString under root. It skips the test
+// if the JDK or the Curator jars are missing (fails instead if
+// ZKGO_REQUIRE_APACHE_ZK=1), and fails it with the program's output if any
+// scenario fails. Passing scenarios are logged (visible with -v).
+func RunCuratorCheck(t testing.TB, connectString, root string) {
+	t.Helper()
+	compiledNow := false
+	sharedOnce.Do(func() {
+		compileShared()
+		compiledNow = true
+	})
+	c, err := shared, sharedErr
+	if err == nil && compiledNow {
+		t.Logf("compiled CuratorCheck.java in %v", sharedCompile.Round(time.Millisecond))
+	}
+	if err != nil {
+		if errors.Is(err, ErrNotInstalled) && os.Getenv("ZKGO_REQUIRE_APACHE_ZK") != "1" {
+			t.Skip("skipping: " + err.Error())
+		}
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out, err := c.Run(context.Background(), connectString, root)
+	if err != nil {
+		t.Fatalf("Curator check against %s failed after %v: %v\n--- CuratorCheck output ---\n%s",
+			connectString, time.Since(start).Round(time.Millisecond), err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		t.Log(line)
+	}
+	t.Logf("Curator check against %s passed in %v", connectString, time.Since(start).Round(time.Millisecond))
+}
