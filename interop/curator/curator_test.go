@@ -2,6 +2,8 @@ package curator_test
 
 import (
 	"fmt"
+	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/zktest"
 	"os"
 	"testing"
 	"time"
@@ -42,14 +44,13 @@ func TestCuratorAgainstApacheZooKeeper(t *testing.T) {
 	curator.RunCuratorCheck(t, apache.Addr(), fmt.Sprintf("/curator-check-%d", time.Now().UnixNano()))
 }
 
-// HOOK(zkgo): once the in-process zkgo server package exists, add here
-// (or in any other test package) a test that starts it on 127.0.0.1 and makes
-// the same single call with its address, e.g.
-//
-//	func TestCuratorAgainstZkgo(t *testing.T) {
-//		srv := startZkgo(t) // in-process server listening on 127.0.0.1:0
-//		curator.RunCuratorCheck(t, srv.Addr(), "/curator-check")
-//	}
-//
-// The Java program is compiled only once per test process (curator.Shared),
-// so the second test costs only its run time (~3-4s).
+// TestCuratorAgainstZkgo runs the same Curator program (LeaderLatch,
+// LeaderSelector, InterProcessMutex, InterProcessReadWriteLock, CuratorCache)
+// against an in-process zkgo server.
+func TestCuratorAgainstZkgo(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) {
+		o.MaxSessionTimeout = 60 * time.Second
+		o.ContainerCheckInterval = 100 * time.Millisecond
+	}))
+	curator.RunCuratorCheck(t, srv.Addr(), "/curator-check")
+}
