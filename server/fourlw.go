@@ -191,7 +191,6 @@ func (s *Server) mntr(b *strings.Builder) {
 	size := s.tree.ApproximateDataSize()
 	sessions := len(s.tree.Sessions())
 	s.treeMu.RUnlock()
-	st := s.watches.Stats()
 	kv := func(k string, v any) { fmt.Fprintf(b, "%s\t%v\n", k, v) }
 	kv("zk_version", Version)
 	kv("zk_server_state", "standalone")
@@ -203,7 +202,7 @@ func (s *Server) mntr(b *strings.Builder) {
 	kv("zk_num_alive_connections", len(s.connList()))
 	kv("zk_outstanding_requests", s.outstanding())
 	kv("zk_znode_count", nodes)
-	kv("zk_watch_count", st.Watches)
+	kv("zk_watch_count", s.watches.Count())
 	kv("zk_ephemerals_count", eph)
 	kv("zk_approximate_data_size", size)
 	kv("zk_open_file_descriptor_count", openFDs())

@@ -75,22 +75,20 @@ func (t *Tree) Apply(zxid int64, txn *Txn) Result {
 
 func (t *Tree) applyMulti(zxid int64, txn *Txn, m *proto.MultiRequest) []OpResult {
 	results := make([]OpResult, len(m.Ops))
-	if !t.sessionValid(txn) {
-		// ZooKeeper checks the session for each sub-op; the first fails.
-		for i := range results {
-			results[i] = OpResult{Op: proto.OpError, Err: proto.ErrRuntimeInconsistency}
-		}
-		if len(results) > 0 {
-			results[0].Err = proto.ErrSessionExpired
-		}
-		return results
-	}
 	t.inMulti = true
 	t.journal = t.journal[:0]
 	eventMark := len(t.events)
 	failed := -1
 	for i, op := range m.Ops {
-		r := t.applyOne(zxid, txn, op.Type, op.Req)
+		var r OpResult
+		switch op.Type {
+		case proto.OpCreate, proto.OpCreate2, proto.OpCreateContainer, proto.OpCreateTTL,
+			proto.OpDelete, proto.OpSetData, proto.OpCheck:
+			r = t.applyOne(zxid, txn, op.Type, op.Req)
+		default:
+			// Only these may appear in a multi (MultiOperationRecord).
+			r = OpResult{Op: op.Type, Err: proto.ErrMarshallingError}
+		}
 		results[i] = r
 		if r.Err != proto.ErrOk {
 			failed = i
@@ -152,8 +150,14 @@ func (t *Tree) applyOne(zxid int64, txn *Txn, op proto.OpCode, req proto.Record)
 		t.closeSession(zxid, txn.Session)
 		return OpResult{Op: op}
 	}
-	if !t.sessionValid(txn) {
-		return fail(proto.ErrSessionExpired)
+	switch op {
+	case proto.OpCreate, proto.OpCreate2, proto.OpCreateContainer, proto.OpCreateTTL:
+		// create checks the session after the mode and TTL (ZooKeeper's
+		// pRequest2TxnCreate order).
+	default:
+		if !t.sessionValid(txn) {
+			return fail(proto.ErrSessionExpired)
+		}
 	}
 	switch op {
 	case proto.OpCreate, proto.OpCreate2, proto.OpCreateContainer:
@@ -214,8 +218,13 @@ func (t *Tree) create(zxid int64, txn *Txn, op proto.OpCode, path string, data [
 		if ttl <= 0 || ttl > MaxTTL {
 			return fail(proto.ErrBadArguments)
 		}
-	} else if ttl >= 0 {
+	} else if ttl >= 0 || op == proto.OpCreateTTL {
+		// ZooKeeper lets createTTL with a non-TTL mode and ttl < 0 through
+		// to a failure while applying; refuse it up front.
 		return fail(proto.ErrBadArguments)
+	}
+	if !t.sessionValid(txn) {
+		return fail(proto.ErrSessionExpired)
 	}
 	if strings.IndexByte(path, 0) >= 0 {
 		return fail(proto.ErrBadArguments)
@@ -288,7 +297,6 @@ func (t *Tree) create(zxid int64, txn *Txn, op proto.OpCode, path string, data [
 	t.index(path, owner, true)
 	t.updateQuotaStats(path, 1, int64(len(data)))
 	t.record(func() {
-		t.updateQuotaStats(path, -1, -int64(len(data)))
 		t.index(path, owner, false)
 		delete(t.nodes, path)
 		delete(parent.children, name)
@@ -387,7 +395,6 @@ func (t *Tree) removeNode(zxid int64, path, parentPath string, parent, n *Node) 
 	t.acls.release(n.acl)
 	t.record(func() {
 		t.acls.addRef(n.acl)
-		t.updateQuotaStats(path, 1, int64(len(n.data)))
 		t.index(path, n.stat.EphemeralOwner, true)
 		parent.children[name] = struct{}{}
 		parent.stat = oldParent
@@ -422,11 +429,10 @@ func (t *Tree) setData(zxid int64, txn *Txn, path string, data []byte, version i
 	n.stat.Mzxid = zxid
 	n.stat.Mtime = txn.Time
 	n.stat.DataLength = int32(len(data))
-	t.updateQuotaStats(path, 0, int64(len(data)-len(oldData)))
 	t.record(func() {
-		t.updateQuotaStats(path, 0, int64(len(oldData)-len(data)))
 		n.stat, n.data = oldStat, oldData
 	})
+	t.updateQuotaStats(path, 0, int64(len(data)-len(oldData)))
 	t.events = append(t.events, Event{Type: proto.EventNodeDataChanged, Path: path, ACL: n.acl.list})
 	return OpResult{Op: proto.OpSetData, Stat: n.stat}
 }

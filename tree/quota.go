@@ -1,6 +1,7 @@
 package tree
 
 import (
+	"sort"
 	"strconv"
 	"strings"
 
@@ -47,8 +48,31 @@ func (s statsTrack) get(k string) int64 {
 	return -1
 }
 
-func formatStats(count, bytes int64) []byte {
-	return []byte("count=" + strconv.FormatInt(count, 10) + ",bytes=" + strconv.FormatInt(bytes, 10))
+// format writes the stats as ZooKeeper's StatsTrack.toString: count and
+// bytes first, then any other keys in sorted order.
+func (s statsTrack) format() []byte {
+	var b strings.Builder
+	b.WriteString("count=" + strconv.FormatInt(s.get("count"), 10) + ",bytes=" + strconv.FormatInt(s.get("bytes"), 10))
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		if k != "count" && k != "bytes" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b.WriteString("," + k + "=" + strconv.FormatInt(s[k], 10))
+	}
+	return []byte(b.String())
+}
+
+// setQuotaData replaces a quota node's data without a version change,
+// recording the undo step inside a multi.
+func (t *Tree) setQuotaData(n *Node, data []byte) {
+	old, oldLen := n.data, n.stat.DataLength
+	t.record(func() { n.data, n.stat.DataLength = old, oldLen })
+	n.data = data
+	n.stat.DataLength = int32(len(data))
 }
 
 // maxQuotaPrefix returns the longest path among p and its ancestors that
@@ -129,8 +153,9 @@ func (t *Tree) updateQuotaStats(p string, countDiff, bytesDiff int64) {
 		return
 	}
 	cur := parseStats(statNode.data)
-	statNode.data = formatStats(cur.get("count")+countDiff, cur.get("bytes")+bytesDiff)
-	statNode.stat.DataLength = int32(len(statNode.data))
+	cur["count"] = cur.get("count") + countDiff
+	cur["bytes"] = cur.get("bytes") + bytesDiff
+	t.setQuotaData(statNode, cur.format())
 }
 
 // quotaNodeChanged handles the creation (countDiff > 0) or deletion
@@ -151,15 +176,18 @@ func (t *Tree) quotaNodeChanged(p string, countDiff int64) {
 		}
 		if countDiff > 0 {
 			t.quotas[target] = struct{}{}
+			t.record(func() { delete(t.quotas, target) })
 		} else {
 			delete(t.quotas, target)
+			t.record(func() { t.quotas[target] = struct{}{} })
 		}
 	case quotaStatNode:
 		if countDiff > 0 {
 			if n := t.nodes[p]; n != nil {
 				count, bytes := t.usage(target)
-				n.data = formatStats(count, bytes)
-				n.stat.DataLength = int32(len(n.data))
+				st := parseStats(n.data)
+				st["count"], st["bytes"] = count, bytes
+				t.setQuotaData(n, st.format())
 			}
 		}
 	}

@@ -53,6 +53,7 @@ const (
 type table struct {
 	byPath    map[string]map[Watcher]Mode
 	byWatcher map[Watcher]map[string]struct{}
+	recursive int // registrations in PersistentRecursive mode
 }
 
 func newTable() table {
@@ -109,10 +110,9 @@ func (t *table) count() int {
 // Manager holds all watch registrations of one server. It is safe for
 // concurrent use.
 type Manager struct {
-	mu        sync.Mutex // guards data, child, recursive
-	data      table
-	child     table
-	recursive int // number of recursive registrations (in the data table)
+	mu    sync.Mutex // guards data and child
+	data  table
+	child table
 }
 
 // NewManager returns an empty manager.
@@ -120,27 +120,27 @@ func NewManager() *Manager {
 	return &Manager{data: newTable(), child: newTable()}
 }
 
-func (m *Manager) setMode(t *table, p string, w Watcher, mode Mode, counts bool) {
-	if old, ok := t.byPath[p][w]; ok && old == PersistentRecursive && counts {
-		m.recursive--
+func (m *Manager) setMode(t *table, p string, w Watcher, mode Mode) {
+	if old, ok := t.byPath[p][w]; ok && old == PersistentRecursive {
+		t.recursive--
 	}
 	t.add(p, w, mode)
-	if mode == PersistentRecursive && counts {
-		m.recursive++
+	if mode == PersistentRecursive {
+		t.recursive++
 	}
 }
 
 // AddData registers a one-shot data/exists watch.
 func (m *Manager) AddData(p string, w Watcher) {
 	m.mu.Lock()
-	m.setMode(&m.data, p, w, Standard, true)
+	m.setMode(&m.data, p, w, Standard)
 	m.mu.Unlock()
 }
 
 // AddChild registers a one-shot child watch.
 func (m *Manager) AddChild(p string, w Watcher) {
 	m.mu.Lock()
-	m.setMode(&m.child, p, w, Standard, false)
+	m.setMode(&m.child, p, w, Standard)
 	m.mu.Unlock()
 }
 
@@ -151,15 +151,15 @@ func (m *Manager) AddPersistent(p string, w Watcher, recursive bool) {
 		mode = PersistentRecursive
 	}
 	m.mu.Lock()
-	m.setMode(&m.data, p, w, mode, true)
-	m.setMode(&m.child, p, w, mode, false)
+	m.setMode(&m.data, p, w, mode)
+	m.setMode(&m.child, p, w, mode)
 	m.mu.Unlock()
 }
 
-func (m *Manager) removeFrom(t *table, p string, w Watcher, counts bool) bool {
+func (m *Manager) removeFrom(t *table, p string, w Watcher) bool {
 	mode, ok := t.remove(p, w)
-	if ok && counts && mode == PersistentRecursive {
-		m.recursive--
+	if ok && mode == PersistentRecursive {
+		t.recursive--
 	}
 	return ok
 }
@@ -171,10 +171,10 @@ func (m *Manager) Remove(p string, w Watcher, typ proto.WatcherType) bool {
 	defer m.mu.Unlock()
 	removed := false
 	if typ == proto.WatcherChildren || typ == proto.WatcherAny {
-		removed = m.removeFrom(&m.child, p, w, false) || removed
+		removed = m.removeFrom(&m.child, p, w) || removed
 	}
 	if typ == proto.WatcherData || typ == proto.WatcherAny {
-		removed = m.removeFrom(&m.data, p, w, true) || removed
+		removed = m.removeFrom(&m.data, p, w) || removed
 	}
 	return removed
 }
@@ -199,10 +199,10 @@ func (m *Manager) RemoveWatcher(w Watcher) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for p := range m.data.byWatcher[w] {
-		m.removeFrom(&m.data, p, w, true)
+		m.removeFrom(&m.data, p, w)
 	}
 	for p := range m.child.byWatcher[w] {
-		m.removeFrom(&m.child, p, w, false)
+		m.removeFrom(&m.child, p, w)
 	}
 }
 
@@ -222,12 +222,12 @@ func (m *Manager) Trigger(events []tree.Event) {
 		var ws []Watcher
 		switch ev.Type {
 		case proto.EventNodeCreated, proto.EventNodeDataChanged:
-			ws = m.collect(&m.data, ev.Path, ev.Type, nil, true)
+			ws = m.collect(&m.data, ev.Path, ev.Type, nil)
 		case proto.EventNodeDeleted:
-			ws = m.collect(&m.data, ev.Path, ev.Type, nil, true)
-			ws = m.collect(&m.child, ev.Path, ev.Type, ws, false)
+			ws = m.collect(&m.data, ev.Path, ev.Type, nil)
+			ws = m.collect(&m.child, ev.Path, ev.Type, ws)
 		case proto.EventNodeChildrenChanged:
-			ws = m.collect(&m.child, ev.Path, ev.Type, nil, false)
+			ws = m.collect(&m.child, ev.Path, ev.Type, nil)
 		}
 		if len(ws) > 0 {
 			out = append(out, struct {
@@ -248,9 +248,8 @@ func (m *Manager) Trigger(events []tree.Event) {
 // collect appends to already the watchers of t to notify for an event of
 // type typ on p, skipping watchers already in the list, and removes one-shot
 // registrations that fire. Recursive registrations on ancestors are
-// consulted only when ancestors is set (the data table; the child table
-// holds the same registrations).
-func (m *Manager) collect(t *table, p string, typ proto.EventType, already []Watcher, ancestors bool) []Watcher {
+// consulted when the table has any (ZooKeeper walks parent paths per table).
+func (m *Manager) collect(t *table, p string, typ proto.EventType, already []Watcher) []Watcher {
 	var seen map[Watcher]struct{}
 	if len(already) > 0 {
 		seen = make(map[Watcher]struct{}, len(already))
@@ -278,7 +277,7 @@ func (m *Manager) collect(t *table, p string, typ proto.EventType, already []Wat
 		}
 		add(w)
 	}
-	if !ancestors || m.recursive == 0 || typ == proto.EventNodeChildrenChanged {
+	if t.recursive == 0 || typ == proto.EventNodeChildrenChanged {
 		return already
 	}
 	if seen == nil {
@@ -303,41 +302,37 @@ func (m *Manager) collect(t *table, p string, typ proto.EventType, already []Wat
 	return already
 }
 
-// Stats summarises registrations as the wchs four-letter word prints them.
+// Stats summarises the data-watch table as ZooKeeper 3.8's wchs prints it
+// (DataTree reports dataWatches only).
 type Stats struct {
 	Connections int // watchers with at least one registration
 	Paths       int // distinct watched paths
 	Watches     int // registrations
 }
 
-// Stats returns a summary over both tables.
+// Stats returns the wchs summary.
 func (m *Manager) Stats() Stats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	conns := make(map[Watcher]struct{})
-	paths := make(map[string]struct{})
-	for _, t := range []*table{&m.data, &m.child} {
-		for w := range t.byWatcher {
-			conns[w] = struct{}{}
-		}
-		for p := range t.byPath {
-			paths[p] = struct{}{}
-		}
-	}
-	return Stats{Connections: len(conns), Paths: len(paths), Watches: m.data.count() + m.child.count()}
+	return Stats{Connections: len(m.data.byWatcher), Paths: len(m.data.byPath), Watches: m.data.count()}
 }
 
-// ByPath returns, for every watched path, the sorted session ids watching it
-// (wchp).
+// Count returns the registrations in both tables (mntr's zk_watch_count).
+func (m *Manager) Count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.data.count() + m.child.count()
+}
+
+// ByPath returns, for every path in the data-watch table, the sorted
+// session ids watching it (wchp).
 func (m *Manager) ByPath() map[string][]int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make(map[string][]int64)
-	for _, t := range []*table{&m.data, &m.child} {
-		for p, ws := range t.byPath {
-			for w := range ws {
-				out[p] = appendUnique(out[p], w.SessionID())
-			}
+	for p, ws := range m.data.byPath {
+		for w := range ws {
+			out[p] = appendUnique(out[p], w.SessionID())
 		}
 	}
 	for _, v := range out {
@@ -346,22 +341,20 @@ func (m *Manager) ByPath() map[string][]int64 {
 	return out
 }
 
-// BySession returns, for every watching session, the sorted paths it
-// watches (wchc).
+// BySession returns, for every session in the data-watch table, the
+// sorted paths it watches (wchc).
 func (m *Manager) BySession() map[int64][]string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	set := make(map[int64]map[string]struct{})
-	for _, t := range []*table{&m.data, &m.child} {
-		for w, ps := range t.byWatcher {
-			s := set[w.SessionID()]
-			if s == nil {
-				s = make(map[string]struct{})
-				set[w.SessionID()] = s
-			}
-			for p := range ps {
-				s[p] = struct{}{}
-			}
+	for w, ps := range m.data.byWatcher {
+		s := set[w.SessionID()]
+		if s == nil {
+			s = make(map[string]struct{})
+			set[w.SessionID()] = s
+		}
+		for p := range ps {
+			s[p] = struct{}{}
 		}
 	}
 	out := make(map[int64][]string, len(set))

@@ -1,0 +1,668 @@
+package watch
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/tree"
+)
+
+// recorder is a fake Watcher that records what it is told.
+type recorder struct {
+	id int64
+
+	mu   sync.Mutex
+	got  []proto.WatcherEvent
+	acls [][]proto.ACL
+}
+
+func newRecorder(id int64) *recorder { return &recorder{id: id} }
+
+func (r *recorder) Deliver(ev proto.WatcherEvent, acl []proto.ACL) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, ev)
+	r.acls = append(r.acls, acl)
+}
+
+func (r *recorder) SessionID() int64 { return r.id }
+
+// take returns the deliveries since the last call as "Type path" strings
+// and forgets them.
+func (r *recorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, len(r.got))
+	for i, ev := range r.got {
+		out[i] = fmt.Sprintf("%s %s", strings.TrimPrefix(ev.Type.String(), "Event"), ev.Path)
+	}
+	r.got, r.acls = nil, nil
+	return out
+}
+
+var openACL = []proto.ACL{{Perms: proto.PermAll, ID: proto.Id{Scheme: "world", ID: "anyone"}}}
+
+func ev(typ proto.EventType, path string) tree.Event {
+	return tree.Event{Type: typ, Path: path, ACL: openACL}
+}
+
+// Event helpers for the transactions that produce them (DataTree order).
+func created(p string) []tree.Event {
+	return []tree.Event{ev(proto.EventNodeCreated, p), ev(proto.EventNodeChildrenChanged, parent(p))}
+}
+
+func deleted(p string) []tree.Event {
+	return []tree.Event{ev(proto.EventNodeDeleted, p), ev(proto.EventNodeChildrenChanged, parent(p))}
+}
+
+func changed(p string) []tree.Event { return []tree.Event{ev(proto.EventNodeDataChanged, p)} }
+
+func parent(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return p[:i]
+}
+
+func expect(t *testing.T, r *recorder, want ...string) {
+	t.Helper()
+	got := r.take()
+	if len(got) == 0 && len(want) == 0 {
+		return
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("watcher %d got %q, want %q", r.id, got, want)
+	}
+}
+
+func TestDataWatchIsOneShot(t *testing.T) {
+	m := NewManager()
+	w := newRecorder(1)
+	m.AddData("/a", w)
+	if !m.Contains("/a", w, proto.WatcherData) {
+		t.Fatal("not registered")
+	}
+	m.Trigger(changed("/a"))
+	r := w.got[0]
+	if r.State != proto.StateSyncConnected || r.Type != proto.EventNodeDataChanged || r.Path != "/a" {
+		t.Fatalf("event %+v", r)
+	}
+	expect(t, w, "NodeDataChanged /a")
+	if m.Contains("/a", w, proto.WatcherData) || m.Contains("/a", w, proto.WatcherAny) {
+		t.Fatal("one-shot watch still registered after firing")
+	}
+	m.Trigger(changed("/a"))
+	expect(t, w)
+	if st := m.Stats(); st != (Stats{}) {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestDataWatchIgnoresOtherPathsAndChildEvents(t *testing.T) {
+	m := NewManager()
+	w := newRecorder(1)
+	m.AddData("/a", w)
+	m.Trigger(changed("/ab"))
+	m.Trigger(changed("/a/b"))
+	m.Trigger(created("/a/b")) // NodeChildrenChanged /a is for child watches
+	m.Trigger(changed("/"))
+	expect(t, w)
+	if !m.Contains("/a", w, proto.WatcherData) {
+		t.Fatal("watch consumed by an unrelated event")
+	}
+}
+
+func TestExistsWatchFiresOnCreate(t *testing.T) {
+	m := NewManager()
+	w := newRecorder(1)
+	m.AddData("/x", w) // exists on a missing node
+	m.Trigger(created("/x"))
+	expect(t, w, "NodeCreated /x")
+	m.Trigger(deleted("/x"))
+	expect(t, w)
+}
+
+func TestChildWatch(t *testing.T) {
+	m := NewManager()
+	w := newRecorder(1)
+	m.AddChild("/p", w)
+	m.Trigger(changed("/p"))
+	expect(t, w)
+	m.Trigger(created("/p/c"))
+	expect(t, w, "NodeChildrenChanged /p")
+	m.Trigger(created("/p/d"))
+	expect(t, w)
+	m.AddChild("/p", w)
+	m.Trigger(deleted("/p/c"))
+	expect(t, w, "NodeChildrenChanged /p")
+}
+
+func TestNodeDeletedNotifiesEachWatcherOnce(t *testing.T) {
+	m := NewManager()
+	both, dataOnly, childOnly, parentW := newRecorder(1), newRecorder(2), newRecorder(3), newRecorder(4)
+	m.AddData("/a", both)
+	m.AddChild("/a", both)
+	m.AddData("/a", dataOnly)
+	m.AddChild("/a", childOnly)
+	m.AddChild("/", parentW)
+	m.Trigger(deleted("/a"))
+	expect(t, both, "NodeDeleted /a")
+	expect(t, dataOnly, "NodeDeleted /a")
+	expect(t, childOnly, "NodeDeleted /a")
+	expect(t, parentW, "NodeChildrenChanged /")
+	if st := m.Stats(); st != (Stats{}) {
+		t.Fatalf("registrations left: %+v %v", st, m.ByPath())
+	}
+}
+
+func TestPersistentWatch(t *testing.T) {
+	m := NewManager()
+	w := newRecorder(1)
+	m.AddPersistent("/p", w, false)
+	for i := 0; i < 3; i++ {
+		m.Trigger(changed("/p"))
+	}
+	expect(t, w, "NodeDataChanged /p", "NodeDataChanged /p", "NodeDataChanged /p")
+	m.Trigger(created("/p/c"))
+	m.Trigger(deleted("/p/c"))
+	expect(t, w, "NodeChildrenChanged /p", "NodeChildrenChanged /p")
+	// Not recursive: nothing for the child itself.
+	m.Trigger(changed("/p/c"))
+	expect(t, w)
+	// Deletion is reported once and the watch survives it.
+	m.Trigger(deleted("/p"))
+	expect(t, w, "NodeDeleted /p")
+	m.Trigger(created("/p"))
+	expect(t, w, "NodeCreated /p")
+	if !m.Contains("/p", w, proto.WatcherData) || !m.Contains("/p", w, proto.WatcherChildren) {
+		t.Fatal("persistent watch lost")
+	}
+}
+
+func TestRecursiveWatch(t *testing.T) {
+	m := NewManager()
+	w := newRecorder(1)
+	m.AddPersistent("/r", w, true)
+	m.Trigger(created("/r/a"))
+	m.Trigger(created("/r/a/b"))
+	m.Trigger(changed("/r/a/b"))
+	m.Trigger(changed("/r"))
+	m.Trigger(deleted("/r/a/b"))
+	expect(t, w, "NodeCreated /r/a", "NodeCreated /r/a/b", "NodeDataChanged /r/a/b", "NodeDataChanged /r", "NodeDeleted /r/a/b")
+	// Never NodeChildrenChanged, not even for the watched path itself.
+	m.Trigger([]tree.Event{ev(proto.EventNodeChildrenChanged, "/r"), ev(proto.EventNodeChildrenChanged, "/r/a")})
+	expect(t, w)
+	// Siblings sharing a prefix, ancestors and the root are outside.
+	m.Trigger(created("/rx"))
+	m.Trigger(changed("/"))
+	m.Trigger(created("/other/r"))
+	expect(t, w)
+	m.Trigger(deleted("/r"))
+	m.Trigger(created("/r"))
+	expect(t, w, "NodeDeleted /r", "NodeCreated /r")
+	for i := 0; i < 2; i++ {
+		m.Trigger(changed("/r/a"))
+	}
+	expect(t, w, "NodeDataChanged /r/a", "NodeDataChanged /r/a")
+}
+
+func TestRecursiveWatchOnRoot(t *testing.T) {
+	m := NewManager()
+	w := newRecorder(1)
+	m.AddPersistent("/", w, true)
+	m.Trigger(created("/a"))
+	m.Trigger(changed("/"))
+	m.Trigger(deleted("/a"))
+	expect(t, w, "NodeCreated /a", "NodeDataChanged /", "NodeDeleted /a")
+}
+
+func TestRecursiveAndOneShotDeliverOnce(t *testing.T) {
+	m := NewManager()
+	w := newRecorder(1)
+	m.AddPersistent("/r", w, true)
+	m.AddPersistent("/r/a", w, true)
+	m.AddData("/r/a/b", w)
+	m.Trigger(changed("/r/a/b"))
+	expect(t, w, "NodeDataChanged /r/a/b")
+	if m.Contains("/r/a/b", w, proto.WatcherData) {
+		t.Fatal("one-shot watch not consumed")
+	}
+	m.Trigger(changed("/r/a/b"))
+	expect(t, w, "NodeDataChanged /r/a/b")
+}
+
+func TestSeveralWatchersOnePath(t *testing.T) {
+	m := NewManager()
+	ws := []*recorder{newRecorder(1), newRecorder(2), newRecorder(3)}
+	m.AddData("/a", ws[0])
+	m.AddPersistent("/a", ws[1], false)
+	m.AddPersistent("/", ws[2], true)
+	m.Trigger(changed("/a"))
+	for _, w := range ws {
+		expect(t, w, "NodeDataChanged /a")
+	}
+	m.Trigger(changed("/a"))
+	expect(t, ws[0])
+	expect(t, ws[1], "NodeDataChanged /a")
+	expect(t, ws[2], "NodeDataChanged /a")
+}
+
+// A one-shot registration on a path where the same watcher has a persistent
+// watch replaces the mode in that table (ZooKeeper 3.8's WatcherModeManager
+// keeps one mode per watcher and path; setWatcherMode(STANDARD) drops the
+// persistent mode). The other table keeps its mode.
+func TestOneShotReplacesPersistentMode(t *testing.T) {
+	m := NewManager()
+	w := newRecorder(1)
+	m.AddPersistent("/p", w, false)
+	m.AddData("/p", w) // getData with watch
+	m.Trigger(changed("/p"))
+	m.Trigger(changed("/p"))
+	expect(t, w, "NodeDataChanged /p")
+	// The child table still holds the persistent registration.
+	m.Trigger(created("/p/a"))
+	m.Trigger(created("/p/b"))
+	expect(t, w, "NodeChildrenChanged /p", "NodeChildrenChanged /p")
+
+	m.AddChild("/p", w) // getChildren with watch
+	m.Trigger(created("/p/c"))
+	m.Trigger(created("/p/d"))
+	expect(t, w, "NodeChildrenChanged /p")
+	if st := m.Stats(); st != (Stats{}) {
+		t.Fatalf("registrations left: %+v", st)
+	}
+
+	// And the other way round: persistent after one-shot is persistent.
+	m.AddData("/q", w)
+	m.AddPersistent("/q", w, false)
+	m.Trigger(changed("/q"))
+	m.Trigger(changed("/q"))
+	expect(t, w, "NodeDataChanged /q", "NodeDataChanged /q")
+}
+
+func TestOneShotReplacesRecursiveMode(t *testing.T) {
+	m := NewManager()
+	w := newRecorder(1)
+	m.AddPersistent("/r", w, true)
+	m.AddData("/r", w)
+	if m.data.recursive != 0 {
+		t.Fatalf("recursive count %d after the data registration became one-shot", m.data.recursive)
+	}
+	// The data table no longer watches descendants.
+	m.Trigger(created("/r/x"))
+	m.Trigger(changed("/r/x"))
+	expect(t, w)
+	m.Trigger(changed("/r"))
+	m.Trigger(changed("/r"))
+	expect(t, w, "NodeDataChanged /r")
+}
+
+func TestSwitchingRecursiveModeKeepsCount(t *testing.T) {
+	m := NewManager()
+	w := newRecorder(1)
+	m.AddPersistent("/r", w, true)
+	m.AddPersistent("/r", w, true)
+	if m.data.recursive != 1 {
+		t.Fatalf("recursive=%d after adding the same recursive watch twice", m.data.recursive)
+	}
+	m.AddPersistent("/r", w, false)
+	if m.data.recursive != 0 {
+		t.Fatalf("recursive=%d after switching to persistent", m.data.recursive)
+	}
+	m.Trigger(created("/r/x"))
+	expect(t, w, "NodeChildrenChanged /r")
+	m.AddPersistent("/r", w, true)
+	m.Trigger(created("/r/y"))
+	expect(t, w, "NodeCreated /r/y")
+	m.Remove("/r", w, proto.WatcherAny)
+	if m.data.recursive != 0 {
+		t.Fatalf("recursive=%d after Remove", m.data.recursive)
+	}
+}
+
+func TestRemoveAndContains(t *testing.T) {
+	m := NewManager()
+	w, other := newRecorder(1), newRecorder(2)
+	m.AddData("/a", w)
+	m.AddChild("/a", w)
+	m.AddData("/a", other)
+
+	for _, c := range []struct {
+		typ  proto.WatcherType
+		want bool
+	}{{proto.WatcherData, true}, {proto.WatcherChildren, true}, {proto.WatcherAny, true}} {
+		if got := m.Contains("/a", w, c.typ); got != c.want {
+			t.Fatalf("Contains(%v)=%v", c.typ, got)
+		}
+	}
+	if m.Contains("/b", w, proto.WatcherAny) || m.Contains("/a", other, proto.WatcherChildren) {
+		t.Fatal("Contains reports a registration that does not exist")
+	}
+
+	if !m.Remove("/a", w, proto.WatcherData) {
+		t.Fatal("Remove(Data) = false")
+	}
+	if m.Contains("/a", w, proto.WatcherData) || !m.Contains("/a", w, proto.WatcherChildren) || !m.Contains("/a", w, proto.WatcherAny) {
+		t.Fatal("Remove(Data) removed the wrong registration")
+	}
+	if m.Remove("/a", w, proto.WatcherData) {
+		t.Fatal("second Remove(Data) = true (want NoWatcher)")
+	}
+	if !m.Remove("/a", w, proto.WatcherAny) {
+		t.Fatal("Remove(Any) with a child watch left = false")
+	}
+	if m.Remove("/a", w, proto.WatcherAny) || m.Remove("/a", w, proto.WatcherChildren) {
+		t.Fatal("Remove after everything was removed = true")
+	}
+	if !m.Contains("/a", other, proto.WatcherData) {
+		t.Fatal("other watcher's registration removed")
+	}
+	m.Trigger(changed("/a"))
+	m.Trigger(created("/a/x"))
+	expect(t, w)
+	expect(t, other, "NodeDataChanged /a")
+
+	// Persistent watches sit in both tables; Remove(Children) leaves the
+	// data side, Remove(Data) the child side.
+	m.AddPersistent("/p", w, false)
+	if !m.Remove("/p", w, proto.WatcherChildren) {
+		t.Fatal("Remove(Children) of a persistent watch = false")
+	}
+	m.Trigger(created("/p/x"))
+	m.Trigger(changed("/p"))
+	m.Trigger(changed("/p"))
+	expect(t, w, "NodeDataChanged /p", "NodeDataChanged /p")
+	m.Remove("/p", w, proto.WatcherData)
+	m.Trigger(changed("/p"))
+	expect(t, w)
+	if st := m.Stats(); st != (Stats{}) {
+		t.Fatalf("registrations left: %+v %v", st, m.ByPath())
+	}
+}
+
+func TestRemoveWatcher(t *testing.T) {
+	m := NewManager()
+	w, other := newRecorder(1), newRecorder(2)
+	m.AddData("/a", w)
+	m.AddChild("/a", w)
+	m.AddData("/b", w)
+	m.AddPersistent("/p", w, false)
+	m.AddPersistent("/r", w, true)
+	m.AddPersistent("/", w, true)
+	m.AddData("/a", other)
+	m.AddPersistent("/r", other, true)
+
+	m.RemoveWatcher(w)
+	if m.data.recursive != 1 {
+		t.Fatalf("recursive=%d, want 1 (other's)", m.data.recursive)
+	}
+	if got := m.BySession(); !reflect.DeepEqual(got, map[int64][]string{2: {"/a", "/r"}}) {
+		t.Fatalf("BySession %v", got)
+	}
+	for _, p := range []string{"/a", "/b", "/p", "/r", "/"} {
+		if m.Contains(p, w, proto.WatcherAny) {
+			t.Fatalf("%s still watched", p)
+		}
+	}
+	m.Trigger(changed("/a"))
+	m.Trigger(created("/r/x"))
+	m.Trigger(created("/p/x"))
+	expect(t, w)
+	expect(t, other, "NodeDataChanged /a", "NodeCreated /r/x")
+	m.RemoveWatcher(w) // idempotent
+	m.RemoveWatcher(other)
+	if st := m.Stats(); st != (Stats{}) || len(m.ByPath()) != 0 || len(m.BySession()) != 0 || m.data.recursive != 0 {
+		t.Fatalf("not empty: %+v %v %v recursive=%d", st, m.ByPath(), m.BySession(), m.data.recursive)
+	}
+}
+
+func TestStatsByPathBySession(t *testing.T) {
+	m := NewManager()
+	w1, w2, w3 := newRecorder(0x11), newRecorder(0x22), newRecorder(0x11) // w3: a second connection of session 0x11
+	m.AddData("/a", w1)
+	m.AddData("/b", w1)
+	m.AddData("/a", w2)
+	m.AddData("/c", w3)
+	if got, want := m.Stats(), (Stats{Connections: 3, Paths: 3, Watches: 4}); got != want {
+		t.Fatalf("Stats %+v, want %+v", got, want)
+	}
+	wantPath := map[string][]int64{"/a": {0x11, 0x22}, "/b": {0x11}, "/c": {0x11}}
+	if got := m.ByPath(); !reflect.DeepEqual(got, wantPath) {
+		t.Fatalf("ByPath %v, want %v", got, wantPath)
+	}
+	wantSess := map[int64][]string{0x11: {"/a", "/b", "/c"}, 0x22: {"/a"}}
+	if got := m.BySession(); !reflect.DeepEqual(got, wantSess) {
+		t.Fatalf("BySession %v, want %v", got, wantSess)
+	}
+	// Firing consumes registrations.
+	m.Trigger(changed("/a"))
+	if got, want := m.Stats(), (Stats{Connections: 2, Paths: 2, Watches: 2}); got != want {
+		t.Fatalf("Stats after firing %+v, want %+v", got, want)
+	}
+	if got := m.ByPath(); !reflect.DeepEqual(got, map[string][]int64{"/b": {0x11}, "/c": {0x11}}) {
+		t.Fatalf("ByPath after firing %v", got)
+	}
+	// Re-registering the same watch does not count twice.
+	m.AddData("/b", w1)
+	if got := m.Stats().Watches; got != 2 {
+		t.Fatalf("Watches=%d after a duplicate registration", got)
+	}
+}
+
+// zkgo's Stats, ByPath and BySession cover both tables. ZooKeeper 3.8's wchs,
+// wchp and wchc (DataTree.dumpWatchesSummary / dumpWatches /
+// getWatchesSummary / getWatchesByPath, all delegating to dataWatches only)
+// report the data table alone, so child-only watches are invisible there and
+// a persistent watch counts once. (mntr's zk_watch_count,
+// DataTree.getWatchCount, does add both tables.)
+func TestStatsMatchZooKeeperWchs(t *testing.T) {
+	m := NewManager()
+	w1, w2 := newRecorder(1), newRecorder(2)
+	m.AddChild("/kids", w1)
+	m.AddPersistent("/p", w2, false)
+	if got, want := m.Stats(), (Stats{Connections: 1, Paths: 1, Watches: 1}); got != want {
+		t.Fatalf("Stats %+v, want %+v", got, want)
+	}
+	if got := m.ByPath(); !reflect.DeepEqual(got, map[string][]int64{"/p": {2}}) {
+		t.Fatalf("ByPath %v", got)
+	}
+	if got := m.BySession(); !reflect.DeepEqual(got, map[int64][]string{2: {"/p"}}) {
+		t.Fatalf("BySession %v", got)
+	}
+}
+
+// A recursive registration left only in the child table (after
+// Remove(WatcherData), or after a one-shot getData replaced the data table's
+// mode) still receives NodeDeleted for descendants in ZooKeeper 3.8:
+// DataTree.deleteNode calls childWatches.triggerWatch(path, NodeDeleted, ...),
+// and WatchManager.triggerWatch walks the parents (PathParentIterator.forAll,
+// as the child manager's recursive count is > 0) and adds recursive watchers
+// for any event but NodeChildrenChanged. zkgo's Trigger only consults
+// ancestors in the data table, and only when its recursive count (which
+// counts data-table registrations) is non-zero.
+func TestRecursiveInChildTableOnly(t *testing.T) {
+	for _, how := range []string{"Remove(WatcherData)", "AddData"} {
+		t.Run(how, func(t *testing.T) {
+			m := NewManager()
+			w := newRecorder(1)
+			m.AddPersistent("/r", w, true)
+			if how == "AddData" {
+				m.AddData("/r", w)
+			} else {
+				m.Remove("/r", w, proto.WatcherData)
+			}
+			m.Trigger(created("/r/x"))
+			expect(t, w) // NodeCreated goes to data watches only
+			m.Trigger(deleted("/r/x"))
+			expect(t, w, "NodeDeleted /r/x")
+		})
+	}
+}
+
+func TestDeliverGetsEventACL(t *testing.T) {
+	m := NewManager()
+	w := newRecorder(1)
+	nodeACL := []proto.ACL{{Perms: proto.PermRead, ID: proto.Id{Scheme: "digest", ID: "u:h"}}}
+	parentACL := []proto.ACL{{Perms: proto.PermRead, ID: proto.Id{Scheme: "ip", ID: "10.0.0.0/8"}}}
+	m.AddData("/p/a", w)
+	m.AddChild("/p", w)
+	m.Trigger([]tree.Event{
+		{Type: proto.EventNodeCreated, Path: "/p/a", ACL: nodeACL},
+		{Type: proto.EventNodeChildrenChanged, Path: "/p", ACL: parentACL},
+	})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.acls) != 2 || !reflect.DeepEqual(w.acls[0], nodeACL) || !reflect.DeepEqual(w.acls[1], parentACL) {
+		t.Fatalf("ACLs %v", w.acls)
+	}
+}
+
+// reentrant re-registers from inside Deliver, which must not deadlock: the
+// manager's lock is released before delivery.
+type reentrant struct {
+	m *Manager
+	recorder
+}
+
+func (r *reentrant) Deliver(ev proto.WatcherEvent, acl []proto.ACL) {
+	r.recorder.Deliver(ev, acl)
+	r.m.AddData(ev.Path, r)
+	r.m.Stats()
+}
+
+func TestDeliverMayCallBack(t *testing.T) {
+	m := NewManager()
+	w := &reentrant{m: m, recorder: recorder{id: 1}}
+	m.AddData("/a", w)
+	m.Trigger(changed("/a"))
+	m.Trigger(changed("/a"))
+	if got := w.take(); !reflect.DeepEqual(got, []string{"NodeDataChanged /a", "NodeDataChanged /a"}) {
+		t.Fatalf("got %v", got)
+	}
+}
+
+func TestEventsDeliveredInOrder(t *testing.T) {
+	m := NewManager()
+	w := newRecorder(1)
+	m.AddPersistent("/", w, true)
+	m.AddChild("/", w) // turns the child-table mode at "/" into one-shot
+	var evs []tree.Event
+	var want []string
+	for i := 0; i < 20; i++ {
+		p := fmt.Sprintf("/n%02d", i)
+		evs = append(evs, ev(proto.EventNodeCreated, p), ev(proto.EventNodeDataChanged, p))
+		want = append(want, "NodeCreated "+p, "NodeDataChanged "+p)
+	}
+	evs = append(evs, ev(proto.EventNodeChildrenChanged, "/"), ev(proto.EventNodeChildrenChanged, "/"))
+	want = append(want, "NodeChildrenChanged /")
+	m.Trigger(evs)
+	expect(t, w, want...)
+	m.Trigger(nil)
+	expect(t, w)
+}
+
+// TestWithTree feeds the events of real transactions to the manager.
+func TestWithTree(t *testing.T) {
+	tr := tree.New()
+	m := NewManager()
+	var zxid int64
+	apply := func(txn *tree.Txn) {
+		t.Helper()
+		zxid++
+		r := tr.Apply(zxid, txn)
+		if r.Err != proto.ErrOk {
+			t.Fatalf("%v: %v", txn.Op, r.Err)
+		}
+		m.Trigger(r.Events)
+	}
+	create := func(p string, mode proto.CreateMode, session int64) *tree.Txn {
+		return &tree.Txn{Op: proto.OpCreate, Session: session, Req: &proto.CreateRequest{Path: p, ACL: openACL, Flags: mode}}
+	}
+	apply(&tree.Txn{Op: proto.OpCreateSession, Session: 7, Req: &tree.CreateSessionReq{Timeout: 1000}})
+	apply(create("/app", proto.ModePersistent, 0))
+
+	exists, kids, rec := newRecorder(1), newRecorder(2), newRecorder(3)
+	m.AddData("/app/lock", exists)
+	m.AddChild("/app", kids)
+	m.AddPersistent("/app", rec, true)
+
+	apply(create("/app/lock", proto.ModeEphemeral, 7))
+	expect(t, exists, "NodeCreated /app/lock")
+	expect(t, kids, "NodeChildrenChanged /app")
+	expect(t, rec, "NodeCreated /app/lock")
+
+	m.AddData("/app/lock", exists)
+	m.AddChild("/app", kids)
+	apply(&tree.Txn{Op: proto.OpCloseSession, Session: 7})
+	expect(t, exists, "NodeDeleted /app/lock")
+	expect(t, kids, "NodeChildrenChanged /app")
+	expect(t, rec, "NodeDeleted /app/lock")
+
+	apply(&tree.Txn{Op: proto.OpMulti, Req: &proto.MultiRequest{Ops: []proto.MultiOp{
+		{Type: proto.OpCreate, Req: &proto.CreateRequest{Path: "/app/a", ACL: openACL}},
+		{Type: proto.OpSetData, Req: &proto.SetDataRequest{Path: "/app/a", Data: []byte("x"), Version: -1}},
+	}}})
+	expect(t, rec, "NodeCreated /app/a", "NodeDataChanged /app/a")
+}
+
+func TestConcurrentUse(t *testing.T) {
+	m := NewManager()
+	var wg sync.WaitGroup
+	ws := make([]*recorder, 8)
+	for i := range ws {
+		ws[i] = newRecorder(int64(i))
+	}
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 500; i++ {
+				w := ws[(g+i)%len(ws)]
+				p := fmt.Sprintf("/n%d", i%7)
+				switch i % 6 {
+				case 0:
+					m.AddData(p, w)
+				case 1:
+					m.AddChild(p, w)
+				case 2:
+					m.AddPersistent(p, w, i%4 == 0)
+				case 3:
+					m.Trigger(append(created(p+"/c"), changed(p)...))
+				case 4:
+					m.Remove(p, w, proto.WatcherType(1+i%3))
+					m.Contains(p, w, proto.WatcherAny)
+				case 5:
+					if i%30 == 5 {
+						m.RemoveWatcher(w)
+					}
+					m.Stats()
+					m.ByPath()
+					m.BySession()
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	for _, w := range ws {
+		m.RemoveWatcher(w)
+	}
+	if st := m.Stats(); st != (Stats{}) || m.data.recursive != 0 {
+		t.Fatalf("not empty after removing every watcher: %+v recursive=%d", st, m.data.recursive)
+	}
+	// Keep the recorders' deliveries sorted-insensitive sane.
+	for _, w := range ws {
+		got := w.take()
+		sort.Strings(got)
+		for _, g := range got {
+			if !strings.HasPrefix(g, "Node") {
+				t.Fatalf("odd delivery %q", g)
+			}
+		}
+	}
+}
