@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/cockroachdb/datadriven v1.0.3
-	github.com/go-zookeeper/zk v1.0.4 // indirect
-	github.com/pmezard/go-difflib v1.0.0 // indirect
+	github.com/go-zookeeper/zk v1.0.4
 )
+
+require github.com/pmezard/go-difflib v1.0.0 // indirect

@@ -59,7 +59,35 @@ type Conn struct {
 	// statistics for cons/stat
 	packetsIn, packetsOut atomic.Int64
 	lastZxid              atomic.Int64
+	lastXid               atomic.Int32
+	lastResp              atomic.Int64 // unix ms of the last reply
 	lastOp                atomic.Value // string
+
+	latMu                   sync.Mutex // guards the latency fields below
+	latCount, latTotalMs    int64
+	latMin, latMax, latLast time.Duration
+}
+
+// noteReply records a reply's statistics.
+func (c *Conn) noteReply(r *request, zxid int64) {
+	d := time.Since(r.start)
+	c.s.stats.latency(d)
+	c.s.stats.count(r.op)
+	c.lastZxid.Store(zxid)
+	c.lastXid.Store(r.xid)
+	c.lastOp.Store(opName(r.op))
+	c.lastResp.Store(time.Now().UnixMilli())
+	c.latMu.Lock()
+	if c.latCount == 0 || d < c.latMin {
+		c.latMin = d
+	}
+	if d > c.latMax {
+		c.latMax = d
+	}
+	c.latCount++
+	c.latTotalMs += d.Milliseconds()
+	c.latLast = d
+	c.latMu.Unlock()
 }
 
 type request struct {
@@ -226,7 +254,7 @@ func (c *Conn) writeLoop() {
 }
 
 func (c *Conn) readLoop() {
-	defer c.close("read loop ended")
+	defer c.endRead()
 	br := bufio.NewReaderSize(c.nc, 64<<10)
 	var hdr [4]byte
 	if _, err := io.ReadFull(br, hdr[:]); err != nil {
@@ -270,6 +298,23 @@ func (c *Conn) readLoop() {
 			return
 		}
 	}
+}
+
+// endRead runs when the reader stops. If a final reply is queued for
+// flushing (closeAfterFlush), the writer closes the connection once it is
+// written; otherwise, or if that takes too long, close now.
+func (c *Conn) endRead() {
+	c.outMu.Lock()
+	flushing := c.closeAfter
+	c.outMu.Unlock()
+	if flushing {
+		select {
+		case <-c.closed:
+			return
+		case <-time.After(5 * time.Second):
+		}
+	}
+	c.close("read loop ended")
 }
 
 // handshake processes the ConnectRequest. It returns false when the
@@ -554,10 +599,7 @@ func (c *Conn) replyWrite(r *request, zxid int64, res *tree.Result) {
 	if !r.noSlot {
 		defer c.release()
 	}
-	c.s.stats.latency(time.Since(r.start))
-	c.lastZxid.Store(zxid)
-	c.lastOp.Store(opName(r.op))
-	c.s.stats.count(r.op)
+	c.noteReply(r, zxid)
 	hdr := proto.ReplyHeader{Xid: r.xid, Zxid: zxid, Err: res.Err}
 	if r.op == proto.OpCloseSession {
 		c.enqueue(&hdr, nil)

@@ -12,7 +12,7 @@ import (
 // Version is the version string the four-letter words report. Tools such
 // as zkServer.sh parse only the "Mode:" line, so the ZooKeeper-like prefix
 // is informational.
-const Version = "3.8.0-zkgo-0.1.0, built on unknown"
+const Version = "3.8.0-zkgo-0.1.0, built on 11/21/2026 00:00 GMT"
 
 var fourLetterWords = map[string]bool{
 	"ruok": true, "srvr": true, "stat": true, "conf": true, "cons": true, "crst": true,
@@ -69,7 +69,7 @@ func (s *Server) fourLetterText(cmd string, b *strings.Builder) {
 			b.WriteString("\n")
 		}
 		min, avg, max := s.stats.latencies()
-		fmt.Fprintf(b, "Latency min/avg/max: %d/%.4f/%d\n", min, avg, max)
+		fmt.Fprintf(b, "Latency min/avg/max: %d/%s/%d\n", min, javaDouble(avg), max)
 		fmt.Fprintf(b, "Received: %d\n", s.stats.packetsReceived.Load())
 		fmt.Fprintf(b, "Sent: %d\n", s.stats.packetsSent.Load())
 		fmt.Fprintf(b, "Connections: %d\n", len(s.connList()))
@@ -194,7 +194,7 @@ func (s *Server) mntr(b *strings.Builder) {
 	kv := func(k string, v any) { fmt.Fprintf(b, "%s\t%v\n", k, v) }
 	kv("zk_version", Version)
 	kv("zk_server_state", "standalone")
-	kv("zk_avg_latency", fmt.Sprintf("%.4f", avg))
+	kv("zk_avg_latency", javaDouble(avg))
 	kv("zk_max_latency", max)
 	kv("zk_min_latency", min)
 	kv("zk_packets_received", s.stats.packetsReceived.Load())
@@ -253,9 +253,17 @@ func (c *Conn) describe(full bool) string {
 		return fmt.Sprintf(" /%s[1](queued=%d,recved=%d,sent=%d)", addr, len(c.slots), c.packetsIn.Load(), c.packetsOut.Load())
 	}
 	lastOp, _ := c.lastOp.Load().(string)
-	return fmt.Sprintf(" /%s[1](queued=%d,recved=%d,sent=%d,sid=%s,lop=%s,est=%d,to=%d,lzxid=0x%x)",
+	c.latMu.Lock()
+	minLat, maxLat, avgLat := c.latMin.Milliseconds(), c.latMax.Milliseconds(), int64(0)
+	if c.latCount > 0 {
+		avgLat = c.latTotalMs / c.latCount
+	}
+	llat := c.latLast.Milliseconds()
+	c.latMu.Unlock()
+	return fmt.Sprintf(" /%s[1](queued=%d,recved=%d,sent=%d,sid=%s,lop=%s,est=%d,to=%d,lcxid=0x%x,lzxid=0x%x,lresp=%d,llat=%d,minlat=%d,avglat=%d,maxlat=%d)",
 		addr, len(c.slots), c.packetsIn.Load(), c.packetsOut.Load(), hexID(c.sessionID), lastOp,
-		c.created.UnixMilli(), c.timeout.Milliseconds(), c.lastZxid.Load())
+		c.created.UnixMilli(), c.timeout.Milliseconds(), uint32(c.lastXid.Load()), c.lastZxid.Load(),
+		c.lastResp.Load(), llat, minLat, avgLat, maxLat)
 }
 
 func portOf(a interface{ String() string }) string {

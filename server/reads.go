@@ -2,7 +2,6 @@ package server
 
 import (
 	"strings"
-	"time"
 
 	"github.com/zkgo/zkgo/acl"
 	"github.com/zkgo/zkgo/proto"
@@ -16,14 +15,9 @@ func (c *Conn) execRead(r *request) {
 		defer c.release()
 	}
 	s := c.s
-	if !r.start.IsZero() {
-		s.stats.latency(time.Since(r.start))
-	}
 	zxid := s.tree.LastZxid()
 	hdr := proto.ReplyHeader{Xid: r.xid, Zxid: zxid}
-	c.lastZxid.Store(zxid)
-	c.lastOp.Store(opName(r.op))
-	s.stats.count(r.op)
+	c.noteReply(r, zxid)
 	if fr, ok := r.body.(fixedReply); ok {
 		code, body := fr(r)
 		hdr.Err = code

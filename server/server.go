@@ -252,10 +252,14 @@ func (s *Server) Close() error {
 		}
 		close(s.done)
 		s.connsMu.Lock()
+		conns := make([]*Conn, 0, len(s.conns))
 		for c := range s.conns {
-			c.close("server shutting down")
+			conns = append(conns, c)
 		}
 		s.connsMu.Unlock()
+		for _, c := range conns {
+			c.close("server shutting down")
+		}
 		s.wal.stop()
 	})
 	s.wg.Wait()

@@ -62,6 +62,14 @@ func (t *sessionTracker) track(id int64, timeout time.Duration, c *Conn) *liveSe
 	}
 	ls.timeout = timeout
 	if c != nil {
+		// A session lives on one connection: a client that reconnects
+		// moves it, and the old connection is closed (as ZooKeeper does).
+		for old := range ls.conns {
+			if old != c {
+				delete(ls.conns, old)
+				go old.close("session moved to a new connection")
+			}
+		}
 		ls.conns[c] = struct{}{}
 	}
 	ls.deadline.Store(time.Now().Add(timeout).UnixNano())

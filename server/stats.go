@@ -1,6 +1,8 @@
 package server
 
 import (
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,11 +17,12 @@ type serverStats struct {
 	connections     atomic.Int64 // accepted since start
 	watchEvents     atomic.Int64
 
-	latMu    sync.Mutex // guards the latency fields
-	latCount int64
-	latTotal time.Duration
-	latMin   time.Duration
-	latMax   time.Duration
+	latMu      sync.Mutex // guards the latency fields
+	latCount   int64
+	latTotal   time.Duration
+	latTotalMs int64
+	latMin     time.Duration
+	latMax     time.Duration
 
 	opsMu sync.Mutex // guards ops
 	ops   map[proto.OpCode]int64
@@ -44,24 +47,36 @@ func (st *serverStats) latency(d time.Duration) {
 	}
 	st.latCount++
 	st.latTotal += d
+	st.latTotalMs += d.Milliseconds()
 	st.latMu.Unlock()
 }
 
-// latencies returns min/avg/max in milliseconds as ZooKeeper prints them.
+// latencies returns min/avg/max in whole milliseconds, the average over
+// whole-millisecond samples, as ZooKeeper computes them.
 func (st *serverStats) latencies() (min int64, avg float64, max int64) {
 	st.latMu.Lock()
 	defer st.latMu.Unlock()
 	if st.latCount == 0 {
 		return 0, 0, 0
 	}
-	return st.latMin.Milliseconds(), float64(st.latTotal.Microseconds()) / 1000 / float64(st.latCount), st.latMax.Milliseconds()
+	return st.latMin.Milliseconds(), float64(st.latTotalMs) / float64(st.latCount), st.latMax.Milliseconds()
+}
+
+// javaDouble formats f as Java's Double.toString does for ordinary values
+// ("0.0", "1.5", "0.3333333333333333").
+func javaDouble(f float64) string {
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
 }
 
 func (st *serverStats) reset() {
 	st.packetsReceived.Store(0)
 	st.packetsSent.Store(0)
 	st.latMu.Lock()
-	st.latCount, st.latTotal, st.latMin, st.latMax = 0, 0, 0, 0
+	st.latCount, st.latTotal, st.latTotalMs, st.latMin, st.latMax = 0, 0, 0, 0, 0
 	st.latMu.Unlock()
 }
 

@@ -119,8 +119,10 @@ func (t *Tree) addSystemNode(p string, acls []proto.ACL) {
 // LastZxid returns the zxid of the last applied transaction.
 func (t *Tree) LastZxid() int64 { return t.lastZxid }
 
-// NodeCount returns the number of znodes, counting the root once.
-func (t *Tree) NodeCount() int { return len(t.nodes) - 1 }
+// NodeCount returns the number of znodes as ZooKeeper reports it: the root
+// is counted twice (ZooKeeper keeps it under "" and "/"), so a fresh tree
+// has 5.
+func (t *Tree) NodeCount() int { return len(t.nodes) }
 
 // Get returns a node by path, or nil.
 func (t *Tree) Get(p string) *Node {
