@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bufio"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkgo/zkgo/internal/rawzk"
+	"github.com/zkgo/zkgo/proto"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "zkgo-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "zkgo")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		panic("building zkgo: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var listenRE = regexp.MustCompile(`listening on (\S+)`)
+
+// startServer runs "zkgo server args..." and returns the process and the
+// address it prints.
+func startServer(t *testing.T, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"server"}, args...)...)
+	cmd.Dir = t.TempDir()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
+				lines <- m[1]
+				return
+			}
+		}
+		close(lines)
+	}()
+	select {
+	case addr, ok := <-lines:
+		if !ok {
+			t.Fatalf("server exited without listening; stderr:\n%s", stderr.String())
+		}
+		return cmd, addr
+	case <-time.After(30 * time.Second):
+		t.Fatalf("server did not report its address; stderr:\n%s", stderr.String())
+	}
+	return nil, ""
+}
+
+func TestServerRunsAndStopsOnSIGTERM(t *testing.T) {
+	cmd, addr := startServer(t, "-addr", "127.0.0.1:0")
+	c, err := rawzk.Dial(addr, rawzk.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := c.Call(proto.OpCreate, &proto.CreateRequest{Path: "/x", ACL: []proto.ACL{{Perms: proto.PermAll, ID: proto.Id{Scheme: "world", ID: "anyone"}}}}, nil)
+	if err != nil || h.Err != proto.ErrOk {
+		t.Fatalf("create: %+v %v", h, err)
+	}
+	c.Close()
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("server did not stop on SIGTERM")
+	}
+}
+
+func TestServerFromZooCfg(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "zoo.cfg")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	os.WriteFile(cfg, []byte("tickTime=100\ndataDir="+dir+"\nclientPort="+strconv.Itoa(port)+"\nclientPortAddress=127.0.0.1\n4lw.commands.whitelist=*\nadmin.enableServer=false\nmetricsProvider.className=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider\n"), 0o644)
+	_, addr := startServer(t, cfg)
+	c, err := rawzk.Dial(addr, rawzk.Options{Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Session.TimeOut != 2000 { // maxSessionTimeout = 20 ticks
+		t.Fatalf("negotiated timeout %d, want 2000", c.Session.TimeOut)
+	}
+}
+
+func TestServerRefusesTLSConfig(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "zoo.cfg")
+	os.WriteFile(cfg, []byte("tickTime=2000\ndataDir="+dir+"\nclientPort=2181\nsecureClientPort=2281\n"), 0o644)
+	out, err := exec.Command(binary, "server", cfg).CombinedOutput()
+	if err == nil {
+		t.Fatalf("server started with TLS configured:\n%s", out)
+	}
+	if !strings.Contains(string(out), "TLS") {
+		t.Fatalf("error does not mention TLS:\n%s", out)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"server", "--help"}, {"server", "-help"}} {
+		out, err := exec.Command(binary, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		if !strings.Contains(string(out), "Usage") && !strings.Contains(string(out), "usage") {
+			t.Fatalf("%v: no usage text:\n%s", args, out)
+		}
+	}
+	out, _ := exec.Command(binary, "server", "--help").CombinedOutput()
+	for _, flag := range []string{"-addr", "-log-level", "in memory"} {
+		if !strings.Contains(string(out), flag) {
+			t.Errorf("server help does not mention %q", flag)
+		}
+	}
+	if err := exec.Command(binary, "nosuchcommand").Run(); err == nil {
+		t.Error("unknown command exited 0")
+	}
+}
