@@ -38,7 +38,11 @@ type Conn struct {
 
 	auth atomic.Pointer[[]proto.Id] // copy-on-write authenticated ids
 
-	outMu     sync.Mutex // guards out, outClosed, flushClose
+	// wmu serialises taking bytes out of out and writing them, so batches
+	// reach the socket in order whether the writer goroutine or the
+	// reader (flushing its own read replies inline) writes them.
+	wmu       sync.Mutex
+	outMu     sync.Mutex // guards out, outClosed, closeAfter
 	out       jute.Encoder
 	outClosed bool
 	flushKick chan struct{}
@@ -55,6 +59,9 @@ type Conn struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+
+	inlinePending bool   // reader goroutine only: replies appended, not flushed
+	spareIn       []byte // guarded by wmu: buffer reused by flushInline
 
 	// statistics for cons/stat
 	packetsIn, packetsOut atomic.Int64
@@ -193,12 +200,23 @@ func (c *Conn) kick() {
 // has been closed or expired.
 func (c *Conn) sessionClosed() { c.closeAfterFlush() }
 
-// enqueue appends one reply frame to the outgoing queue.
+// enqueue appends one reply frame to the outgoing queue and wakes the
+// writer.
 func (c *Conn) enqueue(hdr *proto.ReplyHeader, body proto.Record) {
+	if c.append(hdr, body) {
+		c.kick()
+	}
+}
+
+// append adds one reply frame to the outgoing queue without waking the
+// writer; the reader goroutine uses it for replies it flushes itself. It
+// returns false if the connection is closed or was closed for exceeding
+// the queue limit.
+func (c *Conn) append(hdr *proto.ReplyHeader, body proto.Record) bool {
 	c.outMu.Lock()
 	if c.outClosed {
 		c.outMu.Unlock()
-		return
+		return false
 	}
 	proto.AppendReply(&c.out, hdr, body)
 	over := c.out.Len() > maxOutBytes
@@ -208,9 +226,36 @@ func (c *Conn) enqueue(hdr *proto.ReplyHeader, body proto.Record) {
 	if over {
 		c.s.log.Warn("client is not reading its replies; closing connection", "session", hexID(c.sessionID))
 		c.close("outgoing queue over limit")
+		return false
+	}
+	return true
+}
+
+// flushInline writes the queued bytes from the reader goroutine, saving a
+// hand-off to the writer for the common read-reply case.
+func (c *Conn) flushInline() {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.outMu.Lock()
+	if c.closeAfter || c.outClosed {
+		c.outMu.Unlock()
+		c.kick()
 		return
 	}
-	c.kick()
+	buf := c.out.Bytes()
+	c.out.Reset(c.spareIn)
+	c.outMu.Unlock()
+	if len(buf) > 0 {
+		if _, err := c.nc.Write(buf); err != nil {
+			c.close("write: " + err.Error())
+			return
+		}
+	}
+	if cap(buf) <= 1<<20 {
+		c.spareIn = buf[:0]
+	} else {
+		c.spareIn = nil
+	}
 }
 
 // writeLoop writes queued frames in batches: whatever accumulated while the
@@ -224,6 +269,7 @@ func (c *Conn) writeLoop() {
 		case <-c.closed:
 			return
 		}
+		c.wmu.Lock()
 		c.outMu.Lock()
 		buf := c.out.Bytes()
 		closeAfter := c.closeAfter
@@ -231,10 +277,12 @@ func (c *Conn) writeLoop() {
 		c.outMu.Unlock()
 		if len(buf) > 0 {
 			if _, err := c.nc.Write(buf); err != nil {
+				c.wmu.Unlock()
 				c.close("write: " + err.Error())
 				return
 			}
 		}
+		c.wmu.Unlock()
 		if cap(buf) <= 1<<20 {
 			spare = buf[:0]
 		} else {
@@ -296,6 +344,12 @@ func (c *Conn) readLoop() {
 		}
 		if !c.handleFrame(frame) {
 			return
+		}
+		// Flush the replies of inline reads once no further request is
+		// already buffered: pipelined reads share one write.
+		if c.inlinePending && br.Buffered() == 0 {
+			c.inlinePending = false
+			c.flushInline()
 		}
 	}
 }
@@ -555,7 +609,7 @@ func (c *Conn) submitRead(r *request, fn readFunc) {
 	}
 	c.pipeMu.Unlock()
 	c.s.treeMu.RLock()
-	c.execRead(r)
+	c.execRead(r, true)
 	c.s.treeMu.RUnlock()
 }
 
@@ -583,7 +637,7 @@ func (c *Conn) writeApplied(r *request, zxid int64, res *tree.Result) {
 		rd := c.queue[0]
 		c.queue[0] = nil
 		c.queue = c.queue[1:]
-		c.execRead(rd)
+		c.execRead(rd, false)
 	}
 	if len(c.queue) == 0 {
 		c.queue = nil

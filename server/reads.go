@@ -9,8 +9,9 @@ import (
 )
 
 // execRead answers a request that does not change the tree. The caller
-// holds the tree lock (read or write).
-func (c *Conn) execRead(r *request) {
+// holds the tree lock (read or write). inline is true on the connection's
+// reader goroutine, which then flushes the reply itself.
+func (c *Conn) execRead(r *request, inline bool) {
 	if !r.noSlot {
 		defer c.release()
 	}
@@ -21,7 +22,7 @@ func (c *Conn) execRead(r *request) {
 	if fr, ok := r.body.(fixedReply); ok {
 		code, body := fr(r)
 		hdr.Err = code
-		c.enqueue(&hdr, body)
+		c.reply(&hdr, body, inline)
 		return
 	}
 	code, body := c.read(r)
@@ -29,7 +30,17 @@ func (c *Conn) execRead(r *request) {
 	if code != proto.ErrOk {
 		body = nil
 	}
-	c.enqueue(&hdr, body)
+	c.reply(&hdr, body, inline)
+}
+
+func (c *Conn) reply(hdr *proto.ReplyHeader, body proto.Record, inline bool) {
+	if !inline {
+		c.enqueue(hdr, body)
+		return
+	}
+	if c.append(hdr, body) {
+		c.inlinePending = true
+	}
 }
 
 func (c *Conn) read(r *request) (proto.ErrCode, proto.Record) {
