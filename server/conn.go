@@ -552,6 +552,9 @@ func (c *Conn) handleAuth(xid int32, d *jute.Decoder) bool {
 		return true
 	}
 	ids, err := acl.Authenticate(ap.Scheme, ap.Auth, c.s.opts.SuperDigest)
+	if err == nil && ap.Scheme == acl.SchemeDigest && c.s.opts.DisableDigestAuth {
+		err = errors.New("digest authentication is disabled")
+	}
 	if err != nil {
 		c.s.log.Info("authentication failed", "scheme", ap.Scheme, "session", hexID(c.sessionID), "err", err)
 		c.enqueue(&proto.ReplyHeader{Xid: xid, Err: proto.ErrAuthFailed}, nil)

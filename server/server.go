@@ -79,6 +79,9 @@ type Options struct {
 	// EnforceQuota makes hard quota limits fail writes. Default true via
 	// the config package.
 	EnforceQuota bool
+	// DisableDigestAuth turns the digest scheme off
+	// (DigestAuthenticationProvider.enabled=false).
+	DisableDigestAuth bool
 	// DataDir and DataLogDir are reported by conf and dirs.
 	DataDir, DataLogDir string
 	// Logger receives the server's logs. Default slog.Default().
@@ -163,7 +166,7 @@ func New(opts Options) (*Server, error) {
 		done:    make(chan struct{}),
 		started: time.Now(),
 	}
-	s.tree.SetOptions(tree.Options{ExtendedTypes: opts.ExtendedTypes, EnforceQuota: opts.EnforceQuota})
+	s.tree.SetOptions(tree.Options{ExtendedTypes: opts.ExtendedTypes, EnforceQuota: opts.EnforceQuota, DigestDisabled: opts.DisableDigestAuth})
 	s.tree.QuotaWarning = func(prefix, what string, value, limit int64) {
 		s.log.Warn("quota exceeded", "path", prefix, "what", what, "value", value, "softLimit", limit)
 	}

@@ -336,3 +336,16 @@ func TestCloseWithClients(t *testing.T) {
 	}
 	waitClosed(t, c)
 }
+
+func TestDigestAuthDisabled(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) { o.DisableDigestAuth = true }))
+	c := dial(t, srv.Addr())
+	digestACL := []proto.ACL{{Perms: proto.PermAll, ID: proto.Id{Scheme: "digest", ID: "u:Jq7wMyA/w2Vd5WIDAKdu4OIIFEQ="}}}
+	if code := call(t, c, proto.OpCreate, &proto.CreateRequest{Path: "/d", ACL: digestACL}, nil); code != proto.ErrInvalidACL {
+		t.Fatalf("digest ACL with digest disabled: %v", code)
+	}
+	h, err := c.Call(proto.OpAuth, &proto.AuthPacket{Scheme: "digest", Auth: []byte("u:p")}, nil)
+	if err != nil || h.Err != proto.ErrAuthFailed {
+		t.Fatalf("addauth digest with digest disabled: %+v %v", h, err)
+	}
+}

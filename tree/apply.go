@@ -42,6 +42,21 @@ type Options struct {
 	ExtendedTypes bool
 	// EnforceQuota makes hard quota limits fail writes with QuotaExceeded.
 	EnforceQuota bool
+	// DigestDisabled removes the digest scheme
+	// (DigestAuthenticationProvider.enabled=false): digest ACLs are invalid.
+	DigestDisabled bool
+}
+
+// fixupACL validates and expands an ACL list for create/setACL.
+func (t *Tree) fixupACL(acls []proto.ACL, auth []proto.Id) ([]proto.ACL, error) {
+	if t.opts.DigestDisabled {
+		for _, a := range acls {
+			if a.ID.Scheme == acl.SchemeDigest {
+				return nil, acl.ErrInvalidACL
+			}
+		}
+	}
+	return acl.Fixup(acls, auth)
 }
 
 // SetOptions sets the tree's options.
@@ -233,7 +248,7 @@ func (t *Tree) create(zxid int64, txn *Txn, op proto.OpCode, path string, data [
 	if !ok {
 		return fail(proto.ErrBadArguments)
 	}
-	fixed, err := acl.Fixup(acls, txn.Auth)
+	fixed, err := t.fixupACL(acls, txn.Auth)
 	if err != nil {
 		return fail(proto.ErrInvalidACL)
 	}
@@ -442,7 +457,7 @@ func (t *Tree) setACL(txn *Txn, path string, acls []proto.ACL, version int32) Op
 	if ValidatePath(path) != nil {
 		return fail(proto.ErrBadArguments)
 	}
-	fixed, err := acl.Fixup(acls, txn.Auth)
+	fixed, err := t.fixupACL(acls, txn.Auth)
 	if err != nil {
 		return fail(proto.ErrInvalidACL)
 	}

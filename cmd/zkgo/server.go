@@ -135,6 +135,7 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 		ContainerCheckInterval: cfg.ContainerCheckInterval,
 		MaxOutstanding:         cfg.GlobalOutstandingLimit,
 		EnforceQuota:           true,
+		DisableDigestAuth:      !cfg.DigestAuthEnabled,
 		DataDir:                cfg.DataDir,
 		DataLogDir:             cfg.DataLogDir,
 		Logger:                 log,
