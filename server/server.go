@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/jute"
+	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/tree"
 	"github.com/zkgo/zkgo/watch"
 )
@@ -297,7 +298,7 @@ func (s *Server) reapLoop() {
 		cands := s.tree.ReapCandidates(now)
 		s.treeMu.RUnlock()
 		for _, p := range cands {
-			txn := &tree.Txn{Op: 20, Time: now, Req: &tree.DeleteContainerReq{Path: p}}
+			txn := &tree.Txn{Op: proto.OpDeleteContainer, Time: now, Req: &tree.DeleteContainerReq{Path: p}}
 			s.wal.propose(txn, nil)
 		}
 	}
