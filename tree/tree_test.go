@@ -46,7 +46,7 @@ func createTxn(path string, data string, mode proto.CreateMode, session int64) *
 
 func TestNew(t *testing.T) {
 	tr := New()
-	if tr.LastZxid() != 0 || tr.NodeCount() != 4 {
+	if tr.LastZxid() != 0 || tr.NodeCount() != 5 {
 		t.Fatalf("lastZxid=%d nodes=%d", tr.LastZxid(), tr.NodeCount())
 	}
 	for _, p := range []string{"/", ZookeeperPath, QuotaPath, ConfigPath} {
@@ -179,7 +179,7 @@ func TestReadHelpers(t *testing.T) {
 	if got := tr.CountDescendants("/missing"); got != 0 {
 		t.Fatalf("CountDescendants(/missing)=%d", got)
 	}
-	if got := tr.NodeCount(); got != 4+5 {
+	if got := tr.NodeCount(); got != 5+5 {
 		t.Fatalf("NodeCount=%d", got)
 	}
 	if got := tr.EphemeralCount(); got != 3 {
