@@ -15,7 +15,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"unsafe"
 )
 
@@ -254,10 +253,14 @@ func (d *Decoder) ReadVectorLen(minElem int) int {
 	if n == -1 {
 		return -1
 	}
+	if n < 0 {
+		// Java's jute reads any other negative count as an empty vector.
+		return 0
+	}
 	if minElem < 1 {
 		minElem = 1
 	}
-	if n < 0 || int64(n)*int64(minElem) > int64(len(d.buf)-d.off) || int64(n) > math.MaxInt32 {
+	if int64(n)*int64(minElem) > int64(len(d.buf)-d.off) {
 		d.err = fmt.Errorf("%w: vector of %d with %d bytes left", ErrBadLength, n, len(d.buf)-d.off)
 		return 0
 	}

@@ -199,7 +199,6 @@ func TestDecodeBadLength(t *testing.T) {
 		{"huge string", "7ffffff0 00", func(d *Decoder) { d.ReadString() }},
 		{"negative buffer", "fffffffe", func(d *Decoder) { d.ReadBuffer() }},
 		{"negative string", "80000000", func(d *Decoder) { d.ReadString() }},
-		{"negative vector", "fffffffe", func(d *Decoder) { d.ReadVectorLen(1) }},
 		{"huge vector", "7fffffff 00000000", func(d *Decoder) { d.ReadVectorLen(4) }},
 		{"vector elements too big", "00000002 0000000000000000", func(d *Decoder) { d.ReadVectorLen(5) }},
 	}
@@ -416,5 +415,13 @@ func TestZeroDecoder(t *testing.T) {
 	var d Decoder
 	if d.ReadInt() != 0 || !errors.Is(d.Err(), ErrShortBuffer) {
 		t.Errorf("zero Decoder: %v", d.Err())
+	}
+}
+
+// Java's jute reads a vector count below -1 as an empty vector.
+func TestNegativeVectorIsEmpty(t *testing.T) {
+	d := NewDecoder(unhex(t, "fffffffe"))
+	if n := d.ReadVectorLen(1); n != 0 || d.Err() != nil {
+		t.Fatalf("ReadVectorLen = %d, %v; want 0, nil", n, d.Err())
 	}
 }

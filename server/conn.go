@@ -484,14 +484,23 @@ func (c *Conn) handleFrame(frame []byte) bool {
 		// no body
 	case proto.OpReconfig:
 		// Standalone: reconfiguration is disabled, as ZooKeeper answers.
-		r.body = nil
-		c.submitRead(r, func(*request) (proto.ErrCode, proto.Record) { return proto.ErrReconfigDisabled, nil })
+		c.submitRead(r, fixedCode(proto.ErrReconfigDisabled))
+		return true
+	case proto.OpCreateSession:
+		// Only the handshake creates sessions; ZooKeeper answers a
+		// createSession request with MarshallingError and keeps going.
+		c.submitRead(r, fixedCode(proto.ErrMarshallingError))
+		return true
+	case proto.OpDeleteContainer:
+		// Server-internal (the container sweep). Clients may not send it:
+		// it would delete nodes without an ACL check.
+		c.submitRead(r, fixedCode(proto.ErrBadArguments))
 		return true
 	default:
 		body := proto.NewRequest(h.Type)
 		if body == nil {
 			c.s.log.Warn("unknown opcode; closing connection", "op", int32(h.Type), "session", hexID(c.sessionID))
-			c.submitRead(r, func(*request) (proto.ErrCode, proto.Record) { return proto.ErrUnimplemented, nil })
+			c.submitRead(r, fixedCode(proto.ErrUnimplemented))
 			c.closeAfterFlush()
 			return false
 		}
@@ -502,7 +511,7 @@ func (c *Conn) handleFrame(frame []byte) bool {
 		body.Decode(d)
 		if d.Err() != nil {
 			c.s.log.Info("malformed request", "op", h.Type.String(), "session", hexID(c.sessionID), "err", d.Err())
-			c.submitRead(r, func(*request) (proto.ErrCode, proto.Record) { return proto.ErrMarshallingError, nil })
+			c.submitRead(r, fixedCode(proto.ErrMarshallingError))
 			return true
 		}
 		r.body = body
@@ -510,10 +519,14 @@ func (c *Conn) handleFrame(frame []byte) bool {
 	switch {
 	case h.Type == proto.OpMultiRead:
 		m := r.body.(*proto.MultiRequest)
-		if !m.IsRead() {
-			c.submitRead(r, func(*request) (proto.ErrCode, proto.Record) { return proto.ErrMarshallingError, nil })
+		if len(m.Ops) > 0 && !m.IsRead() {
+			c.submitRead(r, fixedCode(proto.ErrMarshallingError))
 			return true
 		}
+	case h.Type == proto.OpMulti && r.body.(*proto.MultiRequest).IsRead():
+		// Read ops in a multi: ZooKeeper fails the whole request.
+		c.submitRead(r, fixedCode(proto.ErrMarshallingError))
+		return true
 	case isWriteOp(h.Type):
 		r.isWrite = true
 	}
@@ -614,6 +627,11 @@ func (c *Conn) submitRead(r *request, fn readFunc) {
 	c.s.treeMu.RLock()
 	c.execRead(r, true)
 	c.s.treeMu.RUnlock()
+}
+
+// fixedCode is a readFunc answering code without a body.
+func fixedCode(code proto.ErrCode) readFunc {
+	return func(*request) (proto.ErrCode, proto.Record) { return code, nil }
 }
 
 // fixedReply wraps a readFunc as a request body so it can sit in the queue.

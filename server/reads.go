@@ -137,13 +137,18 @@ func (c *Conn) read(r *request) (proto.ErrCode, proto.Record) {
 		ids := r.auth
 		infos := make([]proto.ClientInfo, 0, len(ids))
 		for _, id := range ids {
-			infos = append(infos, proto.ClientInfo{AuthScheme: id.Scheme, User: id.ID})
+			user := id.ID
+			if id.Scheme == acl.SchemeDigest {
+				// The digest provider names the user without the hash.
+				user, _, _ = strings.Cut(user, ":")
+			}
+			infos = append(infos, proto.ClientInfo{AuthScheme: id.Scheme, User: user})
 		}
 		return proto.ErrOk, &proto.WhoAmIResponse{ClientInfo: infos}
 	case proto.OpCheckWatches:
 		q := r.body.(*proto.CheckWatchesRequest)
 		if !validWatcherType(q.Type) {
-			return proto.ErrBadArguments, nil
+			return proto.ErrMarshallingError, nil // WatcherType.fromInt throws
 		}
 		if !s.watches.Contains(q.Path, c, q.Type) {
 			return proto.ErrNoWatcher, nil
@@ -152,7 +157,7 @@ func (c *Conn) read(r *request) (proto.ErrCode, proto.Record) {
 	case proto.OpRemoveWatches:
 		q := r.body.(*proto.RemoveWatchesRequest)
 		if !validWatcherType(q.Type) {
-			return proto.ErrBadArguments, nil
+			return proto.ErrMarshallingError, nil // WatcherType.fromInt throws
 		}
 		if !s.watches.Remove(q.Path, c, q.Type) {
 			return proto.ErrNoWatcher, nil
@@ -161,7 +166,7 @@ func (c *Conn) read(r *request) (proto.ErrCode, proto.Record) {
 	case proto.OpAddWatch:
 		q := r.body.(*proto.AddWatchRequest)
 		if q.Mode != proto.AddWatchPersistent && q.Mode != proto.AddWatchPersistentRecursive {
-			return proto.ErrBadArguments, nil
+			return proto.ErrMarshallingError, nil // WatcherMode.fromZooDef throws
 		}
 		if n := t.Get(q.Path); n != nil && !tree.CheckACL(n, proto.PermRead, r.auth) {
 			return proto.ErrNoAuth, nil
@@ -190,9 +195,7 @@ func (c *Conn) read(r *request) (proto.ErrCode, proto.Record) {
 				case !tree.CheckACL(n, proto.PermRead, r.auth):
 					res.Type, res.Err = proto.OpError, proto.ErrNoAuth
 				default:
-					if req.Watch {
-						s.watches.AddData(strings.Clone(req.Path), c)
-					}
+					// ZooKeeper ignores the watch flag of multiRead ops.
 					res.Type, res.Data, res.Stat = proto.OpGetData, n.Data(), n.Stat()
 				}
 			case *proto.GetChildrenRequest:
@@ -200,9 +203,6 @@ func (c *Conn) read(r *request) (proto.ErrCode, proto.Record) {
 				if code != proto.ErrOk {
 					res.Type, res.Err = proto.OpError, code
 					continue
-				}
-				if req.Watch {
-					s.watches.AddChild(strings.Clone(req.Path), c)
 				}
 				res.Type, res.Children = proto.OpGetChildren, n.Children()
 			default:

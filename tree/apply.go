@@ -97,8 +97,14 @@ func (t *Tree) applyMulti(zxid int64, txn *Txn, m *proto.MultiRequest) []OpResul
 	for i, op := range m.Ops {
 		var r OpResult
 		switch op.Type {
-		case proto.OpCreate, proto.OpCreate2, proto.OpCreateContainer, proto.OpCreateTTL,
-			proto.OpDelete, proto.OpSetData, proto.OpCheck:
+		case proto.OpCreate, proto.OpCreate2, proto.OpCreateContainer, proto.OpCreateTTL:
+			typ, req := multiCreateOp(op)
+			if typ == proto.OpError {
+				r = OpResult{Op: op.Type, Err: proto.ErrMarshallingError}
+			} else {
+				r = t.applyOne(zxid, txn, typ, req)
+			}
+		case proto.OpDelete, proto.OpSetData, proto.OpCheck:
 			r = t.applyOne(zxid, txn, op.Type, op.Req)
 		default:
 			// Only these may appear in a multi (MultiOperationRecord).
@@ -131,6 +137,36 @@ func (t *Tree) applyMulti(zxid int64, txn *Txn, m *proto.MultiRequest) []OpResul
 		}
 	}
 	return results
+}
+
+// multiCreateOp returns the operation a create sub-op of a multi really
+// is. As in ZooKeeper (MultiOperationRecord builds an Op from the request's
+// flags), the flags decide: container flags make a createContainer, TTL
+// flags a createTTL (only with a TTL request), anything else a plain create,
+// whatever type the sub-op header said. OpError means the request cannot be
+// turned into an operation (TTL flags without a TTL).
+func multiCreateOp(op proto.MultiOp) (proto.OpCode, proto.Record) {
+	var flags proto.CreateMode
+	var plain *proto.CreateRequest
+	switch r := op.Req.(type) {
+	case *proto.CreateRequest:
+		flags, plain = r.Flags, r
+	case *proto.CreateTTLRequest:
+		if r.Flags.IsTTL() {
+			return proto.OpCreateTTL, r
+		}
+		flags = r.Flags
+		plain = &proto.CreateRequest{Path: r.Path, Data: r.Data, ACL: r.ACL, Flags: r.Flags}
+	default:
+		return proto.OpError, nil
+	}
+	switch {
+	case flags.IsTTL():
+		return proto.OpError, nil
+	case flags.IsContainer():
+		return proto.OpCreateContainer, plain
+	}
+	return proto.OpCreate, plain
 }
 
 // record adds an undo step when inside a multi.
@@ -321,7 +357,7 @@ func (t *Tree) create(zxid int64, txn *Txn, op proto.OpCode, path string, data [
 	t.events = append(t.events,
 		Event{Type: proto.EventNodeCreated, Path: path, ACL: n.acl.list},
 		Event{Type: proto.EventNodeChildrenChanged, Path: nonEmpty(parentPath), ACL: parent.acl.list})
-	return OpResult{Op: op, Path: path, Stat: n.stat}
+	return OpResult{Op: op, Path: path, Stat: n.Stat()}
 }
 
 func nonEmpty(p string) string {
@@ -449,7 +485,7 @@ func (t *Tree) setData(zxid int64, txn *Txn, path string, data []byte, version i
 	})
 	t.updateQuotaStats(path, 0, int64(len(data)-len(oldData)))
 	t.events = append(t.events, Event{Type: proto.EventNodeDataChanged, Path: path, ACL: n.acl.list})
-	return OpResult{Op: proto.OpSetData, Stat: n.stat}
+	return OpResult{Op: proto.OpSetData, Stat: n.Stat()}
 }
 
 func (t *Tree) setACL(txn *Txn, path string, acls []proto.ACL, version int32) OpResult {
@@ -475,7 +511,7 @@ func (t *Tree) setACL(txn *Txn, path string, acls []proto.ACL, version int32) Op
 	n.acl = t.acls.intern(fixed)
 	t.acls.release(old)
 	n.stat.Aversion++
-	return OpResult{Op: proto.OpSetACL, Stat: n.stat}
+	return OpResult{Op: proto.OpSetACL, Stat: n.Stat()}
 }
 
 func (t *Tree) check(txn *Txn, path string, version int32) OpResult {
@@ -493,7 +529,7 @@ func (t *Tree) check(txn *Txn, path string, version int32) OpResult {
 	if version != -1 && version != n.stat.Version {
 		return fail(proto.ErrBadVersion)
 	}
-	return OpResult{Op: proto.OpCheck, Stat: n.stat}
+	return OpResult{Op: proto.OpCheck, Stat: n.Stat()}
 }
 
 // deleteContainer removes a container or TTL node chosen by the sweep, after

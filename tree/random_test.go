@@ -340,7 +340,12 @@ func TestRandomOps(t *testing.T) {
 			var seqResults []OpResult
 			seqFailed := -1
 			for j, op := range m.Ops {
-				sr := seq.applyOne(zxid, txn, op.Type, op.Req)
+				typ, req := op.Type, op.Req
+				switch typ {
+				case proto.OpCreate, proto.OpCreate2, proto.OpCreateContainer, proto.OpCreateTTL:
+					typ, req = multiCreateOp(op)
+				}
+				sr := seq.applyOne(zxid, txn, typ, req)
 				seqResults = append(seqResults, sr)
 				if sr.Err != proto.ErrOk {
 					seqFailed = j

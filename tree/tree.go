@@ -102,6 +102,7 @@ func New() *Tree {
 	t.addSystemNode(QuotaPath, open)
 	readOnly := []proto.ACL{{Perms: proto.PermRead, ID: proto.Id{Scheme: "world", ID: "anyone"}}}
 	t.addSystemNode(ConfigPath, readOnly)
+	t.nodes[ConfigPath].stat.Aversion = -1 // as ZooKeeper creates it
 	return t
 }
 
@@ -124,16 +125,30 @@ func (t *Tree) LastZxid() int64 { return t.lastZxid }
 // has 5.
 func (t *Tree) NodeCount() int { return len(t.nodes) }
 
-// Get returns a node by path, or nil.
+// Get returns a node by path, or nil. Like ZooKeeper, "" finds the root.
 func (t *Tree) Get(p string) *Node {
-	if p == "" {
-		return nil
-	}
 	return t.nodes[p]
 }
 
-// Stat returns the node's Stat.
-func (n *Node) Stat() proto.Stat { return n.stat }
+// Stat returns the node's Stat as clients see it. Like ZooKeeper's
+// DataNode.copyStat: the tree counts child creates in cversion (that count
+// names sequential children), clients see creates plus deletes
+// (2*creates - current children); containers and TTL nodes show
+// ephemeralOwner 0.
+func (n *Node) Stat() proto.Stat {
+	st := n.stat
+	st.NumChildren = int32(len(n.children))
+	st.Cversion = n.stat.Cversion*2 - st.NumChildren
+	st.DataLength = int32(len(n.data))
+	if o := st.EphemeralOwner; o == ContainerOwner || IsTTLOwner(o) {
+		st.EphemeralOwner = 0
+	}
+	return st
+}
+
+// RawStat returns the stat as the tree keeps it: cversion counts child
+// creates and ephemeralOwner carries the container/TTL markers.
+func (n *Node) RawStat() proto.Stat { return n.stat }
 
 // Data returns the node's data. The caller must not modify it; the slice
 // stays valid after later changes (the tree replaces, never mutates, data).

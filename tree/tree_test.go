@@ -58,8 +58,8 @@ func TestNew(t *testing.T) {
 			t.Fatalf("%s has data %q", p, n.Data())
 		}
 	}
-	if tr.Get("") != nil {
-		t.Fatal(`Get("") returned the root alias`)
+	if tr.Get("") != tr.Get("/") {
+		t.Fatal(`Get("") is not the root (ZooKeeper keeps the root under "" too)`)
 	}
 	if got := tr.Get(ConfigPath).ACL(); !reflect.DeepEqual(got, []proto.ACL{{Perms: proto.PermRead, ID: proto.Id{Scheme: "world", ID: "anyone"}}}) {
 		t.Fatalf("config ACL %v", got)

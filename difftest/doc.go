@@ -1,0 +1,14 @@
+// Package difftest holds differential tests: the same request scripts run
+// against an in-process zkgo server and a real Apache ZooKeeper 3.8 server,
+// and the normalised replies and watch notifications must be identical.
+//
+// Scripts live in testdata/*.txt. See testdata/README.md for the format,
+// and docs/COMPATIBILITY.md for the deliberate differences.
+//
+// The tests need Apache ZooKeeper 3.8 (Debian package "zookeeper"); without
+// it they print a "skipping: ..." line and pass. Set
+// ZKGO_REQUIRE_APACHE_ZK=1 to make them fail instead. Run a single script
+// with
+//
+//	go test ./difftest/ -run 'TestDiff/create' -v
+package difftest
