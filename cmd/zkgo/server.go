@@ -83,6 +83,10 @@ Flags:
 	if *addr != "" {
 		opts.Addr = *addr
 	}
+	// Install the handler before announcing the address, so a signal sent
+	// as soon as the server is up is handled.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	srv, err := server.New(opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "zkgo server: %v\n", err)
@@ -96,8 +100,6 @@ Flags:
 	log.Info("zkgo server started", "version", version, "config", source, "clientAddr", srv.Addr().String(), "tickTime", cfg.TickTime)
 	fmt.Fprintf(os.Stdout, "zkgo %s listening on %s (standalone, in-memory only)\n", version, srv.Addr())
 
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	s := <-sig
 	log.Info("shutting down", "signal", s.String())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

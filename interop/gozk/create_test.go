@@ -1,7 +1,6 @@
 package gozk
 
 import (
-	"math"
 	"testing"
 	"time"
 
@@ -65,8 +64,9 @@ func TestCreateModes(t *testing.T) {
 			t.Fatalf("ephemeralOwner = %#x, want %#x", st.EphemeralOwner, c.SessionID())
 		}
 		st := mustExists(t, c, "/seq")
-		if st.Cversion != 4 || st.NumChildren != 3 {
-			t.Fatalf("/seq cversion=%d numChildren=%d, want 4 and 3", st.Cversion, st.NumChildren)
+		// Clients see cversion as child creates plus deletes (4 + 1).
+		if st.Cversion != 5 || st.NumChildren != 3 {
+			t.Fatalf("/seq cversion=%d numChildren=%d, want 5 and 3", st.Cversion, st.NumChildren)
 		}
 		kids, _, err := c.Children("/seq")
 		if err != nil {
@@ -251,7 +251,7 @@ func TestCreateRaw(t *testing.T) {
 		if code != 0 || path != "/cc" || d.err {
 			t.Fatalf("createContainer: code %d path %q", code, path)
 		}
-		if st.EphemeralOwner != math.MinInt64 || st.DataLength != 1 || st.Czxid != st.Pzxid {
+		if st.EphemeralOwner != 0 || st.DataLength != 1 || st.Czxid != st.Pzxid { // containers show owner 0
 			t.Fatalf("container stat = %+v", st)
 		}
 	})
@@ -280,8 +280,9 @@ func TestContainer(t *testing.T) {
 	if err != nil || p != "/c" {
 		t.Fatalf("CreateContainer = %q, %v", p, err)
 	}
-	if st := mustExists(t, c, "/c"); st.EphemeralOwner != math.MinInt64 {
-		t.Fatalf("container ephemeralOwner = %#x, want 0x8000000000000000", st.EphemeralOwner)
+	// ZooKeeper hides the container marker from clients (getClientEphemeralOwner).
+	if st := mustExists(t, c, "/c"); st.EphemeralOwner != 0 {
+		t.Fatalf("container ephemeralOwner = %#x, want 0", st.EphemeralOwner)
 	}
 	// A container that never had a child is not reaped; one that still has
 	// children is not reaped.
@@ -330,8 +331,8 @@ func TestTTL(t *testing.T) {
 		if err != nil || p != "/t" {
 			t.Fatalf("CreateTTL = %q, %v", p, err)
 		}
-		// ZooKeeper encodes TTL nodes' owner as 0xFF00000000000000 | ttl.
-		wantOwner := int64(-1<<56) | ttl.Milliseconds()
+		// ZooKeeper hides the TTL marker from clients (getClientEphemeralOwner).
+		wantOwner := int64(0)
 		if st := mustExists(t, c, "/t"); st.EphemeralOwner != wantOwner {
 			t.Fatalf("TTL ephemeralOwner = %#x, want %#x", st.EphemeralOwner, wantOwner)
 		}
@@ -377,7 +378,7 @@ func TestTTL(t *testing.T) {
 		code, d := r.call(opCreateTTL, createTTLBody("/x", []byte("ab"), openACL, zk.FlagTTL, 60000))
 		path := d.str()
 		st := d.stat()
-		if code != 0 || path != "/x" || st.DataLength != 2 || st.EphemeralOwner != int64(-1<<56)|60000 {
+		if code != 0 || path != "/x" || st.DataLength != 2 || st.EphemeralOwner != 0 {
 			t.Fatalf("createTTL: code %d path %q stat %+v", code, path, st)
 		}
 	})

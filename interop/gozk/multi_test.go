@@ -65,7 +65,7 @@ func TestMultiSuccess(t *testing.T) {
 		t.Fatalf("multi zxids differ: /m/a %+v, /m/s %+v", a, s)
 	}
 	mustNotExist(t, c, "/m/b")
-	if st := mustExists(t, c, "/m"); st.Cversion != 3 || st.NumChildren != 2 || st.Pzxid != a.Czxid {
+	if st := mustExists(t, c, "/m"); st.Cversion != 4 || st.NumChildren != 2 || st.Pzxid != a.Czxid { // 3 creates + 1 delete
 		t.Fatalf("/m stat %+v", st)
 	}
 	expectWatch(t, childCh, zk.EventNodeChildrenChanged, "/m")

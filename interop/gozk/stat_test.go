@@ -52,12 +52,13 @@ func TestStatSemantics(t *testing.T) {
 	}
 
 	// Deleting a child: numChildren drops, pzxid moves to the delete's
-	// zxid; ZooKeeper 3.8 does not bump cversion on delete.
+	// zxid, and cversion counts the delete (clients see creates + deletes,
+	// DataNode.copyStat).
 	if err := c.Delete("/s/a", -1); err != nil {
 		t.Fatal(err)
 	}
 	st3 := mustExists(t, c, "/s")
-	if st3.NumChildren != 0 || st3.Cversion != 1 || st3.Pzxid <= st2.Pzxid || st3.Mzxid != st2.Mzxid {
+	if st3.NumChildren != 0 || st3.Cversion != 2 || st3.Pzxid <= st2.Pzxid || st3.Mzxid != st2.Mzxid {
 		t.Fatalf("parent after child delete: %+v (before %+v)", st3, st2)
 	}
 	mustCreate(t, c, "/later", nil, 0)
@@ -70,7 +71,7 @@ func TestStatSemantics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st4.Aversion != 1 || st4.Version != 1 || st4.Mzxid != st3.Mzxid || st4.Cversion != 1 || st4.Pzxid != st3.Pzxid {
+	if st4.Aversion != 1 || st4.Version != 1 || st4.Mzxid != st3.Mzxid || st4.Cversion != st3.Cversion || st4.Pzxid != st3.Pzxid {
 		t.Fatalf("after setACL: %+v (before %+v)", st4, st3)
 	}
 
@@ -215,23 +216,24 @@ func TestChildren(t *testing.T) {
 }
 
 // TestRootStat: ZooKeeper builds the root and /zookeeper without
-// transactions, so a fresh root has zero zxids and cversion 0 (adding
-// /zookeeper does not count) while numChildren counts /zookeeper.
+// transactions, so a fresh root has zero zxids and, since clients see
+// 2*creates - children, cversion -1 (adding /zookeeper was no create)
+// while numChildren counts /zookeeper.
 func TestRootStat(t *testing.T) {
 	_, c := start(t)
 	st := mustExists(t, c, "/")
 	if st.Czxid != 0 || st.Mzxid != 0 || st.Pzxid != 0 || st.Ctime != 0 || st.Mtime != 0 ||
-		st.Version != 0 || st.Cversion != 0 || st.Aversion != 0 || st.EphemeralOwner != 0 ||
+		st.Version != 0 || st.Cversion != -1 || st.Aversion != 0 || st.EphemeralOwner != 0 ||
 		st.DataLength != 0 || st.NumChildren != 1 {
 		t.Fatalf("fresh root stat = %+v", st)
 	}
 	if p := mustCreate(t, c, "/s-", nil, zk.FlagSequence); p != "/s-0000000000" {
 		t.Fatalf("first sequential child of the root = %q, want /s-0000000000", p)
 	}
-	if st := mustExists(t, c, "/"); st.Cversion != 1 || st.NumChildren != 2 || st.Pzxid == 0 {
+	if st := mustExists(t, c, "/"); st.Cversion != 0 || st.NumChildren != 2 || st.Pzxid == 0 { // 2*1 - 2
 		t.Fatalf("root after create = %+v", st)
 	}
-	if z := mustExists(t, c, "/zookeeper"); z.NumChildren != 2 || z.Cversion != 0 || z.Czxid != 0 {
+	if z := mustExists(t, c, "/zookeeper"); z.NumChildren != 2 || z.Cversion != -2 || z.Czxid != 0 { // 2*0 - 2, as ZooKeeper
 		t.Fatalf("/zookeeper stat = %+v", z)
 	}
 	acl, _, err := c.GetACL("/")
