@@ -21,6 +21,7 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"errors"
+	"github.com/zkgo/zkgo/internal/javanum"
 	"net/netip"
 	"strings"
 	"unicode/utf8"
@@ -349,7 +350,7 @@ func parseIPExpr(expr string) (addr []byte, bits int, ok bool) {
 	}
 	bits = len(addr) * 8
 	if hasBits {
-		n, ok := javaParseInt(bitsStr, 10)
+		n, ok := javanum.ParseInt(bitsStr, 10)
 		if !ok || n < 0 || int(n) > len(addr)*8 {
 			return nil, 0, false
 		}
@@ -389,7 +390,7 @@ func v4Bytes(s string) []byte {
 	}
 	b := make([]byte, 4)
 	for i, p := range parts {
-		v, ok := javaParseInt(p, 10)
+		v, ok := javanum.ParseInt(p, 10)
 		if !ok || v < 0 || v > 255 {
 			return nil
 		}
@@ -432,7 +433,7 @@ func v6Groups(dst []byte, groups []string) bool {
 		if g == "" || len(g) > 4 {
 			return false
 		}
-		v, ok := javaParseInt(g, 16)
+		v, ok := javanum.ParseInt(g, 16)
 		if !ok {
 			return false
 		}
@@ -453,47 +454,4 @@ func maskBytes(b []byte, bits int) {
 			b[i] &= ^byte(0xff >> (bits - i*8))
 		}
 	}
-}
-
-// javaParseInt is Java's Integer.parseInt for ASCII input: an optional sign
-// followed by at least one digit of radix, within int32.
-func javaParseInt(s string, radix int) (int32, bool) {
-	neg := false
-	if s != "" && (s[0] == '+' || s[0] == '-') {
-		neg = s[0] == '-'
-		s = s[1:]
-	}
-	if s == "" {
-		return 0, false
-	}
-	var v int64
-	for i := 0; i < len(s); i++ {
-		d := digitVal(s[i])
-		if d >= radix {
-			return 0, false
-		}
-		v = v*int64(radix) + int64(d)
-		if v > 1<<31 {
-			return 0, false
-		}
-	}
-	if neg {
-		v = -v
-	}
-	if v > 1<<31-1 || v < -(1<<31) {
-		return 0, false
-	}
-	return int32(v), true
-}
-
-func digitVal(c byte) int {
-	switch {
-	case '0' <= c && c <= '9':
-		return int(c - '0')
-	case 'a' <= c && c <= 'z':
-		return int(c-'a') + 10
-	case 'A' <= c && c <= 'Z':
-		return int(c-'A') + 10
-	}
-	return 99
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"errors"
+	"github.com/zkgo/zkgo/internal/javanum"
 	"reflect"
 	"testing"
 
@@ -427,7 +428,7 @@ func TestJavaParseInt(t *testing.T) {
 		{"g", 16, 0, false},
 	}
 	for _, tc := range tt {
-		got, ok := javaParseInt(tc.s, tc.radix)
+		got, ok := javanum.ParseInt(tc.s, tc.radix)
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("javaParseInt(%q, %d) = %d, %v; want %d, %v", tc.s, tc.radix, got, ok, tc.want, tc.ok)
 		}

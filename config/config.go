@@ -32,6 +32,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/zkgo/zkgo/internal/javanum"
 	"io"
 	"net"
 	"net/netip"
@@ -949,7 +950,7 @@ func (p *parser) javaBool(pr property) bool {
 
 // javaParseInt is Integer.parseInt(s, 10) for ASCII input.
 func javaParseInt(s string) (int32, bool) {
-	return parseRadix(s, 10, true)
+	return javanum.ParseInt(s, 10)
 }
 
 // javaDecode is Integer.decode.
@@ -975,36 +976,7 @@ func javaDecode(s string) (int32, bool) {
 	if neg {
 		rest = "-" + rest
 	}
-	return parseRadix(rest, radix, true)
-}
-
-func parseRadix(s string, radix int, sign bool) (int32, bool) {
-	neg := false
-	if sign && s != "" && (s[0] == '+' || s[0] == '-') {
-		neg = s[0] == '-'
-		s = s[1:]
-	}
-	if s == "" {
-		return 0, false
-	}
-	var v int64
-	for i := 0; i < len(s); i++ {
-		d := hexVal(s[i])
-		if d < 0 || d >= radix {
-			return 0, false
-		}
-		v = v*int64(radix) + int64(d)
-		if v > 1<<31 {
-			return 0, false
-		}
-	}
-	if neg {
-		v = -v
-	}
-	if v > 1<<31-1 {
-		return 0, false
-	}
-	return int32(v), true
+	return javanum.ParseInt(rest, radix)
 }
 
 // Java properties syntax.
