@@ -258,8 +258,11 @@ func (r *MultiRequest) Validate() error {
 //
 // As in ZooKeeper 3.8 (FinalRequestProcessor, OpResult.CreateResult):
 //   - the result of a create sub-op is OpCreate with the path only; the
-//     results of create2, createContainer and createTTL sub-ops are all
-//     OpCreate2 with path and stat. Encode writes OpCreateContainer and
+//     results of createContainer and createTTL sub-ops are OpCreate2 with
+//     path and stat. Which of these a create sub-op becomes is decided by
+//     its flags, not its header type (MultiOperationRecord builds the op
+//     from the flags), so a create2 sub-op with plain flags also answers
+//     OpCreate with the path only. Encode writes OpCreateContainer and
 //     OpCreateTTL results as OpCreate2 for convenience (and OpDeleteContainer
 //     as OpDelete); Decode never returns them.
 //   - a failed multi has only OpError results: ErrOk for the ops before the

@@ -90,10 +90,12 @@ func (s *Server) applyBatch(batch []proposal) {
 		// released, so no reply that observes the change can precede the
 		// notification.
 		s.watches.Trigger(res.Events)
-		s.sessions.applied(p.txn, &res)
+		// The requester's reply is queued before the session's connections
+		// are told to close, so a closeSession reply is never lost.
 		if p.done != nil {
 			p.done(zxid, &res)
 		}
+		s.sessions.applied(p.txn, &res)
 		p.txn = nil
 		p.done = nil
 	}

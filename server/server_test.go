@@ -349,3 +349,20 @@ func TestDigestAuthDisabled(t *testing.T) {
 		t.Fatalf("addauth digest with digest disabled: %+v %v", h, err)
 	}
 }
+
+// The reply to closeSession is written before the server closes the
+// connection.
+func TestCloseSessionReplyArrives(t *testing.T) {
+	srv := zktest.Start(t)
+	for i := 0; i < 100; i++ {
+		c, err := rawzk.Dial(srv.Addr(), rawzk.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := c.Call(proto.OpCloseSession, nil, nil)
+		if err != nil || h.Err != proto.ErrOk {
+			t.Fatalf("round %d: closeSession reply %+v, %v", i, h, err)
+		}
+		c.Close()
+	}
+}

@@ -25,7 +25,7 @@ type sessionTracker struct {
 
 type liveSession struct {
 	id       int64
-	timeout  time.Duration
+	timeout  atomic.Int64 // nanoseconds
 	deadline atomic.Int64 // unix nanos
 	closing  atomic.Bool  // a closeSession has been proposed
 	conns    map[*Conn]struct{}
@@ -60,7 +60,7 @@ func (t *sessionTracker) track(id int64, timeout time.Duration, c *Conn) *liveSe
 		ls = &liveSession{id: id, conns: make(map[*Conn]struct{})}
 		t.live[id] = ls
 	}
-	ls.timeout = timeout
+	ls.timeout.Store(int64(timeout))
 	if c != nil {
 		// A session lives on one connection: a client that reconnects
 		// moves it, and the old connection is closed (as ZooKeeper does).
@@ -78,7 +78,7 @@ func (t *sessionTracker) track(id int64, timeout time.Duration, c *Conn) *liveSe
 
 // touch extends a session's deadline; called for every packet.
 func (ls *liveSession) touch() {
-	ls.deadline.Store(time.Now().Add(ls.timeout).UnixNano())
+	ls.deadline.Store(time.Now().Add(time.Duration(ls.timeout.Load())).UnixNano())
 }
 
 // detach removes a closed connection from its session.
