@@ -1,0 +1,587 @@
+package zk
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkgo/zkgo/jute"
+	"github.com/zkgo/zkgo/proto"
+)
+
+// Conn is a ZooKeeper session. It is safe for concurrent use; requests from
+// many goroutines are pipelined on one connection.
+type Conn struct {
+	cfg    config
+	chroot string
+	hosts  []string
+
+	xid      atomic.Int32
+	lastZxid atomic.Int64
+
+	mu        sync.Mutex
+	state     State
+	link      *link         // the live link, nil while disconnected
+	ready     chan struct{} // closed when link is set or the Conn is finished
+	readyShut bool          // ready is closed
+	sessionID int64
+	passwd    []byte
+	timeout   time.Duration // negotiated session timeout
+	server    string        // address of the current (or last) server
+	termErr   error         // once set, every operation fails with it
+	closed    bool          // Close was called
+	auths     []authInfo
+	subs      []*queue[State]
+
+	watches   watchManager
+	listeners *callQueue[State]
+
+	ctx     context.Context // canceled by Close, after closeSession
+	cancel  context.CancelFunc
+	first   chan error // the first connection's outcome
+	runDone chan struct{}
+	once    sync.Once
+}
+
+// Connect opens a session with one of the servers and returns once it is
+// established, or fails when ctx is done or the server list has been tried
+// as often as the connect retry policy allows.
+//
+// servers is either a string ("host:port,host:port/chroot") or a []string
+// of addresses (an element may carry the "/chroot" suffix too).
+func Connect[S string | []string](ctx context.Context, servers S, opts ...Option) (*Conn, error) {
+	var list []string
+	switch v := any(servers).(type) {
+	case string:
+		list = []string{v}
+	case []string:
+		list = v
+	}
+	cfg := defaultConfig()
+	hosts, chroot, err := parseServers(list)
+	if err != nil {
+		return nil, err
+	}
+	cfg.chroot = chroot
+	for _, o := range opts {
+		o(&cfg)
+	}
+	root, err := normChroot(cfg.chroot)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.shuffle {
+		rand.Shuffle(len(hosts), func(i, j int) { hosts[i], hosts[j] = hosts[j], hosts[i] })
+	}
+	c := &Conn{
+		cfg:     cfg,
+		chroot:  root,
+		hosts:   hosts,
+		ready:   make(chan struct{}),
+		auths:   append([]authInfo(nil), cfg.auths...),
+		first:   make(chan error, 1),
+		runDone: make(chan struct{}),
+	}
+	c.watches.init(c)
+	c.listeners = newCallQueue(func(s State) {
+		for _, fn := range c.cfg.listeners {
+			fn(s)
+		}
+	})
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	go c.run()
+	select {
+	case err := <-c.first:
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		return c, nil
+	case <-ctx.Done():
+		c.Close()
+		return nil, ctx.Err()
+	}
+}
+
+// SessionID returns the session id (0 before the first session).
+func (c *Conn) SessionID() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessionID
+}
+
+// SessionPassword returns a copy of the session password.
+func (c *Conn) SessionPassword() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]byte(nil), c.passwd...)
+}
+
+// SessionTimeout returns the negotiated session timeout.
+func (c *Conn) SessionTimeout() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.timeout
+}
+
+// State returns the current state.
+func (c *Conn) State() State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state
+}
+
+// Server returns the address of the server the Conn is (or was last)
+// connected to.
+func (c *Conn) Server() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.server
+}
+
+// LastZxid returns the last zxid seen in a reply.
+func (c *Conn) LastZxid() int64 { return c.lastZxid.Load() }
+
+// StateChanges returns a channel that receives every state transition from
+// now on, in order, and is closed after StateClosed. Nothing is dropped: the
+// queue behind the channel is unbounded, so receive until it is closed (a
+// goroutine feeds the channel while a backlog exists).
+func (c *Conn) StateChanges() <-chan State {
+	q := newQueue[State](16)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed && c.state == StateClosed {
+		q.finish()
+		return q.ch
+	}
+	c.subs = append(c.subs, q)
+	return q.ch
+}
+
+func (c *Conn) noteZxid(z int64) {
+	for {
+		cur := c.lastZxid.Load()
+		if z <= cur || c.lastZxid.CompareAndSwap(cur, z) {
+			return
+		}
+	}
+}
+
+// setStateLocked records a transition and queues it for listeners. c.mu held.
+func (c *Conn) setStateLocked(s State) {
+	if c.state == s && s != StateReconnected {
+		return
+	}
+	c.state = s
+	c.cfg.logger.Info("zk: state", "state", s.String(), "session", fmt.Sprintf("0x%x", c.sessionID), "server", c.server)
+	if len(c.cfg.listeners) > 0 {
+		c.listeners.push(s)
+	}
+	for _, q := range c.subs {
+		q.push(s)
+	}
+}
+
+// nextXid returns a positive request xid.
+func (c *Conn) nextXid() int32 {
+	for {
+		x := c.xid.Add(1) & 0x7fffffff
+		if x != 0 {
+			return x
+		}
+	}
+}
+
+// openReadyLocked wakes the requests waiting for a link. c.mu held.
+func (c *Conn) openReadyLocked() {
+	if !c.readyShut {
+		c.readyShut = true
+		close(c.ready)
+	}
+}
+
+// linkDown is called by a link that died.
+func (c *Conn) linkDown(l *link) {
+	c.mu.Lock()
+	if c.link == l {
+		c.link = nil
+		if c.termErr == nil {
+			c.ready = make(chan struct{})
+			c.readyShut = false
+		}
+	}
+	c.mu.Unlock()
+}
+
+// waitLink returns the live link, waiting for one while disconnected.
+func (c *Conn) waitLink(ctx context.Context) (*link, error) {
+	for {
+		c.mu.Lock()
+		if c.termErr != nil {
+			err := c.termErr
+			c.mu.Unlock()
+			return nil, err
+		}
+		if l := c.link; l != nil {
+			c.mu.Unlock()
+			return l, nil
+		}
+		ready := c.ready
+		c.mu.Unlock()
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// call sends a request and waits for its reply. It returns the transport
+// error, ctx's error, or the reply's code as an *Error.
+func (c *Conn) call(ctx context.Context, op proto.OpCode, body, resp proto.Record, onReply func(proto.ErrCode)) (*request, error) {
+	r := &request{xid: c.nextXid(), op: op, body: body, resp: resp, onReply: onReply, done: make(chan struct{})}
+	return r, c.roundTrip(ctx, r)
+}
+
+func (c *Conn) roundTrip(ctx context.Context, r *request) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for {
+		l, err := c.waitLink(ctx)
+		if err != nil {
+			return err
+		}
+		if l.send(r) == nil {
+			break
+		}
+		// The link died before the request was queued: it was never sent,
+		// so wait for the next one.
+	}
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		r.abandoned.Store(true)
+		return ctx.Err()
+	}
+	if r.err != nil {
+		return r.err
+	}
+	if r.code != proto.ErrOk {
+		return &Error{Code: r.code, Err: CodeError(r.code)}
+	}
+	return nil
+}
+
+// send queues a request without waiting for its reply (the reply is
+// matched and dropped). It is used for best-effort requests.
+func (c *Conn) sendAsync(op proto.OpCode, body proto.Record) {
+	c.mu.Lock()
+	l := c.link
+	c.mu.Unlock()
+	if l == nil {
+		return
+	}
+	r := &request{xid: c.nextXid(), op: op, body: body, done: make(chan struct{})}
+	l.send(r)
+}
+
+// run connects, reconnects and reports state until the session ends or
+// Close is called.
+func (c *Conn) run() {
+	defer close(c.runDone)
+	var (
+		connected      bool      // a session was established once
+		disconnectedAt time.Time // when the current disconnection began
+		tries          int       // connection attempts since the last success
+		passes         int       // full passes over the host list
+		passStart      = time.Now()
+		hostIdx        int
+		lastErr        error
+		lastDelay      time.Duration
+	)
+	for {
+		c.mu.Lock()
+		closed := c.closed
+		c.mu.Unlock()
+		if closed || c.ctx.Err() != nil {
+			c.finishRun(ErrClosing)
+			return
+		}
+		if connected {
+			c.mu.Lock()
+			to := c.timeout
+			c.mu.Unlock()
+			if time.Since(disconnectedAt) >= to {
+				c.cfg.logger.Warn("zk: session timeout elapsed while disconnected", "timeout", to, "err", lastErr)
+				c.lose(ErrSessionExpired)
+				return
+			}
+		}
+		addr := c.hosts[hostIdx%len(c.hosts)]
+		hostIdx++
+		l, resp, err := c.connect(addr)
+		if err != nil {
+			lastErr = err
+			if c.ctx.Err() != nil {
+				continue
+			}
+			c.cfg.logger.Debug("zk: connect failed", "server", addr, "err", err)
+			if errors.Is(err, ErrSessionExpired) {
+				c.lose(ErrSessionExpired)
+				return
+			}
+			if errors.Is(err, ErrAuthFailed) {
+				if !connected {
+					c.first <- err
+					c.finishRun(err)
+				} else {
+					c.lose(err)
+				}
+				return
+			}
+			tries++
+			if tries%len(c.hosts) != 0 {
+				continue
+			}
+			passes++
+			delay, ok := c.cfg.retry.Next(passes, time.Since(passStart))
+			if !ok {
+				if !connected {
+					c.first <- fmt.Errorf("zk: could not connect to %v: %w", c.hosts, err)
+					c.finishRun(ErrClosing)
+					return
+				}
+				delay = lastDelay
+			}
+			lastDelay = delay
+			if connected {
+				c.mu.Lock()
+				left := c.timeout - time.Since(disconnectedAt)
+				c.mu.Unlock()
+				if left < delay {
+					delay = max(left, 0)
+				}
+			}
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-c.ctx.Done():
+				t.Stop()
+			}
+			continue
+		}
+		tries, passes, passStart = 0, 0, time.Now()
+		c.mu.Lock()
+		c.link = l
+		c.openReadyLocked()
+		switch {
+		case resp.ReadOnly:
+			c.setStateLocked(StateReadOnly)
+		case connected:
+			c.setStateLocked(StateReconnected)
+		default:
+			c.setStateLocked(StateConnected)
+		}
+		c.mu.Unlock()
+		if !connected {
+			connected = true
+			c.first <- nil
+		}
+		select {
+		case <-l.dead:
+		case <-c.ctx.Done():
+			l.fail(&Error{Err: ErrClosing})
+		}
+		l.wg.Wait()
+		lastErr = l.err
+		disconnectedAt = time.Now()
+		c.mu.Lock()
+		if c.ctx.Err() == nil && c.termErr == nil {
+			c.setStateLocked(StateSuspended)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// lose ends the session: StateLost, every operation fails with err.
+func (c *Conn) lose(err error) {
+	c.mu.Lock()
+	if c.termErr == nil {
+		c.termErr = err
+		c.openReadyLocked()
+	}
+	c.link = nil
+	c.setStateLocked(StateLost)
+	c.mu.Unlock()
+	c.watches.terminate(StateLost, err)
+}
+
+// finishRun marks the Conn finished because of Close (or a failed first
+// connection).
+func (c *Conn) finishRun(err error) {
+	c.mu.Lock()
+	if c.termErr == nil {
+		c.termErr = err
+		c.openReadyLocked()
+	}
+	c.link = nil
+	c.mu.Unlock()
+}
+
+// connect dials addr and performs the handshake, then re-sends the
+// credentials and re-registers the watches. The returned link is running
+// but not yet published.
+func (c *Conn) connect(addr string) (*link, *proto.ConnectResponse, error) {
+	c.mu.Lock()
+	sid, passwd, to := c.sessionID, c.passwd, c.timeout
+	if to == 0 {
+		to = c.cfg.sessionTimeout
+	}
+	auths := append([]authInfo(nil), c.auths...)
+	c.mu.Unlock()
+	connTimeout := max(to/time.Duration(len(c.hosts)), 100*time.Millisecond)
+	ctx, cancel := context.WithTimeout(c.ctx, connTimeout)
+	defer cancel()
+	nc, err := c.cfg.dial(ctx, "tcp", addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	nc.SetDeadline(time.Now().Add(connTimeout))
+	if passwd == nil {
+		passwd = make([]byte, proto.PasswdLen)
+	}
+	req := proto.ConnectRequest{
+		LastZxidSeen: c.lastZxid.Load(),
+		TimeOut:      int32(c.cfg.sessionTimeout / time.Millisecond),
+		SessionID:    sid,
+		Passwd:       passwd,
+		ReadOnly:     c.cfg.readOnly,
+		HasReadOnly:  true,
+	}
+	var enc jute.Encoder
+	proto.AppendFrame(&enc, nil, &req)
+	if _, err := nc.Write(enc.Bytes()); err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	br := bufio.NewReaderSize(nc, 32<<10)
+	frame, err := proto.ReadFrame(br, nil, c.cfg.maxFrame)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("handshake: %w", err)
+	}
+	var resp proto.ConnectResponse
+	d := jute.NewDecoder(frame)
+	resp.Decode(d)
+	if d.Err() != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("handshake: %w: %v", ErrProtocol, d.Err())
+	}
+	if resp.TimeOut <= 0 {
+		nc.Close()
+		if sid != 0 {
+			return nil, nil, &Error{Code: proto.ErrSessionExpired, Err: ErrSessionExpired, Op: "connect"}
+		}
+		return nil, nil, fmt.Errorf("handshake: server refused a new session")
+	}
+	if sid != 0 && resp.SessionID != sid {
+		nc.Close()
+		return nil, nil, &Error{Code: proto.ErrSessionExpired, Err: ErrSessionExpired, Op: "connect",
+			Detail: fmt.Sprintf("server answered with session 0x%x", resp.SessionID)}
+	}
+	nc.SetDeadline(time.Time{})
+	timeout := time.Duration(resp.TimeOut) * time.Millisecond
+	c.mu.Lock()
+	c.sessionID, c.passwd, c.timeout, c.server = resp.SessionID, resp.Passwd, timeout, addr
+	c.mu.Unlock()
+	c.cfg.logger.Debug("zk: session established", "server", addr, "session", fmt.Sprintf("0x%x", resp.SessionID), "timeout", timeout, "readOnly", resp.ReadOnly)
+
+	l := newLink(c, nc, addr, timeout)
+	l.start(br)
+	// Credentials first, and wait for them: a refused credential fails the
+	// connection.
+	var authReqs []*request
+	for _, a := range auths {
+		r := &request{xid: proto.XidAuth, op: proto.OpAuth, body: &proto.AuthPacket{Scheme: a.scheme, Auth: a.auth}, done: make(chan struct{})}
+		if err := l.send(r); err != nil {
+			break
+		}
+		authReqs = append(authReqs, r)
+	}
+	for _, r := range authReqs {
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			l.fail(connLoss(ctx.Err()))
+			<-r.done
+		}
+		if r.err == nil && r.code != proto.ErrOk {
+			l.fail(connLoss(ErrAuthFailed))
+			l.wg.Wait()
+			return nil, nil, &Error{Code: r.code, Err: CodeError(r.code), Op: "auth"}
+		}
+		if r.err != nil {
+			l.wg.Wait()
+			return nil, nil, r.err
+		}
+	}
+	// Then the watches, in chunks; their replies are not awaited.
+	for _, sw := range c.watches.setWatches(c.lastZxid.Load()) {
+		r := &request{xid: proto.XidSetWatches, op: proto.OpSetWatches2, body: sw, done: make(chan struct{})}
+		if err := l.send(r); err != nil {
+			break
+		}
+	}
+	return l, &resp, nil
+}
+
+// Close ends the session: it sends closeSession (waiting briefly for the
+// reply), stops every goroutine of the Conn, reports StateClosed, and ends
+// every watch with an EventNotWatching event carrying ErrClosing. It is
+// safe to call more than once and from several goroutines.
+func (c *Conn) Close() error {
+	c.once.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		l := c.link
+		alive := c.termErr == nil
+		if alive {
+			c.termErr = &Error{Err: ErrClosing}
+			c.openReadyLocked()
+		}
+		wait := c.timeout
+		c.mu.Unlock()
+		if alive && l != nil {
+			r := &request{xid: c.nextXid(), op: proto.OpCloseSession, done: make(chan struct{})}
+			if l.send(r) == nil {
+				wait = min(max(wait/2, 200*time.Millisecond), 2*time.Second)
+				t := time.NewTimer(wait)
+				select {
+				case <-r.done:
+				case <-t.C:
+				}
+				t.Stop()
+			}
+		}
+		c.cancel()
+		<-c.runDone
+		c.watches.terminate(StateClosed, ErrClosing)
+		c.mu.Lock()
+		c.setStateLocked(StateClosed)
+		subs := c.subs
+		c.mu.Unlock()
+		for _, q := range subs {
+			q.finish()
+		}
+	})
+	<-c.runDone
+	return nil
+}

@@ -1,0 +1,82 @@
+// Package zk is a ZooKeeper client: one Conn per session, requests
+// pipelined from any number of goroutines over one TCP connection, watches
+// delivered without loss, and Curator's connection-state vocabulary.
+//
+//	c, err := zk.Connect(ctx, "zk1:2181,zk2:2181/app", zk.WithSessionTimeout(10*time.Second))
+//	if err != nil { ... }
+//	defer c.Close()
+//	p, err := c.Create(ctx, "/jobs/job-", data, acl.OpenACLUnsafe, proto.ModePersistentSequential)
+//	data, stat, ev, err := c.GetW(ctx, "/config")
+//	... <-ev ...
+//
+// # Errors
+//
+// Failed operations return an *Error holding the ZooKeeper error code, the
+// operation and the path; it wraps a sentinel, so errors.Is(err, ErrNoNode)
+// works. Operations interrupted by a broken connection fail with
+// ErrConnectionLoss (they may or may not have been applied; see Retry and
+// IsRetryable). Context cancellation returns ctx.Err().
+//
+// # Connection and session
+//
+// A Conn keeps its session across connections: when a connection breaks
+// (the read deadline is two thirds of the session timeout; pings go out
+// after a third of it without traffic) the Conn reports StateSuspended,
+// fails the requests in flight with ErrConnectionLoss, and reconnects to the
+// next server of the list (shuffled once, at Connect) presenting the session
+// id and password. Requests issued while disconnected wait for the
+// reconnection or their context. After the handshake it re-sends the
+// credentials (WithAuth, AddAuth), re-registers every watch with
+// setWatches2 and the last zxid it saw, so that the server fires at once the
+// events missed while disconnected, and reports StateReconnected.
+//
+// # States
+//
+// Listeners (WithStateListener, StateChanges) receive every transition, in
+// order, never dropped:
+//
+//	Connected      the first session is established
+//	Suspended      the connection is lost; the session may still be alive
+//	Reconnected    reconnected with the same session
+//	ReadOnly       connected to a read-only server (WithReadOnly)
+//	Lost           the session is gone
+//	Closed         Close was called (always the last state)
+//
+// Lost is reported when a server says the session expired, and also, as
+// Curator does, when the negotiated session timeout elapses while the Conn
+// is disconnected: by then the ensemble has expired the session or is about
+// to, and its ephemeral nodes and watches are gone.
+//
+// A Conn whose session is lost does NOT start a new session on its own:
+// every operation fails with ErrSessionExpired, watches end with
+// EventNotWatching. Close it and Connect again, then rebuild what depended
+// on the session (ephemeral nodes, locks, leader latches, watches), as
+// Curator recipes do on LOST.
+//
+// # Watches
+//
+// GetW, ExistsW and ChildrenW return a channel that receives exactly one
+// event and is then closed; it is buffered, so the connection never waits
+// for the receiver. If the session ends first, the one event is
+// EventNotWatching (Err: ErrSessionExpired or ErrClosing). AddWatch returns a
+// Watcher for a persistent or persistent recursive watch: an unbounded
+// stream of events until Watcher.Close or the end of the session.
+//
+// ZooKeeper 3.8 servers (and zkgo's) keep one registration per session and
+// path, whose mode is that of the last watch set: a one-shot watch set on a
+// path that has a persistent watch of the same session downgrades it, and a
+// persistent and a persistent recursive watch on one path do not coexist.
+// Use separate Conns (or paths) to combine them. Watchers of one Conn that
+// share a path and mode share the server-side registration; closing the last
+// one removes it.
+//
+// ReadOnly: with WithReadOnly the Conn accepts a read-only server, but it
+// does not look for a read-write server in the background as the Java client
+// does; it moves on only when the connection breaks.
+//
+// # Chroot
+//
+// A chroot ("host:port/app" or WithChroot) is prepended to every path sent
+// and stripped from every path received, including watch events. GetConfig
+// reads /zookeeper/config outside the chroot.
+package zk

@@ -1,0 +1,213 @@
+package zk
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/zkgo/zkgo/proto"
+)
+
+// PathOption adjusts EnsurePath and CreateAll.
+type PathOption func(*pathOpts)
+
+type pathOpts struct {
+	containers bool
+}
+
+// AsContainers creates missing parents as container nodes (which the
+// server deletes once their last child is gone), like Curator's
+// creatingParentContainersIfNeeded.
+func AsContainers() PathOption { return func(o *pathOpts) { o.containers = true } }
+
+// EnsurePath creates path and its missing ancestors (with empty data and
+// acl); existing nodes are left alone.
+func (c *Conn) EnsurePath(ctx context.Context, path string, acl []proto.ACL, opts ...PathOption) error {
+	if _, err := c.checkPath("ensurePath", path, false); err != nil {
+		return err
+	}
+	var o pathOpts
+	for _, fn := range opts {
+		fn(&o)
+	}
+	if path == "/" {
+		return nil
+	}
+	if st, err := c.Exists(ctx, path); err != nil || st != nil {
+		return err
+	}
+	mode := proto.ModePersistent
+	if o.containers {
+		mode = proto.ModeContainer
+	}
+	for i := 1; i <= len(path); i++ {
+		if i < len(path) && path[i] != '/' {
+			continue
+		}
+		_, err := c.Create(ctx, path[:i], nil, acl, mode)
+		if err != nil && !errors.Is(err, ErrNodeExists) {
+			return err
+		}
+	}
+	return nil
+}
+
+// CreateAll creates a node like Create, creating its missing ancestors
+// first (as persistent nodes, or containers with AsContainers, with empty
+// data and the same acl).
+func (c *Conn) CreateAll(ctx context.Context, path string, data []byte, acl []proto.ACL, mode proto.CreateMode, opts ...PathOption) (string, error) {
+	for attempt := 0; ; attempt++ {
+		p, err := c.Create(ctx, path, data, acl, mode)
+		if err == nil || !errors.Is(err, ErrNoNode) || attempt == 3 {
+			return p, err
+		}
+		// A parent is missing (or a container parent was reaped meanwhile).
+		if err := c.EnsurePath(ctx, parentOf(path), acl, opts...); err != nil {
+			return "", err
+		}
+	}
+}
+
+// DeleteAll deletes path and all its descendants. A missing node is not an
+// error. Nodes created concurrently under path are deleted too, up to a
+// few retries.
+func (c *Conn) DeleteAll(ctx context.Context, path string) error {
+	if _, err := c.checkPath("deleteAll", path, false); err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		children, _, err := c.Children(ctx, path)
+		if errors.Is(err, ErrNoNode) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for _, ch := range children {
+			if err := c.DeleteAll(ctx, joinPath(path, ch)); err != nil {
+				return err
+			}
+		}
+		if path == "/" {
+			return nil
+		}
+		err = c.Delete(ctx, path, AnyVersion)
+		if err == nil || errors.Is(err, ErrNoNode) {
+			return nil
+		}
+		if !errors.Is(err, ErrNotEmpty) || attempt == 5 {
+			return err
+		}
+	}
+}
+
+// ProtectedPrefix is the prefix of the names CreateProtectedEphemeralSequential
+// creates, followed by a UUID and "-" (Curator's protection).
+const ProtectedPrefix = "_c_"
+
+// CreateProtectedEphemeralSequential creates an ephemeral sequential node
+// whose name is prefixed with "_c_<uuid>-" (Curator's withProtection), so
+// that a create whose reply was lost with the connection can be found: on
+// ErrConnectionLoss it lists the parent (after reconnecting) and returns the
+// node carrying its prefix, or creates again if there is none. The parent
+// must exist.
+func (c *Conn) CreateProtectedEphemeralSequential(ctx context.Context, path string, data []byte, acl []proto.ACL) (string, error) {
+	if _, err := c.checkPath("create", path, true); err != nil {
+		return "", err
+	}
+	id, err := newUUID()
+	if err != nil {
+		return "", err
+	}
+	parent := parentOf(path)
+	name := path[strings.LastIndexByte(path, '/')+1:]
+	prefix := ProtectedPrefix + id + "-"
+	full := joinPath(parent, prefix+name)
+	for {
+		p, err := c.Create(ctx, full, data, acl, proto.ModeEphemeralSequential)
+		if err == nil {
+			return p, nil
+		}
+		if !errors.Is(err, ErrConnectionLoss) {
+			return "", err
+		}
+		// The create may have been applied: look for it.
+		for {
+			children, _, lerr := c.Children(ctx, parent)
+			if lerr == nil {
+				found := ""
+				for _, ch := range children {
+					if strings.HasPrefix(ch, prefix) {
+						found = joinPath(parent, ch)
+						break
+					}
+				}
+				if found != "" {
+					return found, nil
+				}
+				break // not created: create again
+			}
+			if !errors.Is(lerr, ErrConnectionLoss) {
+				return "", lerr
+			}
+		}
+	}
+}
+
+// newUUID returns a random (version 4) UUID in its canonical form.
+func newUUID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], b[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], b[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], b[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:36], b[10:16])
+	return string(s[:]), nil
+}
+
+// FourLetterWord sends a four-letter-word command ("ruok", "mntr", "srvr",
+// "stat", ...) to the server at addr and returns its answer. ctx bounds the
+// whole exchange (default 10s when ctx has no deadline).
+func FourLetterWord(ctx context.Context, addr, cmd string) (string, error) {
+	if len(cmd) != 4 {
+		return "", errors.New("zk: a four-letter word has four letters")
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+	}
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer nc.Close()
+	dl, _ := ctx.Deadline()
+	nc.SetDeadline(dl)
+	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if _, err := io.WriteString(nc, cmd); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(io.LimitReader(nc, 16<<20))
+	if err != nil {
+		return string(b), err
+	}
+	return string(b), nil
+}

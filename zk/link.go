@@ -1,0 +1,316 @@
+package zk
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkgo/zkgo/jute"
+	"github.com/zkgo/zkgo/proto"
+)
+
+// request is one request on the wire and its outcome.
+type request struct {
+	xid  int32
+	op   proto.OpCode
+	body proto.Record // nil for none
+	resp proto.Record // decoded from a successful reply; nil for none
+	// onReply, if set, runs in the reader goroutine when the reply arrives
+	// (before any later frame is handled), with the reply's code. Watch
+	// registration happens here so that no notification can overtake it.
+	onReply func(code proto.ErrCode)
+
+	code      proto.ErrCode // the reply's error code
+	zxid      int64
+	err       error // transport failure: the request has no reply
+	done      chan struct{}
+	abandoned atomic.Bool // the caller stopped waiting (ctx)
+}
+
+func (r *request) complete() { close(r.done) }
+
+func (r *request) fail(err error) {
+	r.err = err
+	close(r.done)
+}
+
+// link is one TCP connection of a session: a reader goroutine that matches
+// replies to requests in order and a writer goroutine that sends queued
+// requests in batches and pings when idle.
+type link struct {
+	c            *Conn
+	nc           net.Conn
+	addr         string
+	readTimeout  time.Duration
+	pingInterval time.Duration
+
+	mu      sync.Mutex
+	out     []*request // queued, not yet handed to the writer
+	spare   []*request
+	pending ring  // written (or being written), awaiting replies in order
+	auths   ring  // auth packets awaiting replies (the server answers them out of band)
+	err     error // non-nil once the link is dead
+	kick    chan struct{}
+	dead    chan struct{} // closed by fail
+	wg      sync.WaitGroup
+}
+
+func newLink(c *Conn, nc net.Conn, addr string, timeout time.Duration) *link {
+	rt := timeout * 2 / 3
+	return &link{
+		c:            c,
+		nc:           nc,
+		addr:         addr,
+		readTimeout:  rt,
+		pingInterval: rt / 2,
+		kick:         make(chan struct{}, 1),
+		dead:         make(chan struct{}),
+	}
+}
+
+func (l *link) start(br *bufio.Reader) {
+	l.wg.Add(2)
+	go l.readLoop(br)
+	go l.writeLoop()
+}
+
+// send queues r for writing. It fails (without touching r) if the link is
+// dead.
+func (l *link) send(r *request) error {
+	l.mu.Lock()
+	if l.err != nil {
+		err := l.err
+		l.mu.Unlock()
+		return err
+	}
+	l.out = append(l.out, r)
+	l.mu.Unlock()
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// fail kills the link: every request queued or awaiting a reply fails with
+// err, the socket is closed and the Conn is told.
+func (l *link) fail(err error) {
+	l.mu.Lock()
+	if l.err != nil {
+		l.mu.Unlock()
+		return
+	}
+	l.err = err
+	out := l.out
+	l.out = nil
+	pend := l.pending.drain()
+	auths := l.auths.drain()
+	l.mu.Unlock()
+	l.nc.Close()
+	close(l.dead)
+	l.c.linkDown(l)
+	for _, r := range pend {
+		r.fail(err)
+	}
+	for _, r := range auths {
+		r.fail(err)
+	}
+	for _, r := range out {
+		r.fail(err)
+	}
+}
+
+// connLoss builds the error given to requests when the connection breaks.
+func connLoss(cause error) error {
+	e := &Error{Code: proto.ErrConnectionLoss, Err: ErrConnectionLoss}
+	if cause != nil {
+		e.Detail = cause.Error()
+		e.Cause = cause
+	}
+	return e
+}
+
+var errPingTimeout = errors.New("no reply from server within the read timeout")
+
+func (l *link) writeLoop() {
+	defer l.wg.Done()
+	var enc jute.Encoder
+	timer := time.NewTimer(l.pingInterval)
+	defer timer.Stop()
+	for {
+		ping := false
+		select {
+		case <-l.kick:
+		case <-timer.C:
+			ping = true
+		case <-l.dead:
+			return
+		}
+		l.mu.Lock()
+		if l.err != nil {
+			l.mu.Unlock()
+			return
+		}
+		if len(l.out) == 0 && !ping {
+			l.mu.Unlock()
+			continue // a kick whose requests an earlier batch took
+		}
+		batch := l.out
+		l.out = l.spare[:0]
+		l.spare = nil
+		for _, r := range batch {
+			switch r.xid {
+			case proto.XidAuth:
+				l.auths.push(r)
+			default:
+				l.pending.push(r)
+			}
+		}
+		l.mu.Unlock()
+		enc.Reset(enc.Bytes())
+		for _, r := range batch {
+			proto.AppendRequest(&enc, &proto.RequestHeader{Xid: r.xid, Type: r.op}, r.body)
+		}
+		if len(batch) == 0 {
+			proto.AppendRequest(&enc, &proto.RequestHeader{Xid: proto.XidPing, Type: proto.OpPing}, nil)
+		}
+		clear(batch)
+		l.mu.Lock()
+		l.spare = batch[:0]
+		l.mu.Unlock()
+		l.nc.SetWriteDeadline(time.Now().Add(l.readTimeout))
+		_, err := l.nc.Write(enc.Bytes())
+		if cap(enc.Bytes()) > 1<<20 {
+			enc = jute.Encoder{} // do not keep a huge buffer
+		}
+		if err != nil {
+			l.fail(connLoss(err))
+			return
+		}
+		timer.Reset(l.pingInterval)
+	}
+}
+
+func (l *link) readLoop(br *bufio.Reader) {
+	defer l.wg.Done()
+	var hdr [proto.FrameHeaderSize]byte
+	var buf []byte
+	var d jute.Decoder
+	var ev proto.WatcherEvent
+	for {
+		l.nc.SetReadDeadline(time.Now().Add(l.readTimeout))
+		frame, err := proto.ReadFrameInto(br, &hdr, buf, l.c.cfg.maxFrame)
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				err = errPingTimeout
+			}
+			l.fail(connLoss(err))
+			return
+		}
+		if cap(frame) <= 64<<10 {
+			buf = frame[:0]
+		}
+		d.Reset(frame, false)
+		var rh proto.ReplyHeader
+		rh.Decode(&d)
+		if d.Err() != nil {
+			l.fail(connLoss(fmt.Errorf("%w: short reply header", ErrProtocol)))
+			return
+		}
+		switch rh.Xid {
+		case proto.XidNotification:
+			ev.Decode(&d)
+			if d.Err() != nil {
+				l.fail(connLoss(fmt.Errorf("%w: bad notification: %v", ErrProtocol, d.Err())))
+				return
+			}
+			if ev.Type != proto.EventNone {
+				l.c.watches.dispatch(l.c.stripRoot(ev.Path), ev.Type)
+			}
+			continue
+		case proto.XidPing:
+			continue
+		}
+		l.mu.Lock()
+		var r *request
+		if rh.Xid == proto.XidAuth {
+			r = l.auths.pop()
+		} else {
+			r = l.pending.pop()
+		}
+		l.mu.Unlock()
+		if r == nil {
+			l.fail(connLoss(fmt.Errorf("%w: reply xid %d without a request", ErrProtocol, rh.Xid)))
+			return
+		}
+		if r.xid != rh.Xid {
+			err := connLoss(fmt.Errorf("%w: reply xid %d, expected %d", ErrProtocol, rh.Xid, r.xid))
+			l.fail(err)
+			r.fail(err)
+			return
+		}
+		if rh.Zxid > 0 {
+			l.c.noteZxid(rh.Zxid)
+		}
+		r.code, r.zxid = rh.Err, rh.Zxid
+		if rh.Err == proto.ErrOk && r.resp != nil {
+			r.resp.Decode(&d)
+			if d.Err() != nil {
+				err := connLoss(fmt.Errorf("%w: bad %v reply: %v", ErrProtocol, r.op, d.Err()))
+				l.fail(err)
+				r.fail(err)
+				return
+			}
+		}
+		if r.onReply != nil && !r.abandoned.Load() {
+			r.onReply(rh.Err)
+		}
+		r.complete()
+	}
+}
+
+// ring is a FIFO of requests.
+type ring struct {
+	buf        []*request
+	head, size int
+}
+
+func (q *ring) push(r *request) {
+	if q.size == len(q.buf) {
+		n := 2 * len(q.buf)
+		if n == 0 {
+			n = 16
+		}
+		nb := make([]*request, n)
+		for i := 0; i < q.size; i++ {
+			nb[i] = q.buf[(q.head+i)%len(q.buf)]
+		}
+		q.buf, q.head = nb, 0
+	}
+	q.buf[(q.head+q.size)%len(q.buf)] = r
+	q.size++
+}
+
+func (q *ring) pop() *request {
+	if q.size == 0 {
+		return nil
+	}
+	r := q.buf[q.head]
+	q.buf[q.head] = nil
+	q.head = (q.head + 1) % len(q.buf)
+	q.size--
+	return r
+}
+
+func (q *ring) drain() []*request {
+	out := make([]*request, 0, q.size)
+	for q.size > 0 {
+		out = append(out, q.pop())
+	}
+	return out
+}

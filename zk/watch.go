@@ -1,0 +1,330 @@
+package zk
+
+import (
+	"sync"
+
+	"github.com/zkgo/zkgo/proto"
+)
+
+// EventType is the type of a watch event.
+type EventType = proto.EventType
+
+// Event types.
+const (
+	EventNodeCreated            = proto.EventNodeCreated
+	EventNodeDeleted            = proto.EventNodeDeleted
+	EventNodeDataChanged        = proto.EventNodeDataChanged
+	EventNodeChildrenChanged    = proto.EventNodeChildrenChanged
+	EventDataWatchRemoved       = proto.EventDataWatchRemoved
+	EventChildWatchRemoved      = proto.EventChildWatchRemoved
+	EventPersistentWatchRemoved = proto.EventPersistentWatchRemoved
+	// EventNotWatching ends a watch that will never fire: the session was
+	// lost or the Conn closed. Event.Err says which.
+	EventNotWatching EventType = -2
+)
+
+// Event is a watch event.
+type Event struct {
+	Type EventType
+	// Path is the node's path, relative to the chroot.
+	Path string
+	// Err is set for EventNotWatching: ErrSessionExpired (StateLost) or
+	// ErrClosing.
+	Err error
+}
+
+// Watcher is a persistent (AddWatchPersistent) or persistent recursive
+// (AddWatchPersistentRecursive) watch. Its events are queued without bound,
+// so the connection never waits for the reader and nothing is dropped;
+// receive them from Events until it is closed, or call Close.
+type Watcher struct {
+	c         *Conn
+	path      string
+	recursive bool
+	q         *queue[Event]
+}
+
+// Events returns the channel of events. It is closed after the watch ends:
+// after Close, after RemoveWatches removed it (EventPersistentWatchRemoved
+// is the last event), or after the session ends (EventNotWatching).
+func (w *Watcher) Events() <-chan Event { return w.q.ch }
+
+// Path returns the watched path.
+func (w *Watcher) Path() string { return w.path }
+
+// Close stops the watch: undelivered events are discarded and the channel
+// is closed. When no other watch of this Conn remains on the path, the
+// server-side registration is removed too (best effort, not awaited).
+func (w *Watcher) Close() error {
+	w.c.watches.removePersistent(w)
+	w.q.stop()
+	return nil
+}
+
+// watchManager holds the client side of the watches, keyed by the caller's
+// paths (chroot stripped). Registration happens in the reader goroutine when
+// a reply arrives, dispatch when a notification arrives; both are ordered
+// with respect to each other.
+type watchManager struct {
+	c          *Conn
+	mu         sync.Mutex
+	data       map[string][]chan Event
+	exist      map[string][]chan Event
+	child      map[string][]chan Event
+	persistent map[string][]*Watcher
+	recursive  map[string][]*Watcher
+	inflight   map[string]int // watch-setting requests awaiting replies
+	ended      bool
+	endErr     error
+}
+
+func (m *watchManager) init(c *Conn) {
+	m.c = c
+	m.data = make(map[string][]chan Event)
+	m.exist = make(map[string][]chan Event)
+	m.child = make(map[string][]chan Event)
+	m.persistent = make(map[string][]*Watcher)
+	m.recursive = make(map[string][]*Watcher)
+	m.inflight = make(map[string]int)
+}
+
+func fire(chs []chan Event, ev Event) {
+	for _, ch := range chs {
+		ch <- ev // buffered 1, sent exactly once
+		close(ch)
+	}
+}
+
+// dispatch delivers a notification, as ZooKeeper's ZKWatchManager does.
+func (m *watchManager) dispatch(p string, t EventType) {
+	ev := Event{Type: t, Path: p}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	take := func(tbl map[string][]chan Event) {
+		if chs, ok := tbl[p]; ok {
+			delete(tbl, p)
+			fire(chs, ev)
+		}
+	}
+	switch t {
+	case EventNodeCreated, EventNodeDataChanged:
+		take(m.data)
+		take(m.exist)
+	case EventNodeChildrenChanged:
+		take(m.child)
+	case EventNodeDeleted:
+		take(m.data)
+		take(m.exist)
+		take(m.child)
+	}
+	for _, w := range m.persistent[p] {
+		w.q.push(ev)
+	}
+	if t == EventNodeChildrenChanged {
+		return // recursive watches get no child events
+	}
+	for q := p; ; q = parentOf(q) {
+		for _, w := range m.recursive[q] {
+			w.q.push(ev)
+		}
+		if q == "/" {
+			break
+		}
+	}
+}
+
+type watchKind int
+
+const (
+	watchData watchKind = iota
+	watchExist
+	watchChild
+)
+
+func (m *watchManager) table(k watchKind) map[string][]chan Event {
+	switch k {
+	case watchData:
+		return m.data
+	case watchExist:
+		return m.exist
+	}
+	return m.child
+}
+
+// begin notes a watch-setting request in flight on p.
+func (m *watchManager) begin(p string) {
+	m.mu.Lock()
+	m.inflight[p]++
+	m.mu.Unlock()
+}
+
+// end undoes begin.
+func (m *watchManager) end(p string) {
+	m.mu.Lock()
+	if m.inflight[p] <= 1 {
+		delete(m.inflight, p)
+	} else {
+		m.inflight[p]--
+	}
+	m.mu.Unlock()
+}
+
+// add registers a one-shot watch (reader goroutine).
+func (m *watchManager) add(k watchKind, p string, ch chan Event) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ended {
+		fire([]chan Event{ch}, Event{Type: EventNotWatching, Path: p, Err: m.endErr})
+		return
+	}
+	tbl := m.table(k)
+	tbl[p] = append(tbl[p], ch)
+}
+
+// addPersistent registers a persistent watch (reader goroutine).
+func (m *watchManager) addPersistent(w *Watcher) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ended {
+		w.q.push(Event{Type: EventNotWatching, Path: w.path, Err: m.endErr})
+		w.q.finish()
+		return
+	}
+	if w.recursive {
+		m.recursive[w.path] = append(m.recursive[w.path], w)
+	} else {
+		m.persistent[w.path] = append(m.persistent[w.path], w)
+	}
+}
+
+func removeWatcher(tbl map[string][]*Watcher, w *Watcher) bool {
+	ws := tbl[w.path]
+	for i, x := range ws {
+		if x == w {
+			ws = append(ws[:i:i], ws[i+1:]...)
+			if len(ws) == 0 {
+				delete(tbl, w.path)
+			} else {
+				tbl[w.path] = ws
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// removePersistent unregisters w (Watcher.Close) and, when nothing else of
+// this Conn watches the path, asks the server to drop its registration.
+func (m *watchManager) removePersistent(w *Watcher) {
+	m.mu.Lock()
+	tbl := m.persistent
+	if w.recursive {
+		tbl = m.recursive
+	}
+	removed := removeWatcher(tbl, w)
+	p := w.path
+	idle := removed && !m.ended && len(m.persistent[p]) == 0 && len(m.recursive[p]) == 0 &&
+		len(m.data[p]) == 0 && len(m.exist[p]) == 0 && len(m.child[p]) == 0 && m.inflight[p] == 0
+	m.mu.Unlock()
+	if idle {
+		m.c.sendAsync(proto.OpRemoveWatches, &proto.RemoveWatchesRequest{Path: m.c.addRoot(p), Type: proto.WatcherAny})
+	}
+}
+
+// removed applies a successful removeWatches locally: the removed one-shot
+// watches get a *WatchRemoved event, and for WatcherAny the persistent ones
+// get EventPersistentWatchRemoved and end.
+func (m *watchManager) removed(p string, typ proto.WatcherType) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if typ == proto.WatcherData || typ == proto.WatcherAny {
+		ev := Event{Type: EventDataWatchRemoved, Path: p}
+		fire(m.data[p], ev)
+		fire(m.exist[p], ev)
+		delete(m.data, p)
+		delete(m.exist, p)
+	}
+	if typ == proto.WatcherChildren || typ == proto.WatcherAny {
+		fire(m.child[p], Event{Type: EventChildWatchRemoved, Path: p})
+		delete(m.child, p)
+	}
+	if typ == proto.WatcherAny {
+		ev := Event{Type: EventPersistentWatchRemoved, Path: p}
+		for _, tbl := range []map[string][]*Watcher{m.persistent, m.recursive} {
+			for _, w := range tbl[p] {
+				w.q.push(ev)
+				w.q.finish()
+			}
+			delete(tbl, p)
+		}
+	}
+}
+
+// terminate ends every watch with EventNotWatching (session lost or Conn
+// closed). Later registrations end at once.
+func (m *watchManager) terminate(_ State, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ended {
+		return
+	}
+	m.ended, m.endErr = true, err
+	for _, tbl := range []map[string][]chan Event{m.data, m.exist, m.child} {
+		for p, chs := range tbl {
+			fire(chs, Event{Type: EventNotWatching, Path: p, Err: err})
+			delete(tbl, p)
+		}
+	}
+	for _, tbl := range []map[string][]*Watcher{m.persistent, m.recursive} {
+		for p, ws := range tbl {
+			for _, w := range ws {
+				w.q.push(Event{Type: EventNotWatching, Path: p, Err: err})
+				w.q.finish()
+			}
+			delete(tbl, p)
+		}
+	}
+}
+
+// setWatchesMax bounds the encoded size of one SetWatches2 request, as
+// ZooKeeper's client does (128 KB).
+const setWatchesMax = 128 * 1024
+
+// setWatches builds the SetWatches2 requests that re-register every watch
+// after a reconnection, with server paths, each under setWatchesMax bytes.
+func (m *watchManager) setWatches(zxid int64) []*proto.SetWatches2 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*proto.SetWatches2
+	var cur *proto.SetWatches2
+	size := 0
+	add := func(field func(*proto.SetWatches2) *[]string, p string) {
+		sp := m.c.addRoot(p)
+		if cur == nil || size+4+len(sp) > setWatchesMax-64 {
+			cur = &proto.SetWatches2{RelativeZxid: zxid,
+				DataWatches: []string{}, ExistWatches: []string{}, ChildWatches: []string{},
+				PersistentWatches: []string{}, PersistentRecursiveWatches: []string{}}
+			out = append(out, cur)
+			size = 8 + 5*4
+		}
+		f := field(cur)
+		*f = append(*f, sp)
+		size += 4 + len(sp)
+	}
+	for p := range m.data {
+		add(func(s *proto.SetWatches2) *[]string { return &s.DataWatches }, p)
+	}
+	for p := range m.exist {
+		add(func(s *proto.SetWatches2) *[]string { return &s.ExistWatches }, p)
+	}
+	for p := range m.child {
+		add(func(s *proto.SetWatches2) *[]string { return &s.ChildWatches }, p)
+	}
+	for p := range m.persistent {
+		add(func(s *proto.SetWatches2) *[]string { return &s.PersistentWatches }, p)
+	}
+	for p := range m.recursive {
+		add(func(s *proto.SetWatches2) *[]string { return &s.PersistentRecursiveWatches }, p)
+	}
+	return out
+}
