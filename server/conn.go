@@ -46,7 +46,6 @@ type Conn struct {
 	out       jute.Encoder
 	outClosed bool
 	flushKick chan struct{}
-	flushDone chan struct{}
 	// closeAfter makes the writer close the connection once the queued
 	// bytes are written (after a closeSession reply or a fatal error).
 	closeAfter bool
@@ -70,31 +69,18 @@ type Conn struct {
 	lastResp              atomic.Int64 // unix ms of the last reply
 	lastOp                atomic.Value // string
 
-	latMu                   sync.Mutex // guards the latency fields below
-	latCount, latTotalMs    int64
-	latMin, latMax, latLast time.Duration
+	lat latencyStats
 }
 
 // noteReply records a reply's statistics.
 func (c *Conn) noteReply(r *request, zxid int64) {
 	d := time.Since(r.start)
-	c.s.stats.latency(d)
-	c.s.stats.count(r.op)
+	c.s.stats.lat.add(d)
+	c.lat.add(d)
 	c.lastZxid.Store(zxid)
 	c.lastXid.Store(r.xid)
 	c.lastOp.Store(opName(r.op))
 	c.lastResp.Store(time.Now().UnixMilli())
-	c.latMu.Lock()
-	if c.latCount == 0 || d < c.latMin {
-		c.latMin = d
-	}
-	if d > c.latMax {
-		c.latMax = d
-	}
-	c.latCount++
-	c.latTotalMs += d.Milliseconds()
-	c.latLast = d
-	c.latMu.Unlock()
 }
 
 type request struct {
@@ -118,7 +104,6 @@ func (s *Server) newConn(nc net.Conn) {
 		remoteIP:  host,
 		created:   time.Now(),
 		flushKick: make(chan struct{}, 1),
-		flushDone: make(chan struct{}),
 		slots:     make(chan struct{}, s.opts.MaxOutstanding),
 		closed:    make(chan struct{}),
 	}
@@ -141,7 +126,6 @@ func (s *Server) newConn(nc net.Conn) {
 	s.perIP[host]++
 	s.conns[c] = struct{}{}
 	s.connsMu.Unlock()
-	s.stats.connections.Add(1)
 
 	s.wg.Add(2)
 	go func() {
@@ -261,7 +245,6 @@ func (c *Conn) flushInline() {
 // writeLoop writes queued frames in batches: whatever accumulated while the
 // previous write was in progress goes out in one write call.
 func (c *Conn) writeLoop() {
-	defer close(c.flushDone)
 	var spare []byte
 	for {
 		select {
@@ -716,7 +699,6 @@ func (c *Conn) Deliver(ev proto.WatcherEvent, nodeACL []proto.ACL) {
 	if nodeACL != nil && !acl.Check(nodeACL, proto.PermRead, *c.auth.Load()) {
 		return
 	}
-	c.s.stats.watchEvents.Add(1)
 	c.enqueue(&proto.ReplyHeader{Xid: proto.XidNotification, Zxid: -1}, &ev)
 }
 

@@ -68,7 +68,7 @@ func (s *Server) fourLetterText(cmd string, b *strings.Builder) {
 			}
 			b.WriteString("\n")
 		}
-		min, avg, max := s.stats.latencies()
+		min, avg, max, _ := s.stats.lat.get()
 		fmt.Fprintf(b, "Latency min/avg/max: %d/%s/%d\n", min, javaDouble(avg), max)
 		fmt.Fprintf(b, "Received: %d\n", s.stats.packetsReceived.Load())
 		fmt.Fprintf(b, "Sent: %d\n", s.stats.packetsSent.Load())
@@ -184,7 +184,7 @@ func (s *Server) fourLetterText(cmd string, b *strings.Builder) {
 }
 
 func (s *Server) mntr(b *strings.Builder) {
-	min, avg, max := s.stats.latencies()
+	min, avg, max, _ := s.stats.lat.get()
 	s.treeMu.RLock()
 	nodes := s.tree.NodeCount()
 	eph := s.tree.EphemeralCount()
@@ -253,13 +253,8 @@ func (c *Conn) describe(full bool) string {
 		return fmt.Sprintf(" /%s[1](queued=%d,recved=%d,sent=%d)", addr, len(c.slots), c.packetsIn.Load(), c.packetsOut.Load())
 	}
 	lastOp, _ := c.lastOp.Load().(string)
-	c.latMu.Lock()
-	minLat, maxLat, avgLat := c.latMin.Milliseconds(), c.latMax.Milliseconds(), int64(0)
-	if c.latCount > 0 {
-		avgLat = c.latTotalMs / c.latCount
-	}
-	llat := c.latLast.Milliseconds()
-	c.latMu.Unlock()
+	minLat, avg, maxLat, llat := c.lat.get()
+	avgLat := int64(avg)
 	return fmt.Sprintf(" /%s[1](queued=%d,recved=%d,sent=%d,sid=%s,lop=%s,est=%d,to=%d,lcxid=0x%x,lzxid=0x%x,lresp=%d,llat=%d,minlat=%d,avglat=%d,maxlat=%d)",
 		addr, len(c.slots), c.packetsIn.Load(), c.packetsOut.Load(), hexID(c.sessionID), lastOp,
 		c.created.UnixMilli(), c.timeout.Milliseconds(), uint32(c.lastXid.Load()), c.lastZxid.Load(),

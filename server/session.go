@@ -154,11 +154,3 @@ func (t *sessionTracker) count() int {
 	defer t.mu.Unlock()
 	return len(t.live)
 }
-
-// restoreFromTree starts tracking every session in the tree with a fresh
-// timeout (after a restart or leader change).
-func (t *sessionTracker) restoreFromTree(tr *tree.Tree) {
-	for _, ss := range tr.Sessions() {
-		t.track(ss.ID, time.Duration(ss.Timeout)*time.Millisecond, nil)
-	}
-}

@@ -14,52 +14,53 @@ import (
 type serverStats struct {
 	packetsReceived atomic.Int64
 	packetsSent     atomic.Int64
-	connections     atomic.Int64 // accepted since start
-	watchEvents     atomic.Int64
-
-	latMu      sync.Mutex // guards the latency fields
-	latCount   int64
-	latTotal   time.Duration
-	latTotalMs int64
-	latMin     time.Duration
-	latMax     time.Duration
-
-	opsMu sync.Mutex // guards ops
-	ops   map[proto.OpCode]int64
+	lat             latencyStats
 }
 
-func (st *serverStats) count(op proto.OpCode) {
-	st.opsMu.Lock()
-	if st.ops == nil {
-		st.ops = make(map[proto.OpCode]int64)
-	}
-	st.ops[op]++
-	st.opsMu.Unlock()
+func (st *serverStats) reset() {
+	st.packetsReceived.Store(0)
+	st.packetsSent.Store(0)
+	st.lat.reset()
 }
 
-func (st *serverStats) latency(d time.Duration) {
-	st.latMu.Lock()
-	if st.latCount == 0 || d < st.latMin {
-		st.latMin = d
-	}
-	if d > st.latMax {
-		st.latMax = d
-	}
-	st.latCount++
-	st.latTotal += d
-	st.latTotalMs += d.Milliseconds()
-	st.latMu.Unlock()
+// latencyStats tracks request latencies as ZooKeeper reports them: whole
+// milliseconds, the average taken over whole-millisecond samples (so it
+// always lies between min and max). The server keeps one, and each
+// connection one for cons.
+type latencyStats struct {
+	mu             sync.Mutex // guards the fields below
+	count, totalMs int64
+	min, max, last time.Duration
 }
 
-// latencies returns min/avg/max in whole milliseconds, the average over
-// whole-millisecond samples, as ZooKeeper computes them.
-func (st *serverStats) latencies() (min int64, avg float64, max int64) {
-	st.latMu.Lock()
-	defer st.latMu.Unlock()
-	if st.latCount == 0 {
-		return 0, 0, 0
+func (l *latencyStats) add(d time.Duration) {
+	l.mu.Lock()
+	if l.count == 0 || d < l.min {
+		l.min = d
 	}
-	return st.latMin.Milliseconds(), float64(st.latTotalMs) / float64(st.latCount), st.latMax.Milliseconds()
+	if d > l.max {
+		l.max = d
+	}
+	l.count++
+	l.totalMs += d.Milliseconds()
+	l.last = d
+	l.mu.Unlock()
+}
+
+// get returns min, average, max and last in milliseconds.
+func (l *latencyStats) get() (min int64, avg float64, max, last int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.count == 0 {
+		return 0, 0, 0, 0
+	}
+	return l.min.Milliseconds(), float64(l.totalMs) / float64(l.count), l.max.Milliseconds(), l.last.Milliseconds()
+}
+
+func (l *latencyStats) reset() {
+	l.mu.Lock()
+	l.count, l.totalMs, l.min, l.max, l.last = 0, 0, 0, 0, 0
+	l.mu.Unlock()
 }
 
 // javaDouble formats f as Java's Double.toString does for ordinary values
@@ -70,14 +71,6 @@ func javaDouble(f float64) string {
 		s += ".0"
 	}
 	return s
-}
-
-func (st *serverStats) reset() {
-	st.packetsReceived.Store(0)
-	st.packetsSent.Store(0)
-	st.latMu.Lock()
-	st.latCount, st.latTotal, st.latTotalMs, st.latMin, st.latMax = 0, 0, 0, 0, 0
-	st.latMu.Unlock()
 }
 
 func opName(op proto.OpCode) string {

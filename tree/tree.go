@@ -146,10 +146,6 @@ func (n *Node) Stat() proto.Stat {
 	return st
 }
 
-// RawStat returns the stat as the tree keeps it: cversion counts child
-// creates and ephemeralOwner carries the container/TTL markers.
-func (n *Node) RawStat() proto.Stat { return n.stat }
-
 // Data returns the node's data. The caller must not modify it; the slice
 // stays valid after later changes (the tree replaces, never mutates, data).
 func (n *Node) Data() []byte { return n.data }
