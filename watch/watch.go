@@ -212,11 +212,12 @@ func (m *Manager) Trigger(events []tree.Event) {
 	if len(events) == 0 {
 		return
 	}
-	var out []struct {
-		ev proto.WatcherEvent
-		t  []Watcher
-		a  []proto.ACL
+	type delivery struct {
+		ev       proto.WatcherEvent
+		watchers []Watcher
+		acl      []proto.ACL
 	}
+	var out []delivery
 	m.mu.Lock()
 	for _, ev := range events {
 		var ws []Watcher
@@ -230,17 +231,13 @@ func (m *Manager) Trigger(events []tree.Event) {
 			ws = m.collect(&m.child, ev.Path, ev.Type, nil)
 		}
 		if len(ws) > 0 {
-			out = append(out, struct {
-				ev proto.WatcherEvent
-				t  []Watcher
-				a  []proto.ACL
-			}{proto.WatcherEvent{Type: ev.Type, State: proto.StateSyncConnected, Path: ev.Path}, ws, ev.ACL})
+			out = append(out, delivery{proto.WatcherEvent{Type: ev.Type, State: proto.StateSyncConnected, Path: ev.Path}, ws, ev.ACL})
 		}
 	}
 	m.mu.Unlock()
 	for _, o := range out {
-		for _, w := range o.t {
-			w.Deliver(o.ev, o.a)
+		for _, w := range o.watchers {
+			w.Deliver(o.ev, o.acl)
 		}
 	}
 }
