@@ -366,6 +366,10 @@ func (c *Conn) handshake(body []byte) bool {
 	}
 	c.sendRO = req.HasReadOnly
 	s := c.s
+	if s.readOnly.Load() && !req.ReadOnly {
+		s.log.Info("refusing session request for a client that does not allow read-only mode", "remote", c.nc.RemoteAddr().String())
+		return false
+	}
 	s.treeMu.RLock()
 	last := s.tree.LastZxid()
 	s.treeMu.RUnlock()
@@ -431,7 +435,7 @@ func (c *Conn) connectReply(to time.Duration, id int64, pw []byte, zxid int64) {
 		TimeOut:         int32(to / time.Millisecond),
 		SessionID:       id,
 		Passwd:          pw,
-		ReadOnly:        false,
+		ReadOnly:        c.s.readOnly.Load(),
 		HasReadOnly:     c.sendRO,
 	}
 	c.outMu.Lock()
@@ -466,6 +470,10 @@ func (c *Conn) handleFrame(frame []byte) bool {
 	case proto.OpPing, proto.OpCloseSession, proto.OpWhoAmI:
 		// no body
 	case proto.OpReconfig:
+		if c.s.readOnly.Load() {
+			c.submitRead(r, fixedCode(proto.ErrNotReadOnly))
+			return true
+		}
 		// Standalone: reconfiguration is disabled, as ZooKeeper answers.
 		c.submitRead(r, fixedCode(proto.ErrReconfigDisabled))
 		return true
@@ -512,6 +520,11 @@ func (c *Conn) handleFrame(frame []byte) bool {
 		return true
 	case isWriteOp(h.Type):
 		r.isWrite = true
+	}
+	if c.s.readOnly.Load() && (h.Type == proto.OpSync || r.isWrite && h.Type != proto.OpCloseSession) {
+		// ZooKeeper's ReadOnlyRequestProcessor: no changes, no sync.
+		c.submitRead(r, fixedCode(proto.ErrNotReadOnly))
+		return true
 	}
 	if r.isWrite {
 		c.submitWrite(r)

@@ -57,7 +57,11 @@ func (s *Server) fourLetterText(cmd string, b *strings.Builder) {
 	case "ruok":
 		b.WriteString("imok")
 	case "isro":
-		b.WriteString("rw")
+		if s.readOnly.Load() {
+			b.WriteString("ro")
+		} else {
+			b.WriteString("rw")
+		}
 	case "srvr", "stat":
 		fmt.Fprintf(b, "Zookeeper version: %s\n", Version)
 		if cmd == "stat" {

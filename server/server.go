@@ -142,6 +142,7 @@ type Server struct {
 
 	stats serverStats
 
+	readOnly  atomic.Bool // serving read-only sessions only (readonlymode)
 	closing   atomic.Bool
 	closeOnce sync.Once
 	done      chan struct{}
@@ -269,6 +270,27 @@ func (s *Server) Close() error {
 	s.wg.Wait()
 	return nil
 }
+
+// SetReadOnly switches the server into or out of read-only mode, the mode of
+// a ZooKeeper member cut off from its quorum with readonlymode.enabled: it
+// accepts only clients that allow read-only sessions, answers every write
+// (and sync) with NotReadOnly, reports "ro" to isro and sets the readOnly
+// flag of ConnectResponse. Like ZooKeeper switching between its read-only
+// and normal server, a change drops every client connection, so that
+// clients reconnect (read-write clients go elsewhere; read-only clients
+// notice the change). Sessions are kept.
+func (s *Server) SetReadOnly(ro bool) {
+	if s.readOnly.Swap(ro) == ro {
+		return
+	}
+	s.log.Warn("read-only mode changed", "readOnly", ro)
+	for _, c := range s.connList() {
+		c.close("server switched read-only mode")
+	}
+}
+
+// ReadOnly reports whether the server is in read-only mode.
+func (s *Server) ReadOnly() bool { return s.readOnly.Load() }
 
 // Shutdown is Close bounded by ctx.
 func (s *Server) Shutdown(ctx context.Context) error {

@@ -37,6 +37,7 @@ type Conn struct {
 	closed    bool          // Close was called
 	auths     []authInfo
 	subs      []*queue[State]
+	seenRW    bool // a read-write server accepted this Conn (ClientCnxn's seenRwServerBefore)
 
 	watches   watchManager
 	listeners *callQueue[State]
@@ -393,10 +394,31 @@ func (c *Conn) run() {
 			connected = true
 			c.first <- nil
 		}
+		var (
+			rwFound  chan string
+			stopSeek chan struct{}
+			seekDone chan struct{}
+		)
+		if resp.ReadOnly && len(c.hosts) > 1 {
+			rwFound, stopSeek, seekDone = make(chan string, 1), make(chan struct{}), make(chan struct{})
+			go c.seekRW(addr, stopSeek, rwFound, seekDone)
+		}
 		select {
 		case <-l.dead:
 		case <-c.ctx.Done():
 			l.fail(&Error{Err: ErrClosing})
+		case rw := <-rwFound:
+			c.cfg.logger.Info("zk: found a read-write server; leaving the read-only one", "server", rw, "readOnly", addr)
+			l.fail(connLoss(errFoundRW))
+			for i, h := range c.hosts {
+				if h == rw {
+					hostIdx = i
+				}
+			}
+		}
+		if stopSeek != nil {
+			close(stopSeek)
+			<-seekDone
 		}
 		l.wg.Wait()
 		lastErr = l.err
@@ -406,6 +428,51 @@ func (c *Conn) run() {
 			c.setStateLocked(StateSuspended)
 		}
 		c.mu.Unlock()
+	}
+}
+
+var errFoundRW = errors.New("zk: moving to a read-write server")
+
+// seekRW runs while the Conn is connected to the read-only server current:
+// it asks the other servers "isro" with a growing pause between passes
+// (100 ms doubling up to a minute, as ZooKeeper's client does) and reports
+// the first one that answers "rw" on found. It returns when stop closes.
+func (c *Conn) seekRW(current string, stop <-chan struct{}, found chan<- string, done chan<- struct{}) {
+	defer close(done)
+	ctx, cancel := context.WithCancel(c.ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	pause := 100 * time.Millisecond
+	for {
+		t := time.NewTimer(pause)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+		for _, h := range c.hosts {
+			if h == current {
+				continue
+			}
+			pctx, pcancel := context.WithTimeout(ctx, time.Second)
+			ans, err := fourLetterWord(pctx, c.cfg.dial, h, "isro", 16)
+			pcancel()
+			if ctx.Err() != nil {
+				return
+			}
+			if err == nil && ans == "rw" {
+				found <- h
+				return
+			}
+		}
+		pause = min(2*pause, time.Minute)
 	}
 }
 
@@ -442,6 +509,12 @@ func (c *Conn) connect(addr string) (*link, *proto.ConnectResponse, error) {
 	sid, passwd, to := c.sessionID, c.passwd, c.timeout
 	if to == 0 {
 		to = c.cfg.sessionTimeout
+	}
+	if !c.seenRW {
+		// A session made by a read-only server is local to it: until a
+		// read-write server has accepted us, ask for a new session each
+		// time, as ZooKeeper's client does.
+		sid, passwd = 0, nil
 	}
 	auths := append([]authInfo(nil), c.auths...)
 	c.mu.Unlock()
@@ -501,6 +574,9 @@ func (c *Conn) connect(addr string) (*link, *proto.ConnectResponse, error) {
 	timeout := time.Duration(resp.TimeOut) * time.Millisecond
 	c.mu.Lock()
 	c.sessionID, c.passwd, c.timeout, c.server = resp.SessionID, resp.Passwd, timeout, addr
+	if !resp.ReadOnly {
+		c.seenRW = true
+	}
 	c.mu.Unlock()
 	c.cfg.logger.Debug("zk: session established", "server", addr, "session", fmt.Sprintf("0x%x", resp.SessionID), "timeout", timeout, "readOnly", resp.ReadOnly)
 

@@ -70,13 +70,23 @@
 // share a path and mode share the server-side registration; closing the last
 // one removes it.
 //
-// ReadOnly: with WithReadOnly the Conn accepts a read-only server, but it
-// does not look for a read-write server in the background as the Java client
-// does; it moves on only when the connection breaks.
+// ReadOnly: with WithReadOnly the Conn accepts a read-only server (a member
+// cut off from its quorum, with readonlymode.enabled). The state is then
+// StateReadOnly: reads work, writes and sync fail with ErrNotReadOnly. As
+// ZooKeeper's client does, the Conn meanwhile asks the other servers "isro"
+// (pausing 100 ms, doubling up to a minute between passes) and moves to the
+// first read-write one (StateSuspended, then StateReconnected). Until a
+// read-write server has accepted the Conn, its session is local to the
+// read-only server and is replaced by a new one on the move; afterwards the
+// session is always resumed.
+//
+// Reconfiguration: GetConfig and GetConfigW read (and watch) the dynamic
+// configuration in /zookeeper/config; Reconfig and IncrementalReconfig
+// change the membership where the server allows it.
 //
 // # Chroot
 //
 // A chroot ("host:port/app" or WithChroot) is prepended to every path sent
-// and stripped from every path received, including watch events. GetConfig
-// reads /zookeeper/config outside the chroot.
+// and stripped from every path received, including watch events.
+// GetConfig and GetConfigW read /zookeeper/config outside the chroot.
 package zk

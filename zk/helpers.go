@@ -193,7 +193,13 @@ func FourLetterWord(ctx context.Context, addr, cmd string) (string, error) {
 		defer cancel()
 	}
 	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	return fourLetterWord(ctx, d.DialContext, addr, cmd, 16<<20)
+}
+
+// fourLetterWord sends cmd over a connection made by dial and returns the
+// answer, read up to limit bytes. ctx must have a deadline.
+func fourLetterWord(ctx context.Context, dial DialFunc, addr, cmd string, limit int64) (string, error) {
+	nc, err := dial(ctx, "tcp", addr)
 	if err != nil {
 		return "", err
 	}
@@ -205,7 +211,7 @@ func FourLetterWord(ctx context.Context, addr, cmd string) (string, error) {
 	if _, err := io.WriteString(nc, cmd); err != nil {
 		return "", err
 	}
-	b, err := io.ReadAll(io.LimitReader(nc, 16<<20))
+	b, err := io.ReadAll(io.LimitReader(nc, limit))
 	if err != nil {
 		return string(b), err
 	}

@@ -230,7 +230,12 @@ func (l *link) readLoop(br *bufio.Reader) {
 				return
 			}
 			if ev.Type != proto.EventNone {
-				l.c.watches.dispatch(l.c.stripRoot(ev.Path), ev.Type)
+				if p, ok := l.c.clientPath(ev.Path); ok {
+					l.c.watches.dispatch(p, ev.Type)
+				}
+				if l.c.chroot != "" && ev.Path == ConfigNode {
+					l.c.watches.dispatchConfig(ev.Type)
+				}
 			}
 			continue
 		case proto.XidPing:

@@ -2,6 +2,7 @@ package zk
 
 import (
 	"context"
+	"strings"
 
 	"github.com/zkgo/zkgo/proto"
 )
@@ -392,6 +393,56 @@ func (c *Conn) GetConfig(ctx context.Context) ([]byte, *proto.Stat, error) {
 	resp := new(proto.GetDataResponse)
 	if _, err := c.call(ctx, proto.OpGetData, &proto.GetDataRequest{Path: ConfigNode}, resp, nil); err != nil {
 		return nil, nil, wrapErr(err, "getConfig", ConfigNode)
+	}
+	return resp.Data, &resp.Stat, nil
+}
+
+// GetConfigW is GetConfig that also watches the configuration: the channel
+// receives one event (EventNodeDataChanged with Path ConfigNode) when the
+// membership changes, and is then closed. Like every watch it survives
+// reconnections and ends with EventNotWatching if the session ends. With a
+// chroot the watch is still on the real /zookeeper/config.
+func (c *Conn) GetConfigW(ctx context.Context) ([]byte, *proto.Stat, <-chan Event, error) {
+	key := ConfigNode
+	if c.chroot != "" {
+		key = configKey
+	}
+	resp := new(proto.GetDataResponse)
+	ch, err := c.watchCall(ctx, "getConfig", key, proto.OpGetData, &proto.GetDataRequest{Path: ConfigNode, Watch: true}, resp, okKind(watchData))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return resp.Data, &resp.Stat, ch, nil
+}
+
+// Reconfig replaces the ensemble's membership with members (lines in the
+// dynamic configuration format, e.g. "server.1=10.0.0.1:2888:3888;2181"),
+// provided the current configuration version is fromConfig (-1: any). It
+// returns the new configuration and its Stat. Servers answer
+// ErrReconfigDisabled unless reconfigEnabled is set, and ErrNoAuth unless
+// the session is authorised for /zookeeper/config (super user or ACL).
+func (c *Conn) Reconfig(ctx context.Context, members []string, fromConfig int64) ([]byte, *proto.Stat, error) {
+	if len(members) == 0 {
+		return nil, nil, &Error{Code: proto.ErrBadArguments, Err: ErrBadArguments, Op: "reconfig", Detail: "no members"}
+	}
+	return c.reconfig(ctx, &proto.ReconfigRequest{NewMembers: strings.Join(members, ","), CurConfigID: fromConfig})
+}
+
+// IncrementalReconfig adds the joining servers (dynamic configuration
+// lines) and removes the leaving ones (server ids), provided the current
+// configuration version is fromConfig (-1: any). See Reconfig.
+func (c *Conn) IncrementalReconfig(ctx context.Context, joining, leaving []string, fromConfig int64) ([]byte, *proto.Stat, error) {
+	if len(joining) == 0 && len(leaving) == 0 {
+		return nil, nil, &Error{Code: proto.ErrBadArguments, Err: ErrBadArguments, Op: "reconfig", Detail: "nothing joins or leaves"}
+	}
+	return c.reconfig(ctx, &proto.ReconfigRequest{
+		JoiningServers: strings.Join(joining, ","), LeavingServers: strings.Join(leaving, ","), CurConfigID: fromConfig})
+}
+
+func (c *Conn) reconfig(ctx context.Context, req *proto.ReconfigRequest) ([]byte, *proto.Stat, error) {
+	resp := new(proto.GetDataResponse)
+	if _, err := c.call(ctx, proto.OpReconfig, req, resp, nil); err != nil {
+		return nil, nil, wrapErr(err, "reconfig", "")
 	}
 	return resp.Data, &resp.Stat, nil
 }

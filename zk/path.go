@@ -82,6 +82,21 @@ func (c *Conn) stripRoot(p string) string {
 	return p
 }
 
+// clientPath turns a server path into the caller's; ok is false for a path
+// outside the chroot.
+func (c *Conn) clientPath(p string) (string, bool) {
+	if c.chroot == "" {
+		return p, true
+	}
+	if p == c.chroot {
+		return "/", true
+	}
+	if strings.HasPrefix(p, c.chroot) && len(p) > len(c.chroot) && p[len(c.chroot)] == '/' {
+		return p[len(c.chroot):], true
+	}
+	return "", false
+}
+
 // checkPath validates p and returns the server path, or an *Error.
 func (c *Conn) checkPath(op, p string, sequential bool) (string, error) {
 	if err := validatePath(p, sequential); err != nil {

@@ -44,6 +44,7 @@ func runSuite(t *testing.T, e *env) {
 		{"ProtectedCreate", testProtectedCreate},
 		{"Close", testClose},
 		{"FourLetterWord", testFourLetterWord},
+		{"Config", testConfig},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, e) })
@@ -1115,5 +1116,29 @@ func testFourLetterWord(t *testing.T, e *env) {
 	}
 	if _, err := FourLetterWord(testCtx(t), e.addr, "toolong"); err == nil {
 		t.Fatal("five letters accepted")
+	}
+}
+
+// testConfig: GetConfigW and reconfig on a standalone server, where
+// reconfiguration is disabled.
+func testConfig(t *testing.T, e *env) {
+	ctx := testCtx(t)
+	c := connect(t, e.addr+"/cfg")
+	data, st, ch, err := c.GetConfigW(ctx)
+	if err != nil || st == nil || ch == nil {
+		t.Fatalf("GetConfigW: %q %+v %v", data, st, err)
+	}
+	_, _, err = c.Reconfig(ctx, []string{"server.1=127.0.0.1:2888:3888;2181"}, -1)
+	wantErr(t, err, ErrReconfigDisabled)
+	_, _, err = c.IncrementalReconfig(ctx, nil, []string{"2"}, -1)
+	wantErr(t, err, ErrReconfigDisabled)
+	_, _, err = c.Reconfig(ctx, nil, -1)
+	wantErr(t, err, ErrBadArguments)
+	_, _, err = c.IncrementalReconfig(ctx, nil, nil, -1)
+	wantErr(t, err, ErrBadArguments)
+	select {
+	case ev := <-ch:
+		t.Fatalf("unexpected config event %+v", ev)
+	default:
 	}
 }

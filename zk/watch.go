@@ -133,6 +133,26 @@ func (m *watchManager) dispatch(p string, t EventType) {
 	}
 }
 
+// configKey is the key of a GetConfigW watch when the Conn has a chroot:
+// the watch is on the real /zookeeper/config, which is outside the chroot
+// and must not be confused with "/zookeeper/config" under it. It is not a
+// valid path, so it cannot collide with a caller's key.
+const configKey = "\x00config"
+
+// dispatchConfig delivers a notification on /zookeeper/config to GetConfigW
+// watches of a chrooted Conn.
+func (m *watchManager) dispatchConfig(t EventType) {
+	if t != EventNodeDataChanged && t != EventNodeDeleted && t != EventNodeCreated {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if chs, ok := m.data[configKey]; ok {
+		delete(m.data, configKey)
+		fire(chs, Event{Type: t, Path: ConfigNode})
+	}
+}
+
 type watchKind int
 
 const (
@@ -300,6 +320,9 @@ func (m *watchManager) setWatches(zxid int64) []*proto.SetWatches2 {
 	size := 0
 	add := func(field func(*proto.SetWatches2) *[]string, p string) {
 		sp := m.c.addRoot(p)
+		if p == configKey {
+			sp = ConfigNode
+		}
 		if cur == nil || size+4+len(sp) > setWatchesMax-64 {
 			cur = &proto.SetWatches2{RelativeZxid: zxid,
 				DataWatches: []string{}, ExistWatches: []string{}, ChildWatches: []string{},
