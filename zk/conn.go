@@ -164,6 +164,32 @@ func (c *Conn) StateChanges() <-chan State {
 	return q.ch
 }
 
+// NotifyState is StateChanges with an end: stop removes the subscription
+// and closes the channel (undelivered states are discarded). Recipes use it
+// to follow the connection only while they hold something.
+func (c *Conn) NotifyState() (ch <-chan State, stop func()) {
+	q := newQueue[State](16)
+	c.mu.Lock()
+	if c.closed && c.state == StateClosed {
+		c.mu.Unlock()
+		q.finish()
+		return q.ch, func() {}
+	}
+	c.subs = append(c.subs, q)
+	c.mu.Unlock()
+	return q.ch, func() {
+		c.mu.Lock()
+		for i, s := range c.subs {
+			if s == q {
+				c.subs = append(c.subs[:i:i], c.subs[i+1:]...)
+				break
+			}
+		}
+		c.mu.Unlock()
+		q.stop()
+	}
+}
+
 func (c *Conn) noteZxid(z int64) {
 	for {
 		cur := c.lastZxid.Load()

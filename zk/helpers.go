@@ -117,24 +117,41 @@ const ProtectedPrefix = "_c_"
 // node carrying its prefix, or creates again if there is none. The parent
 // must exist.
 func (c *Conn) CreateProtectedEphemeralSequential(ctx context.Context, path string, data []byte, acl []proto.ACL) (string, error) {
-	if _, err := c.checkPath("create", path, true); err != nil {
-		return "", err
+	p, _, err := c.CreateProtected(ctx, path, data, acl, proto.ModeEphemeralSequential)
+	return p, err
+}
+
+// CreateProtected is Create2 with Curator's protection for any mode: the
+// node's name gets the prefix "_c_<uuid>-", and a create whose reply was
+// lost with the connection is found by that prefix (and its Stat read)
+// instead of being created twice or orphaned. The parent must exist.
+func (c *Conn) CreateProtected(ctx context.Context, path string, data []byte, acl []proto.ACL, mode proto.CreateMode, opts ...CreateOption) (string, *proto.Stat, error) {
+	if _, err := c.checkPath("create", path, mode.IsSequential()); err != nil {
+		return "", nil, err
 	}
 	id, err := newUUID()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	parent := parentOf(path)
 	name := path[strings.LastIndexByte(path, '/')+1:]
 	prefix := ProtectedPrefix + id + "-"
 	full := joinPath(parent, prefix+name)
 	for {
-		p, err := c.Create(ctx, full, data, acl, proto.ModeEphemeralSequential)
+		p, st, err := c.Create2(ctx, full, data, acl, mode, opts...)
 		if err == nil {
-			return p, nil
+			return p, st, nil
+		}
+		if ctx.Err() != nil {
+			// Cancelled while the request may have been in flight: the
+			// node may exist. Find it by its prefix and delete it
+			// (Curator's findAndDeleteProtectedNodeInBackground, done
+			// before returning).
+			c.deleteProtected(ctx, parent, prefix)
+			return "", nil, err
 		}
 		if !errors.Is(err, ErrConnectionLoss) {
-			return "", err
+			return "", nil, err
 		}
 		// The create may have been applied: look for it.
 		for {
@@ -147,14 +164,54 @@ func (c *Conn) CreateProtectedEphemeralSequential(ctx context.Context, path stri
 						break
 					}
 				}
-				if found != "" {
-					return found, nil
+				if found == "" {
+					break // not created: create again
 				}
-				break // not created: create again
+				st, serr := c.Exists(ctx, found)
+				if serr == nil && st != nil {
+					return found, st, nil
+				}
+				if serr == nil || errors.Is(serr, ErrNoNode) {
+					break // gone again (session ended?): create again
+				}
+				lerr = serr
 			}
 			if !errors.Is(lerr, ErrConnectionLoss) {
-				return "", lerr
+				return "", nil, lerr
 			}
+		}
+	}
+}
+
+// deleteProtected deletes the children of parent that start with prefix,
+// retrying across connection losses for up to the session timeout, even
+// though ctx is done.
+func (c *Conn) deleteProtected(ctx context.Context, parent, prefix string) {
+	to := c.SessionTimeout()
+	if to <= 0 {
+		to = c.cfg.sessionTimeout
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), to)
+	defer cancel()
+	for dctx.Err() == nil {
+		children, _, err := c.Children(dctx, parent)
+		if err != nil {
+			if errors.Is(err, ErrConnectionLoss) {
+				continue
+			}
+			return
+		}
+		failed := false
+		for _, ch := range children {
+			if strings.HasPrefix(ch, prefix) {
+				err := c.Delete(dctx, joinPath(parent, ch), AnyVersion)
+				if err != nil && !errors.Is(err, ErrNoNode) {
+					failed = true
+				}
+			}
+		}
+		if !failed {
+			return
 		}
 	}
 }

@@ -1,0 +1,42 @@
+// Package recipe holds what every zkgo recipe shares: the Grant (something
+// held — a lock, a lease, leadership — with its fencing token and a channel
+// that closes when it is lost), the error policy that decides when a
+// connection problem counts as a loss, and the node naming and ordering of
+// Apache Curator's recipes, so that Go and Java processes can take part in
+// the same lock or election.
+//
+// The recipes themselves live in the sub-packages: recipe/lock (Mutex,
+// RWMutex, Semaphore, SemaphoreMutex, MultiLock) and recipe/leader (Latch,
+// Selector, Election). Each depends only on the client package zk.
+//
+// # Losing a grant
+//
+// A Grant's Done channel closes, and Err says why, when:
+//   - the node that carries it is deleted (by someone else, or because the
+//     session ended) — ErrNodeDeleted;
+//   - the session expires, or the Conn is closed — zk.ErrSessionExpired /
+//     zk.ErrClosing;
+//   - under the Strict policy (the default), as soon as the connection is
+//     suspended — ErrSuspended. The server may still hold the node, but this
+//     process can no longer know whether it does: another process may be
+//     granted the same thing once the session times out;
+//   - the grant is released (Unlock, Close, ...) — ErrReleased.
+//
+// Under the Session policy only the end of the session (or the node's
+// deletion) is a loss; a suspension that ends with a reconnection is not.
+// This mirrors Curator's StandardConnectionStateErrorPolicy (strict) and
+// SessionConnectionStateErrorPolicy.
+//
+// # Fencing
+//
+// Every grant carries a fencing token: the czxid (creation zxid) of the node
+// that carries it. Nodes are created in zxid order, so a later grant always
+// has a larger token than any earlier grant on the same lock or election.
+// Pass the token to the resource you protect, and let it refuse requests
+// with an older token. When the resource is ZooKeeper itself, use Guard:
+// a check operation on the holder's node that makes a multi fail once the
+// node is gone.
+//
+// A zk.Conn whose session is lost stays lost; recipes built on it stop with
+// an error, and a new Conn (a new session) is needed to take part again.
+package recipe

@@ -1,0 +1,252 @@
+package recipe
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/zkgo/zkgo/zk"
+)
+
+// Errors that say why a Grant was lost.
+var (
+	// ErrSuspended: the connection was suspended under the Strict policy.
+	ErrSuspended = errors.New("recipe: connection suspended (strict policy)")
+	// ErrNodeDeleted: the node carrying the grant was deleted.
+	ErrNodeDeleted = errors.New("recipe: the grant's node was deleted")
+	// ErrReleased: the grant was given back by its holder.
+	ErrReleased = errors.New("recipe: released")
+)
+
+// Errors of recipe operations.
+var (
+	// ErrNotHeld: Unlock (or a release) of something not held.
+	ErrNotHeld = errors.New("recipe: not held")
+	// ErrClosed: the recipe was closed.
+	ErrClosed = errors.New("recipe: closed")
+	// ErrNodeMissing: our own sequential node vanished while we waited
+	// (the session ended, or someone deleted it).
+	ErrNodeMissing = errors.New("recipe: our node is gone")
+)
+
+// Policy decides which connection states end a grant.
+type Policy int
+
+const (
+	// Strict: a suspended connection ends the grant (Curator's default,
+	// StandardConnectionStateErrorPolicy). The safe choice: the holder
+	// stops before the server could give the grant to someone else.
+	Strict Policy = iota
+	// Session: only the end of the session ends the grant
+	// (SessionConnectionStateErrorPolicy). The grant survives short
+	// disconnections, at the risk that the holder keeps working while the
+	// session is, unknown to it, already expired.
+	Session
+)
+
+// String returns "strict" or "session".
+func (p Policy) String() string {
+	if p == Session {
+		return "session"
+	}
+	return "strict"
+}
+
+// Ends reports whether state s ends a grant under the policy, and the error
+// that says why.
+func (p Policy) Ends(s zk.State) (bool, error) {
+	switch s {
+	case zk.StateLost:
+		return true, zk.ErrSessionExpired
+	case zk.StateClosed:
+		return true, zk.ErrClosing
+	case zk.StateSuspended:
+		if p == Strict {
+			return true, ErrSuspended
+		}
+	}
+	return false, nil
+}
+
+// RevokeMessage is the data Curator writes into a lock node to ask its
+// holder to release it ("__REVOKE__").
+var RevokeMessage = []byte("__REVOKE__")
+
+// Grant is something held: a lock, a lease or leadership. Its methods are
+// safe for concurrent use.
+type Grant struct {
+	conn  *zk.Conn
+	path  string
+	token int64
+
+	done     chan struct{}
+	stop     chan struct{}
+	stopOnce sync.Once
+	monDone  chan struct{}
+
+	mu  sync.Mutex // guards err
+	err error
+}
+
+// HoldOptions configure Hold.
+type HoldOptions struct {
+	// Policy decides which connection states end the grant.
+	Policy Policy
+	// OnData, if set, is called (on the grant's own goroutine) with the
+	// node's data when it changes; the lock recipes use it for Curator's
+	// revocation request.
+	OnData func(data []byte)
+}
+
+// Hold starts watching the node at path (created by this Conn's session,
+// with creation zxid czxid) and returns a Grant for it. The Grant is lost as
+// described in the package documentation. The caller must call Release when
+// it gives the grant back. Hold reads the node once (setting a watch on it);
+// if the node is already gone it returns ErrNodeDeleted.
+func Hold(ctx context.Context, conn *zk.Conn, path string, czxid int64, opts HoldOptions) (*Grant, error) {
+	g := &Grant{conn: conn, path: path, token: czxid,
+		done: make(chan struct{}), stop: make(chan struct{}), monDone: make(chan struct{})}
+	states, unsub := conn.NotifyState()
+	// Subscribe before reading the node, so no transition after the read
+	// can be missed; a loss that happened before is seen in State().
+	data, _, ev, err := conn.GetW(ctx, path)
+	for errors.Is(err, zk.ErrConnectionLoss) {
+		data, _, ev, err = conn.GetW(ctx, path)
+	}
+	if err != nil {
+		unsub()
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil, ErrNodeDeleted
+		}
+		return nil, err
+	}
+	if end, why := opts.Policy.Ends(conn.State()); end {
+		unsub()
+		return nil, why
+	}
+	if opts.OnData != nil && len(data) > 0 {
+		opts.OnData(data)
+	}
+	go g.monitor(states, unsub, ev, opts)
+	return g, nil
+}
+
+func (g *Grant) monitor(states <-chan zk.State, unsub func(), ev <-chan zk.Event, opts HoldOptions) {
+	defer close(g.monDone)
+	defer unsub()
+	rearmed := make(chan (<-chan zk.Event), 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for {
+		select {
+		case <-g.stop:
+			g.end(ErrReleased)
+			return
+		case s, ok := <-states:
+			if !ok {
+				g.end(zk.ErrClosing)
+				return
+			}
+			if end, why := opts.Policy.Ends(s); end {
+				g.end(why)
+				return
+			}
+		case e, ok := <-ev:
+			if !ok {
+				ev = nil
+				continue
+			}
+			switch e.Type {
+			case zk.EventNodeDeleted:
+				g.end(ErrNodeDeleted)
+				return
+			case zk.EventNotWatching:
+				g.end(e.Err)
+				return
+			case zk.EventNodeDataChanged:
+				ev = nil
+				go func() {
+					data, _, ch, err := g.conn.GetW(ctx, g.path)
+					if err != nil {
+						if errors.Is(err, zk.ErrNoNode) {
+							ch := make(chan zk.Event, 1)
+							ch <- zk.Event{Type: zk.EventNodeDeleted, Path: g.path}
+							rearmed <- ch
+						}
+						// Other errors: the session or the Conn ended,
+						// which the state channel reports.
+						return
+					}
+					if opts.OnData != nil {
+						opts.OnData(data)
+					}
+					rearmed <- ch
+				}()
+			}
+		case ch := <-rearmed:
+			ev = ch
+		}
+	}
+}
+
+func (g *Grant) end(err error) {
+	g.mu.Lock()
+	if g.err == nil {
+		g.err = err
+		close(g.done)
+	}
+	g.mu.Unlock()
+}
+
+// Path returns the path of the node that carries the grant.
+func (g *Grant) Path() string { return g.path }
+
+// Token returns the fencing token: the node's creation zxid. It is larger
+// than the token of every earlier grant of the same lock or election.
+func (g *Grant) Token() int64 { return g.token }
+
+// Done returns a channel that is closed when the grant is lost or released.
+func (g *Grant) Done() <-chan struct{} { return g.done }
+
+// Err returns nil while the grant is held, and afterwards why it ended
+// (ErrReleased, ErrSuspended, ErrNodeDeleted, zk.ErrSessionExpired,
+// zk.ErrClosing).
+func (g *Grant) Err() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.err
+}
+
+// Held reports whether the grant is still held, as far as this process
+// knows.
+func (g *Grant) Held() bool { return g.Err() == nil }
+
+// Guard returns a check operation on the grant's node: put it first in a
+// Multi and the multi fails (with ErrNoNode for that op) once the node is
+// gone, so a write made by a holder that lost its grant without noticing
+// (a long pause, a partition) cannot land.
+func (g *Grant) Guard() zk.Op { return zk.CheckOp(g.path, -1) }
+
+// GuardedMulti runs ops in a Multi behind Guard. If the guard fails, it
+// returns an error wrapping ErrNodeDeleted (and the zk error).
+func (g *Grant) GuardedMulti(ctx context.Context, ops ...zk.Op) ([]zk.OpResult, error) {
+	all := make([]zk.Op, 0, len(ops)+1)
+	all = append(all, g.Guard())
+	all = append(all, ops...)
+	res, err := g.conn.Multi(ctx, all...)
+	if err != nil && len(res) > 0 && res[0].Err != nil {
+		return nil, errors.Join(ErrNodeDeleted, res[0].Err)
+	}
+	if len(res) > 0 {
+		res = res[1:]
+	}
+	return res, err
+}
+
+// Release ends the grant (Err becomes ErrReleased unless it was already
+// lost) and stops watching; it does not delete the node. It is safe to call
+// more than once.
+func (g *Grant) Release() {
+	g.stopOnce.Do(func() { close(g.stop) })
+	<-g.monDone
+}
