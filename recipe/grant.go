@@ -75,9 +75,10 @@ var RevokeMessage = []byte("__REVOKE__")
 // Grant is something held: a lock, a lease or leadership. Its methods are
 // safe for concurrent use.
 type Grant struct {
-	conn  *zk.Conn
-	path  string
-	token int64
+	conn   *zk.Conn
+	path   string
+	token  int64
+	policy Policy
 
 	done     chan struct{}
 	stop     chan struct{}
@@ -104,7 +105,7 @@ type HoldOptions struct {
 // it gives the grant back. Hold reads the node once (setting a watch on it);
 // if the node is already gone it returns ErrNodeDeleted.
 func Hold(ctx context.Context, conn *zk.Conn, path string, czxid int64, opts HoldOptions) (*Grant, error) {
-	g := &Grant{conn: conn, path: path, token: czxid,
+	g := &Grant{conn: conn, path: path, token: czxid, policy: opts.Policy,
 		done: make(chan struct{}), stop: make(chan struct{}), monDone: make(chan struct{})}
 	states, unsub := conn.NotifyState()
 	// Subscribe before reading the node, so no transition after the read
@@ -218,8 +219,16 @@ func (g *Grant) Err() error {
 }
 
 // Held reports whether the grant is still held, as far as this process
-// knows.
-func (g *Grant) Held() bool { return g.Err() == nil }
+// knows. It also consults the Conn's current state, so it turns false the
+// moment the connection is suspended (Strict policy), even before Done is
+// closed.
+func (g *Grant) Held() bool {
+	if g.Err() != nil {
+		return false
+	}
+	end, _ := g.policy.Ends(g.conn.State())
+	return !end
+}
 
 // Guard returns a check operation on the grant's node: put it first in a
 // Multi and the multi fails (with ErrNoNode for that op) once the node is

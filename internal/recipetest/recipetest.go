@@ -105,7 +105,11 @@ func (n *Net) Expire(t testing.TB, addr string, c *zk.Conn) {
 	defer stop()
 	n.Block(true)
 	n.Cut()
-	WaitState(t, states, zk.StateSuspended)
+	// Once dials are blocked a suspended Conn stays suspended; it may
+	// already be (a cut that raced with this call).
+	if c.State() != zk.StateSuspended {
+		WaitState(t, states, zk.StateSuspended)
+	}
 	expire(t, addr, c)
 	n.Block(false)
 }
