@@ -19,11 +19,13 @@
 package curator
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,6 +37,9 @@ import (
 
 //go:embed CuratorCheck.java
 var checkSource []byte
+
+//go:embed RecipePeer.java
+var peerSource []byte
 
 // JavaDir is where Debian installs Java libraries.
 const JavaDir = "/usr/share/java"
@@ -88,11 +93,15 @@ func Compile(dir string) (*Checker, error) {
 	if err := os.WriteFile(src, checkSource, 0o644); err != nil {
 		return nil, err
 	}
+	peerSrc := filepath.Join(dir, "RecipePeer.java")
+	if err := os.WriteFile(peerSrc, peerSource, 0o644); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, javac,
 		"-J-XX:+UseSerialGC", "-J-XX:TieredStopAtLevel=1", "-J-XX:-UsePerfData",
-		"-nowarn", "-encoding", "UTF-8", "-d", dir, "-cp", jarPath, src)
+		"-nowarn", "-encoding", "UTF-8", "-d", dir, "-cp", jarPath, src, peerSrc)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("javac CuratorCheck.java: %v\n%s", err, out)
 	}
@@ -225,4 +234,98 @@ func RunCuratorCheck(t testing.TB, connectString, root string) {
 		t.Log(line)
 	}
 	t.Logf("Curator check against %s passed in %v", connectString, time.Since(start).Round(time.Millisecond))
+}
+
+// Peer is a running RecipePeer: a Curator process the test drives one
+// command at a time.
+type Peer struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Scanner
+	dead chan struct{}
+}
+
+// StartPeer compiles (once) and starts a RecipePeer connected to
+// connectString. It skips the test when Java or the Curator jars are
+// missing (unless ZKGO_REQUIRE_APACHE_ZK=1). The peer is stopped when the
+// test ends.
+func StartPeer(t testing.TB, connectString string) *Peer {
+	t.Helper()
+	c, err := Shared()
+	if err != nil {
+		if errors.Is(err, ErrNotInstalled) && os.Getenv("ZKGO_REQUIRE_APACHE_ZK") != "1" {
+			t.Skip("skipping: " + err.Error())
+		}
+		t.Fatal(err)
+	}
+	cmd := exec.Command(c.java,
+		"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
+		"-Dorg.slf4j.simpleLogger.defaultLogLevel=error",
+		"-cp", c.classpath, "RecipePeer", connectString)
+	cmd.Dir = c.dir
+	cmd.SysProcAttr = sysProcAttr()
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &Peer{cmd: cmd, in: in, out: bufio.NewScanner(outPipe), dead: make(chan struct{})}
+	go func() { cmd.Wait(); close(p.dead) }()
+	t.Cleanup(func() {
+		in.Close()
+		select {
+		case <-p.dead:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			<-p.dead
+		}
+	})
+	if got := p.read(t); got != "READY" {
+		t.Fatalf("RecipePeer: %s", got)
+	}
+	return p
+}
+
+func (p *Peer) read(t testing.TB) string {
+	t.Helper()
+	line := make(chan string, 1)
+	go func() {
+		if p.out.Scan() {
+			line <- p.out.Text()
+		} else {
+			line <- "ERR peer exited"
+		}
+	}()
+	select {
+	case l := <-line:
+		return l
+	case <-time.After(60 * time.Second):
+		p.cmd.Process.Kill()
+		t.Fatal("RecipePeer did not answer within 60s")
+		return ""
+	}
+}
+
+// Do sends one command and returns the peer's answer.
+func (p *Peer) Do(t testing.TB, format string, args ...any) string {
+	t.Helper()
+	if _, err := fmt.Fprintf(p.in, format+"\n", args...); err != nil {
+		t.Fatalf("RecipePeer: %v", err)
+	}
+	return p.read(t)
+}
+
+// Want sends a command and fails the test unless the answer is want.
+func (p *Peer) Want(t testing.TB, want, format string, args ...any) {
+	t.Helper()
+	if got := p.Do(t, format, args...); got != want {
+		t.Fatalf("RecipePeer %q: got %q, want %q", fmt.Sprintf(format, args...), got, want)
+	}
 }
