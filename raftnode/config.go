@@ -1,0 +1,224 @@
+package raftnode
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/zkgo/zkgo/storage"
+)
+
+// Defaults for Config fields left zero.
+const (
+	DefaultTickInterval    = 100 * time.Millisecond
+	DefaultElectionTick    = 10
+	DefaultHeartbeatTick   = 1
+	DefaultSnapCount       = 100000 // ZooKeeper's snapCount
+	DefaultMaxSizePerMsg   = 1 << 20
+	DefaultMaxInflightMsgs = 256
+	// DefaultMaxUncommittedBytes bounds the proposals a leader holds that
+	// are not committed yet; further proposals fail with
+	// ErrProposalDropped until some commit.
+	DefaultMaxUncommittedBytes = 256 << 20
+)
+
+// Peer is a member of the group.
+type Peer struct {
+	ID uint64
+	// Addr is where the member's transport listens ("host:port" for the
+	// TCP transport; unused by the in-memory one).
+	Addr string
+	// Learner members (ZooKeeper observers) receive the log but never
+	// vote, count towards a quorum, or lead.
+	Learner bool
+}
+
+// StateMachine is the replicated state. The Node calls its methods from
+// one goroutine, the run loop, never concurrently, in log order.
+type StateMachine interface {
+	// Apply applies committed entries in index order. Entries are raft's
+	// normal entries with non-empty Data (raft's empty no-op entries and
+	// configuration changes are not passed; see Config.OnConfChange).
+	// Apply must be deterministic and must not fail: every member applies
+	// the same entries to the same state. It must not modify the entries.
+	// The slice is reused once Apply returns (copy the Entry values to keep
+	// them); their Data is never modified and may be kept. Apply
+	// must not call the Node's blocking methods (Propose, ReadIndex,
+	// WaitApplied, Stop): the run loop waits for Apply to return.
+	Apply(entries []raftpb.Entry)
+	// Snapshot returns the state as of the last applied entry. It is
+	// called between Apply calls, every SnapCount entries and after each
+	// configuration change (so that a joining member is sent a snapshot
+	// whose configuration names it). The returned bytes are kept and sent
+	// to lagging followers, so they must not be modified afterwards. While it
+	// runs the node does not tick or process messages: keep it short (a
+	// copy-on-write state makes it cheap). An error is logged and the
+	// snapshot retried after another SnapCount entries.
+	Snapshot() ([]byte, error)
+	// Restore replaces the state with a snapshot taken at index: at start
+	// (from the newest local snapshot) and when the leader sends one to a
+	// lagging member. Empty data means the initial, empty state. An error
+	// stops the node.
+	Restore(data []byte, index uint64) error
+}
+
+// Config configures a Node. ID, Peers (unless Join), Storage,
+// StateMachine and Transport are required.
+type Config struct {
+	// ID is this member's id, non-zero and unique in the group.
+	ID uint64
+	// ClusterID identifies the group. It is recorded in the storage
+	// metadata (see Metadata) and checked by the TCP transport's
+	// handshake.
+	ClusterID uint64
+	// Peers is the initial membership, this member included. A fresh
+	// storage is bootstrapped with it (the same list, in any order, on
+	// every member); afterwards membership comes from the log and Peers
+	// only provides addresses to the transport.
+	Peers []Peer
+	// Join starts a member with fresh storage without bootstrapping: it
+	// waits for the leader, which must already have added it with
+	// ProposeConfChange, to send it a snapshot.
+	Join bool
+	// Storage is the member's opened storage. The caller keeps ownership:
+	// Close it after Stop.
+	Storage *storage.Storage
+	// StateMachine receives committed entries.
+	StateMachine StateMachine
+	// Transport carries raft messages. The Node starts it and stops it in
+	// Stop.
+	Transport Transport
+	// OnConfChange, if set, is called on the run goroutine after a
+	// configuration change entry has been applied to raft, in log order
+	// with StateMachine.Apply. cs is the configuration from now on. The
+	// transport is not updated automatically: add the new member's address
+	// (Transport.AddPeer) here, and remove removed members. A removed
+	// member stops receiving entries; the caller should Stop it.
+	OnConfChange func(index uint64, cc raftpb.ConfChangeV2, cs raftpb.ConfState)
+
+	// TickInterval is the length of a raft tick (default 100 ms).
+	TickInterval time.Duration
+	// ElectionTick is the election timeout in ticks (default 10); a
+	// follower that hears no leader for ElectionTick..2*ElectionTick ticks
+	// campaigns.
+	ElectionTick int
+	// HeartbeatTick is the leader's heartbeat interval in ticks (default 1).
+	HeartbeatTick int
+	// SnapCount is the number of applied entries between snapshots
+	// (default 100000, ZooKeeper's snapCount).
+	SnapCount uint64
+	// MaxSizePerMsg bounds the entries in one append message (default 1 MiB).
+	MaxSizePerMsg uint64
+	// MaxInflightMsgs bounds the append messages in flight to one follower
+	// (default 256).
+	MaxInflightMsgs int
+	// MaxUncommittedBytes bounds the leader's uncommitted proposals
+	// (default 256 MiB).
+	MaxUncommittedBytes uint64
+	// Logger receives raft's and the node's messages; nil discards them.
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.TickInterval <= 0 {
+		c.TickInterval = DefaultTickInterval
+	}
+	if c.ElectionTick <= 0 {
+		c.ElectionTick = DefaultElectionTick
+	}
+	if c.HeartbeatTick <= 0 {
+		c.HeartbeatTick = DefaultHeartbeatTick
+	}
+	if c.SnapCount == 0 {
+		c.SnapCount = DefaultSnapCount
+	}
+	if c.MaxSizePerMsg == 0 {
+		c.MaxSizePerMsg = DefaultMaxSizePerMsg
+	}
+	if c.MaxInflightMsgs <= 0 {
+		c.MaxInflightMsgs = DefaultMaxInflightMsgs
+	}
+	if c.MaxUncommittedBytes == 0 {
+		c.MaxUncommittedBytes = DefaultMaxUncommittedBytes
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.ID == 0:
+		return fmt.Errorf("%w: ID is 0", ErrConfig)
+	case c.Storage == nil:
+		return fmt.Errorf("%w: no Storage", ErrConfig)
+	case c.StateMachine == nil:
+		return fmt.Errorf("%w: no StateMachine", ErrConfig)
+	case c.Transport == nil:
+		return fmt.Errorf("%w: no Transport", ErrConfig)
+	case c.HeartbeatTick >= c.ElectionTick:
+		return fmt.Errorf("%w: HeartbeatTick %d must be below ElectionTick %d", ErrConfig, c.HeartbeatTick, c.ElectionTick)
+	}
+	seen := map[uint64]bool{}
+	self := false
+	for _, p := range c.Peers {
+		if p.ID == 0 || seen[p.ID] {
+			return fmt.Errorf("%w: peer id %d is zero or repeated", ErrConfig, p.ID)
+		}
+		seen[p.ID] = true
+		self = self || p.ID == c.ID
+	}
+	if !c.Join && isEmpty(c.Storage) && !self {
+		return fmt.Errorf("%w: bootstrapping member %d is not in Peers", ErrConfig, c.ID)
+	}
+	return nil
+}
+
+// Metadata returns the storage metadata identifying a member: pass it as
+// storage.Options.Metadata when opening the member's directory, so that a
+// directory of another member or cluster is refused (by storage.Open, and
+// by Start, which checks metadata in this format against Config).
+func Metadata(id, clusterID uint64) []byte {
+	b := make([]byte, 16)
+	binary.BigEndian.PutUint64(b, id)
+	binary.BigEndian.PutUint64(b[8:], clusterID)
+	return b
+}
+
+func checkMetadata(md []byte, id, clusterID uint64) error {
+	if len(md) != 16 {
+		return nil // not ours: nothing to check
+	}
+	gotID, gotCluster := binary.BigEndian.Uint64(md), binary.BigEndian.Uint64(md[8:])
+	if gotID != id || gotCluster != clusterID {
+		return fmt.Errorf("%w: storage belongs to member %d of cluster %x, config says member %d of cluster %x",
+			ErrIDMismatch, gotID, gotCluster, id, clusterID)
+	}
+	return nil
+}
+
+// Errors. Compare with errors.Is.
+var (
+	// ErrConfig means Start was given an invalid Config.
+	ErrConfig = errors.New("raftnode: invalid config")
+	// ErrIDMismatch means the storage was created for another member or
+	// cluster.
+	ErrIDMismatch = errors.New("raftnode: storage belongs to another member")
+	// ErrStopped is returned by calls on a Node that was stopped or that
+	// failed (then Err tells why).
+	ErrStopped = errors.New("raftnode: stopped")
+	// ErrEmptyProposal means Propose was given no data; empty entries are
+	// raft's own and are not passed to the state machine.
+	ErrEmptyProposal = errors.New("raftnode: empty proposal")
+	// ErrProposalDropped (raft's own sentinel) means raft dropped the
+	// proposal without appending it: the member that received it knows no
+	// leader, leadership is being transferred, or too many uncommitted
+	// proposals are pending. Retrying later is safe.
+	ErrProposalDropped = raft.ErrProposalDropped
+)

@@ -1,0 +1,72 @@
+// Package raftnode runs one member of a raft group (go.etcd.io/raft) on
+// top of package storage: it owns the raft.Node, its clock and its Ready
+// loop, and hands committed entries to a StateMachine.
+//
+// # Goroutines and ordering
+//
+// Start launches one goroutine, the run loop. It alone ticks raft, takes
+// each raft.Ready and handles it in this order:
+//
+//  1. persist: Storage.SaveSnapshot for a snapshot received from the
+//     leader, then Storage.Save of the hard state and new entries, which
+//     fsyncs before returning;
+//  2. send the Ready's messages through the Transport — only after step 1,
+//     so that no vote or acknowledgement leaves the member before what it
+//     promises is on disk (see handleReady for why the leader does not
+//     send early as etcd's does);
+//  3. apply: StateMachine.Restore for a received snapshot, then
+//     StateMachine.Apply for committed normal entries, in log order, in
+//     batches; configuration-change entries are applied to raft
+//     (ApplyConfChange) and reported to Config.OnConfChange between
+//     batches;
+//  4. every SnapCount applied entries (and after a configuration change),
+//     StateMachine.Snapshot and Storage.CreateSnapshot, which compacts the
+//     log and purges old files;
+//  5. Advance.
+//
+// Group commit falls out of this loop: proposals that arrive while an
+// fsync is in progress are appended and fsynced together in the next
+// Ready.
+//
+// The state machine is therefore only ever called from the run goroutine,
+// never concurrently, and must not call the Node's blocking methods. All
+// other methods (Propose, ProposeConfChange, ReadIndex, WaitApplied,
+// AppliedIndex, Status, Leader, Role, LeaderChanges, Stop) may be called
+// from any goroutine. The Transport calls the Handler methods (Process,
+// ReportUnreachable, ReportSnapshot) from its own goroutines.
+//
+// # Writes and reads
+//
+// Propose returns once raft accepted the entry (a follower forwards it to
+// the leader); commitment is observed when StateMachine.Apply receives it,
+// on every member, at the same index. Callers tag their data with an id to
+// recognise their entry, and time out and retry if a leader change loses
+// it. ReadIndex + WaitApplied give linearizable reads on any member,
+// learners included: after WaitApplied(ReadIndex()) the local state
+// reflects every write committed before ReadIndex was called.
+//
+// # Membership
+//
+// A fresh member bootstraps from Config.Peers by writing the initial
+// configuration as a snapshot at index 1 (so learners can be part of it),
+// the same on every member. A member added later starts with Join and
+// fresh storage and receives a snapshot from the leader once a member
+// proposed its addition with ProposeConfChange. Learners (ZooKeeper
+// observers) receive the log but never vote, count towards a quorum, or
+// lead.
+//
+// # Transports
+//
+// MemNetwork provides in-memory transports for tests, with partitions.
+// TCPTransport is the real one: one outbound connection per peer with
+// reconnect and backoff, a handshake naming cluster and members, length-
+// prefixed bounded frames, and a bounded queue per peer that drops rather
+// than blocks.
+//
+// # Failure
+//
+// A storage write error, or a snapshot the state machine cannot restore,
+// stops the run loop: Done is closed, Err tells why, and every call returns
+// ErrStopped. Recovery is a restart: Stop, close the Storage, reopen it and
+// Start again.
+package raftnode

@@ -1,0 +1,688 @@
+package raftnode
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/zkgo/zkgo/storage"
+)
+
+// Node runs one member of a raft group: it owns a raft.Node, drives its
+// clock and Ready loop (persist, send, apply, snapshot) on one goroutine,
+// and offers proposals, linearizable read barriers and status to any
+// goroutine.
+//
+// Lock order: readMu and appliedMu are leaves (never held together, nor
+// while calling raft, the transport or the state machine).
+type Node struct {
+	cfg Config
+	id  uint64
+	rn  raft.Node
+	st  *storage.Storage
+	sm  StateMachine
+	tr  Transport
+	log *slog.Logger
+
+	// Owned by the run goroutine.
+	confState raftpb.ConfState
+	snapIndex uint64 // index of the newest snapshot
+	nextSnap  uint64 // applied index at which the next snapshot is due
+	// confSnap requests a snapshot after a configuration change, so that
+	// the snapshot raft sends to a member that joins (or lags) carries a
+	// configuration that contains it: raft refuses a snapshot whose
+	// configuration does not name the receiver.
+	confSnap bool
+	batch    []raftpb.Entry
+
+	applied atomic.Uint64 // last applied index (written by run)
+	leader  atomic.Uint64 // leader id as of the last Ready (0: none known)
+	term    atomic.Uint64 // current term as of the last Ready
+	role    atomic.Int32  // Role as of the last Ready
+
+	appliedMu sync.Mutex    // guards appliedCh
+	appliedCh chan struct{} // closed (and replaced) whenever applied grows
+
+	readMu    sync.Mutex             // guards reads and readSeq
+	reads     map[string]chan uint64 // pending ReadIndex calls by request context
+	readSeq   uint64
+	readNonce [8]byte // distinguishes this incarnation's read requests from an earlier one's
+
+	leaderCh chan LeaderChange // capacity 1, latest wins
+
+	stopc    chan struct{} // closed by Stop
+	done     chan struct{} // closed when run returns
+	stopOnce sync.Once
+	stopped  chan struct{} // closed when Stop has finished
+	err      error         // why run returned, if not Stop; written before done is closed
+}
+
+// LeaderChange is a change of leadership seen by this member.
+type LeaderChange struct {
+	// Leader is the new leader's id, 0 while none is known.
+	Leader uint64
+	// Term is the term in which it leads.
+	Term uint64
+	// IsSelf is true when this member became the leader: it now has the
+	// authority ZooKeeper gives a leader (e.g. to expire sessions) and
+	// should first refresh whatever deadlines it tracks.
+	IsSelf bool
+}
+
+// Status is a snapshot of the member's raft state.
+type Status struct {
+	ID     uint64
+	Leader uint64 // 0 while none is known
+	Term   uint64
+	Role   Role
+	// Commit is the highest index known to be committed; Applied the
+	// highest applied to the state machine.
+	Commit, Applied uint64
+	// Voters and Learners are the current configuration (during a joint
+	// change, Voters has both halves).
+	Voters, Learners []uint64
+	// Match holds, on the leader only, the highest index known to be
+	// replicated on each member.
+	Match map[uint64]uint64
+}
+
+// Start starts a member. With a fresh Storage it bootstraps the group
+// from Config.Peers (unless Config.Join); otherwise it restores the state
+// machine from the newest snapshot and lets raft replay the committed
+// entries after it. A one-voter group campaigns at once instead of
+// waiting for an election timeout.
+func Start(cfg Config) (*Node, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	st := cfg.Storage
+	rec := st.Recovered()
+	if err := checkMetadata(rec.Metadata, cfg.ID, cfg.ClusterID); err != nil {
+		return nil, err
+	}
+	n := &Node{
+		cfg:       cfg,
+		id:        cfg.ID,
+		st:        st,
+		sm:        cfg.StateMachine,
+		tr:        cfg.Transport,
+		log:       cfg.Logger.With("member", cfg.ID),
+		appliedCh: make(chan struct{}),
+		reads:     map[string]chan uint64{},
+		leaderCh:  make(chan LeaderChange, 1),
+		stopc:     make(chan struct{}),
+		done:      make(chan struct{}),
+		stopped:   make(chan struct{}),
+	}
+	if _, err := rand.Read(n.readNonce[:]); err != nil {
+		return nil, err
+	}
+	if isEmpty(st) && !cfg.Join {
+		if err := bootstrap(st, cfg.Peers); err != nil {
+			return nil, err
+		}
+	}
+
+	snap, err := st.RaftStorage().Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	if !raft.IsEmptySnap(snap) {
+		if err := n.sm.Restore(snap.Data, snap.Metadata.Index); err != nil {
+			return nil, fmt.Errorf("raftnode: restoring snapshot %d: %w", snap.Metadata.Index, err)
+		}
+	}
+	n.confState = snap.Metadata.ConfState
+	n.snapIndex = snap.Metadata.Index
+	n.nextSnap = n.snapIndex + cfg.SnapCount
+	n.applied.Store(snap.Metadata.Index)
+	n.role.Store(int32(n.roleFor(raft.StateFollower)))
+
+	rc := &raft.Config{
+		ID:                        cfg.ID,
+		ElectionTick:              cfg.ElectionTick,
+		HeartbeatTick:             cfg.HeartbeatTick,
+		Storage:                   st.RaftStorage(),
+		Applied:                   snap.Metadata.Index,
+		MaxSizePerMsg:             cfg.MaxSizePerMsg,
+		MaxInflightMsgs:           cfg.MaxInflightMsgs,
+		MaxUncommittedEntriesSize: cfg.MaxUncommittedBytes,
+		// CheckQuorum makes a leader that lost touch with a quorum step
+		// down, and lets followers ignore disruptive vote requests; PreVote
+		// keeps a rejoining partitioned member from forcing an election.
+		CheckQuorum:       true,
+		PreVote:           true,
+		ReadOnlyOption:    raft.ReadOnlySafe,
+		StepDownOnRemoval: true,
+		Logger:            raftLogger{n.log},
+		// Followers forward proposals to the leader (the default); the
+		// Node never disables it.
+		DisableProposalForwarding: false,
+	}
+	// raft first: the transport may deliver messages as soon as it starts.
+	n.rn = raft.RestartNode(rc)
+	if err := n.tr.Start(n); err != nil {
+		n.rn.Stop()
+		return nil, err
+	}
+	for _, p := range cfg.Peers {
+		if p.ID != cfg.ID {
+			n.tr.AddPeer(p.ID, p.Addr)
+		}
+	}
+	go n.run()
+	if len(n.confState.Voters) == 1 && n.confState.Voters[0] == n.id && len(n.confState.VotersOutgoing) == 0 {
+		// Alone: no need to wait for an election timeout.
+		if err := n.rn.Campaign(context.Background()); err != nil {
+			n.log.Warn("raftnode: campaign", "err", err)
+		}
+	}
+	return n, nil
+}
+
+// isEmpty reports whether st holds no raft state at all: a fresh directory
+// that was not bootstrapped yet.
+func isEmpty(st *storage.Storage) bool {
+	ms := st.RaftStorage()
+	snap, _ := ms.Snapshot()
+	last, _ := ms.LastIndex()
+	hs, _, _ := ms.InitialState()
+	return raft.IsEmptySnap(snap) && last == 0 && raft.IsEmptyHardState(hs)
+}
+
+// bootstrap writes the initial configuration into fresh storage as a
+// snapshot at index 1, term 1, with no state-machine data. Every member
+// bootstrapped from the same Peers starts from the same log, learners
+// included (which raft.StartNode cannot express).
+func bootstrap(st *storage.Storage, peers []Peer) error {
+	var cs raftpb.ConfState
+	for _, p := range peers {
+		if p.Learner {
+			cs.Learners = append(cs.Learners, p.ID)
+		} else {
+			cs.Voters = append(cs.Voters, p.ID)
+		}
+	}
+	slices.Sort(cs.Voters)
+	slices.Sort(cs.Learners)
+	if len(cs.Voters) == 0 {
+		return fmt.Errorf("%w: no voters in Peers", ErrConfig)
+	}
+	snap := raftpb.Snapshot{Metadata: raftpb.SnapshotMetadata{Index: 1, Term: 1, ConfState: cs}}
+	if err := st.SaveSnapshot(snap); err != nil {
+		return fmt.Errorf("raftnode: bootstrap: %w", err)
+	}
+	if err := st.Save(raftpb.HardState{Term: 1, Commit: 1}, nil); err != nil {
+		return fmt.Errorf("raftnode: bootstrap: %w", err)
+	}
+	return nil
+}
+
+// run is the only goroutine that calls Ready/Advance, writes storage,
+// sends messages and calls the state machine.
+func (n *Node) run() {
+	defer close(n.done)
+	defer n.rn.Stop()
+	defer n.role.Store(int32(RoleStopped))
+	ticker := time.NewTicker(n.cfg.TickInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ticker.C:
+			n.rn.Tick()
+		case rd := <-n.rn.Ready():
+			if err := n.handleReady(rd); err != nil {
+				n.err = err
+				n.log.Error("raftnode: stopping after a fatal error", "err", err)
+				return
+			}
+			n.rn.Advance()
+		case <-n.stopc:
+			return
+		}
+	}
+}
+
+// handleReady processes one Ready in the order raft requires.
+func (n *Node) handleReady(rd raft.Ready) error {
+	if !raft.IsEmptyHardState(rd.HardState) {
+		n.term.Store(rd.HardState.Term)
+	}
+	if rd.SoftState != nil {
+		n.role.Store(int32(n.roleFor(rd.SoftState.RaftState)))
+		if old := n.leader.Swap(rd.SoftState.Lead); old != rd.SoftState.Lead {
+			n.notifyLeader(LeaderChange{Leader: rd.SoftState.Lead, Term: n.term.Load(), IsSelf: rd.SoftState.Lead == n.id})
+		}
+	}
+	for _, rs := range rd.ReadStates {
+		n.deliverRead(rs)
+	}
+
+	// 1. Persist. A received snapshot goes first (file, WAL record) so
+	// that the hard state and entries that follow it in the WAL can be
+	// replayed from it; then the hard state and entries, fsynced.
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		if err := n.st.SaveSnapshot(rd.Snapshot); err != nil {
+			return fmt.Errorf("saving snapshot %d: %w", rd.Snapshot.Metadata.Index, err)
+		}
+	}
+	if err := n.st.Save(rd.HardState, rd.Entries); err != nil {
+		return fmt.Errorf("saving %d entries: %w", len(rd.Entries), err)
+	}
+
+	// 2. Send, only now that what the messages promise is durable: a vote,
+	// an append acknowledgement, or (from a leader) entries it must not
+	// lose. etcd lets a leader send before its own fsync (raft thesis
+	// 10.2.1) to overlap it with the followers' fsync; we keep the plain
+	// order, which costs the leader's fsync latency once per round trip
+	// and needs no reasoning about which messages may go early.
+	if len(rd.Messages) > 0 {
+		n.tr.Send(rd.Messages)
+	}
+
+	// 3. Apply: a snapshot replaces the state, then committed entries.
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		snap := rd.Snapshot
+		n.confState = snap.Metadata.ConfState
+		n.refreshRole()
+		if err := n.sm.Restore(snap.Data, snap.Metadata.Index); err != nil {
+			return fmt.Errorf("restoring snapshot %d: %w", snap.Metadata.Index, err)
+		}
+		n.snapIndex = snap.Metadata.Index
+		n.nextSnap = n.snapIndex + n.cfg.SnapCount
+		n.setApplied(snap.Metadata.Index)
+		n.log.Info("raftnode: restored snapshot from leader", "index", snap.Metadata.Index)
+	}
+	if err := n.apply(rd.CommittedEntries); err != nil {
+		return err
+	}
+
+	// 4. Snapshot and compact when due.
+	return n.maybeSnapshot()
+}
+
+// apply passes committed normal entries to the state machine in batches
+// and applies configuration changes to raft between them.
+func (n *Node) apply(ents []raftpb.Entry) error {
+	if len(ents) == 0 {
+		return nil
+	}
+	applied := n.applied.Load()
+	batch := n.batch[:0]
+	flush := func() {
+		if len(batch) > 0 {
+			n.sm.Apply(batch)
+			clear(batch)
+			batch = batch[:0]
+		}
+	}
+	for _, e := range ents {
+		if e.Index <= applied {
+			continue // already in a snapshot we restored
+		}
+		switch e.Type {
+		case raftpb.EntryNormal:
+			if len(e.Data) > 0 {
+				batch = append(batch, e)
+			}
+		case raftpb.EntryConfChange, raftpb.EntryConfChangeV2:
+			flush()
+			cc, err := decodeConfChange(e)
+			if err != nil {
+				return fmt.Errorf("entry %d: %w", e.Index, err)
+			}
+			cs := n.rn.ApplyConfChange(cc)
+			n.confState = *cs
+			n.refreshRole()
+			n.log.Info("raftnode: configuration changed", "index", e.Index, "voters", cs.Voters, "learners", cs.Learners)
+			n.confSnap = true
+			if n.cfg.OnConfChange != nil {
+				n.cfg.OnConfChange(e.Index, cc, *cs)
+			}
+		}
+	}
+	flush()
+	n.batch = batch
+	n.setApplied(ents[len(ents)-1].Index)
+	return nil
+}
+
+func decodeConfChange(e raftpb.Entry) (raftpb.ConfChangeV2, error) {
+	if e.Type == raftpb.EntryConfChange {
+		var cc raftpb.ConfChange
+		if err := cc.Unmarshal(e.Data); err != nil {
+			return raftpb.ConfChangeV2{}, err
+		}
+		return cc.AsV2(), nil
+	}
+	var cc raftpb.ConfChangeV2
+	err := cc.Unmarshal(e.Data)
+	return cc, err
+}
+
+func (n *Node) maybeSnapshot() error {
+	applied := n.applied.Load()
+	if (applied < n.nextSnap && !n.confSnap) || applied <= n.snapIndex {
+		return nil
+	}
+	n.confSnap = false
+	data, err := n.sm.Snapshot()
+	if err != nil {
+		n.log.Error("raftnode: state machine snapshot failed; retrying later", "index", applied, "err", err)
+		n.nextSnap = applied + n.cfg.SnapCount
+		return nil
+	}
+	if err := n.st.CreateSnapshot(applied, &n.confState, data); err != nil {
+		if errors.Is(err, storage.ErrSnapshotTooLarge) {
+			n.log.Error("raftnode: snapshot too large; retrying later", "index", applied, "err", err)
+			n.nextSnap = applied + n.cfg.SnapCount
+			return nil
+		}
+		return fmt.Errorf("creating snapshot at %d: %w", applied, err)
+	}
+	n.snapIndex = applied
+	n.nextSnap = applied + n.cfg.SnapCount
+	n.log.Info("raftnode: snapshot taken", "index", applied, "bytes", len(data))
+	return nil
+}
+
+// roleFor maps raft's state to a Role; a follower that is a learner in the
+// current configuration is a learner.
+func (n *Node) roleFor(state raft.StateType) Role {
+	switch state {
+	case raft.StateLeader:
+		return RoleLeader
+	case raft.StateCandidate:
+		return RoleCandidate
+	case raft.StatePreCandidate:
+		return RolePreCandidate
+	}
+	if slices.Contains(n.confState.Learners, n.id) || slices.Contains(n.confState.LearnersNext, n.id) {
+		return RoleLearner
+	}
+	return RoleFollower
+}
+
+// refreshRole re-evaluates learnership after the configuration changed.
+func (n *Node) refreshRole() {
+	if r := Role(n.role.Load()); r == RoleFollower || r == RoleLearner {
+		n.role.Store(int32(n.roleFor(raft.StateFollower)))
+	}
+}
+
+func (n *Node) setApplied(i uint64) {
+	if i <= n.applied.Load() {
+		return
+	}
+	n.applied.Store(i)
+	n.appliedMu.Lock()
+	close(n.appliedCh)
+	n.appliedCh = make(chan struct{})
+	n.appliedMu.Unlock()
+}
+
+func (n *Node) notifyLeader(lc LeaderChange) {
+	for {
+		select {
+		case n.leaderCh <- lc:
+			return
+		default:
+			select {
+			case <-n.leaderCh: // replace the value nobody read yet
+			default:
+			}
+		}
+	}
+}
+
+// Propose submits data as a new log entry. It returns once raft has
+// accepted it for replication — on a follower, once it was handed to the
+// leader — not once it is committed: commitment is observed through
+// StateMachine.Apply, where the caller recognises its entry by an id it
+// put inside data. An accepted proposal can still be lost (a leader change
+// before it is committed); callers that must know should time out and
+// retry, making the retried entry recognisable as a duplicate.
+//
+// While no leader is known, Propose blocks until one is or ctx is done.
+// Errors: ctx's error, ErrProposalDropped (retry later), ErrEmptyProposal,
+// ErrStopped. It may be called from any goroutine, except from within the
+// StateMachine's methods.
+func (n *Node) Propose(ctx context.Context, data []byte) error {
+	if len(data) == 0 {
+		return ErrEmptyProposal
+	}
+	return n.mapErr(n.rn.Propose(ctx, data))
+}
+
+// ProposeConfChange proposes a membership change: adding or removing
+// voters and learners (ConfChangeAddNode, ConfChangeAddLearnerNode,
+// ConfChangeRemoveNode, several at once for a joint change). Like Propose,
+// it returns once raft accepted the proposal; the change takes effect when
+// its entry is applied, which Config.OnConfChange reports on every member.
+func (n *Node) ProposeConfChange(ctx context.Context, cc raftpb.ConfChangeV2) error {
+	return n.mapErr(n.rn.ProposeConfChange(ctx, cc))
+}
+
+// ReadIndex is a linearizable read barrier: it returns an index such that
+// the state after applying it reflects every write committed before
+// ReadIndex was called. The caller waits until AppliedIndex reaches it
+// (WaitApplied) and then reads its local state. On a follower or learner
+// the request goes to the leader, which confirms its leadership with a
+// quorum round first (raft's ReadOnlySafe). Requests lost to a leader
+// change are retried until ctx is done.
+func (n *Node) ReadIndex(ctx context.Context) (uint64, error) {
+	rctx := make([]byte, 16)
+	ch := make(chan uint64, 1)
+	n.readMu.Lock()
+	n.readSeq++
+	copy(rctx, n.readNonce[:])
+	binary.BigEndian.PutUint64(rctx[8:], n.readSeq)
+	n.reads[string(rctx)] = ch
+	n.readMu.Unlock()
+	defer func() {
+		n.readMu.Lock()
+		delete(n.reads, string(rctx))
+		n.readMu.Unlock()
+	}()
+
+	retry := time.NewTicker(n.readRetryInterval())
+	defer retry.Stop()
+	for {
+		if err := n.rn.ReadIndex(ctx, rctx); err != nil {
+			return 0, n.mapErr(err)
+		}
+		select {
+		case idx := <-ch:
+			return idx, nil
+		case <-retry.C:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-n.done:
+			return 0, n.stoppedErr()
+		}
+	}
+}
+
+func (n *Node) readRetryInterval() time.Duration {
+	return max(time.Duration(n.cfg.ElectionTick)*n.cfg.TickInterval/2, 2*time.Duration(n.cfg.HeartbeatTick)*n.cfg.TickInterval)
+}
+
+func (n *Node) deliverRead(rs raft.ReadState) {
+	n.readMu.Lock()
+	ch := n.reads[string(rs.RequestCtx)]
+	n.readMu.Unlock()
+	if ch != nil {
+		select {
+		case ch <- rs.Index:
+		default: // an answer to a retry already arrived
+		}
+	}
+}
+
+// AppliedIndex returns the index of the last entry applied to the state
+// machine (or of the snapshot it was restored from).
+func (n *Node) AppliedIndex() uint64 { return n.applied.Load() }
+
+// WaitApplied blocks until AppliedIndex ≥ index, ctx is done (its error)
+// or the node stops (ErrStopped).
+func (n *Node) WaitApplied(ctx context.Context, index uint64) error {
+	for {
+		n.appliedMu.Lock()
+		ch := n.appliedCh
+		n.appliedMu.Unlock()
+		if n.applied.Load() >= index {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-n.done:
+			if n.applied.Load() >= index {
+				return nil
+			}
+			return n.stoppedErr()
+		}
+	}
+}
+
+// Leader returns the leader's id as of the last Ready (0 if none known).
+// It is cheap; Status asks raft itself.
+func (n *Node) Leader() uint64 { return n.leader.Load() }
+
+// Role returns the member's role as of the last Ready. It is cheap;
+// Status asks raft itself.
+func (n *Node) Role() Role { return Role(n.role.Load()) }
+
+// LeaderChanges returns a channel that receives the latest leadership
+// change. It holds one value: a change not yet received is replaced by a
+// newer one, so a slow reader sees the latest state, not every step.
+// There is one channel per Node: with several readers, each change goes
+// to one of them.
+func (n *Node) LeaderChanges() <-chan LeaderChange { return n.leaderCh }
+
+// Status returns the member's current raft state. On a stopped node it
+// returns Role RoleStopped.
+func (n *Node) Status() Status {
+	s := Status{ID: n.id, Applied: n.applied.Load(), Role: RoleStopped}
+	select {
+	case <-n.done:
+		return s
+	default:
+	}
+	rs := n.rn.Status()
+	if rs.ID == 0 {
+		return s // stopped meanwhile
+	}
+	s.Leader, s.Term, s.Commit = rs.Lead, rs.Term, rs.Commit
+	switch rs.RaftState {
+	case raft.StateLeader:
+		s.Role = RoleLeader
+	case raft.StateCandidate:
+		s.Role = RoleCandidate
+	case raft.StatePreCandidate:
+		s.Role = RolePreCandidate
+	default:
+		s.Role = RoleFollower
+	}
+	for id := range rs.Config.Voters.IDs() {
+		s.Voters = append(s.Voters, id)
+	}
+	for id := range rs.Config.Learners {
+		s.Learners = append(s.Learners, id)
+	}
+	for id := range rs.Config.LearnersNext {
+		s.Learners = append(s.Learners, id)
+	}
+	slices.Sort(s.Voters)
+	slices.Sort(s.Learners)
+	if s.Role == RoleFollower && slices.Contains(s.Learners, n.id) {
+		s.Role = RoleLearner
+	}
+	if rs.Progress != nil {
+		s.Match = make(map[uint64]uint64, len(rs.Progress))
+		for id, pr := range rs.Progress {
+			s.Match[id] = pr.Match
+		}
+	}
+	return s
+}
+
+// TransferLeadership asks the leader to hand leadership to transferee (a
+// voter) and returns without waiting for the outcome, which LeaderChanges
+// reports.
+func (n *Node) TransferLeadership(ctx context.Context, transferee uint64) {
+	n.rn.TransferLeadership(ctx, n.leader.Load(), transferee)
+}
+
+// Process implements Handler: it steps an inbound message into raft.
+func (n *Node) Process(ctx context.Context, m raftpb.Message) error {
+	return n.mapErr(n.rn.Step(ctx, m))
+}
+
+// ReportUnreachable implements Handler.
+func (n *Node) ReportUnreachable(id uint64) { n.rn.ReportUnreachable(id) }
+
+// ReportSnapshot implements Handler.
+func (n *Node) ReportSnapshot(id uint64, status raft.SnapshotStatus) {
+	n.rn.ReportSnapshot(id, status)
+}
+
+// Done is closed when the node stops running: after Stop, or after a
+// fatal error (Err).
+func (n *Node) Done() <-chan struct{} { return n.done }
+
+// Err returns the fatal error that stopped the node (a storage write
+// failed, the state machine could not restore a snapshot), or nil.
+func (n *Node) Err() error {
+	select {
+	case <-n.done:
+		return n.err
+	default:
+		return nil
+	}
+}
+
+// Stop stops the node: the run loop, raft, and the transport, and waits
+// for their goroutines. Pending and later calls return ErrStopped. The
+// Storage stays open (the caller closes it). Stop is idempotent and may be
+// called from any goroutine except the StateMachine's methods.
+func (n *Node) Stop() {
+	first := false
+	n.stopOnce.Do(func() {
+		first = true
+		close(n.stopc)
+	})
+	if !first {
+		<-n.stopped
+		return
+	}
+	<-n.done
+	n.tr.Stop()
+	close(n.stopped)
+}
+
+func (n *Node) stoppedErr() error {
+	if err := n.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrStopped, err)
+	}
+	return ErrStopped
+}
+
+func (n *Node) mapErr(err error) error {
+	if errors.Is(err, raft.ErrStopped) {
+		return n.stoppedErr()
+	}
+	return err
+}

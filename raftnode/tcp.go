@@ -1,0 +1,589 @@
+package raftnode
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// Defaults for TCPConfig fields left zero.
+const (
+	DefaultMaxFrameBytes = 64 << 20
+	DefaultQueueSize     = 4096
+	DefaultDialTimeout   = time.Second
+	DefaultWriteTimeout  = 10 * time.Second
+	DefaultBackoffMin    = 20 * time.Millisecond
+	DefaultBackoffMax    = time.Second
+)
+
+// TCPConfig configures a TCPTransport.
+type TCPConfig struct {
+	// ID and ClusterID identify this member in the handshake.
+	ID, ClusterID uint64
+	// Listener accepts the peers' connections. Listen first, then give
+	// its address to the other members (tests listen on 127.0.0.1:0).
+	// The transport closes it in Stop.
+	Listener net.Listener
+	// MaxFrameBytes bounds one message on the wire, in both directions
+	// (default 64 MiB). A snapshot is one message, so this also bounds
+	// the state-machine snapshots that can be sent to lagging members.
+	MaxFrameBytes int
+	// QueueSize bounds the messages waiting for each peer (default 4096);
+	// when it is full, further messages are dropped.
+	QueueSize int
+	// DialTimeout bounds connecting and the handshake (default 1 s).
+	DialTimeout time.Duration
+	// WriteTimeout bounds one batch of writes to a peer (default 10 s); a
+	// peer that does not read is disconnected.
+	WriteTimeout time.Duration
+	// BackoffMin and BackoffMax bound the exponential backoff between
+	// connection attempts (defaults 20 ms and 1 s).
+	BackoffMin, BackoffMax time.Duration
+	// Logger receives connection events; nil discards them.
+	Logger *slog.Logger
+}
+
+// TCPTransport is the production Transport: each member listens on one
+// address; for each peer it keeps one outbound connection, which carries
+// only this member's messages to that peer. Inbound connections only
+// carry messages to this member.
+//
+// Wire format: every frame is a 4-byte big-endian length and that many
+// bytes. The dialer's first frame is the hello (36 bytes: magic
+// "zkgoraft", version uint32 = 1, cluster id, sender id, receiver id, all
+// big-endian uint64); the listener answers with one frame: a status byte
+// (0 accepted, 1 cluster mismatch, 2 wrong receiver, 3 bad hello) and a
+// reason text. Every later frame is one marshalled raftpb.Message from
+// the sender to the receiver. A frame longer than MaxFrameBytes, a
+// message from or to another member than the hello named, or a bad hello
+// closes the connection.
+type TCPTransport struct {
+	cfg TCPConfig
+	log *slog.Logger
+
+	ctx    context.Context // cancelled by Stop
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // accept loop, peer writers, inbound readers
+
+	mu      sync.Mutex // guards h, started, stopped, peers, inbound
+	h       Handler
+	started bool
+	stopped bool
+	peers   map[uint64]*tcpPeer
+	inbound map[net.Conn]struct{}
+}
+
+// NewTCPTransport returns a transport that accepts connections on
+// cfg.Listener once started.
+func NewTCPTransport(cfg TCPConfig) (*TCPTransport, error) {
+	if cfg.ID == 0 || cfg.Listener == nil {
+		return nil, fmt.Errorf("%w: TCP transport needs an ID and a Listener", ErrConfig)
+	}
+	if cfg.MaxFrameBytes <= 0 {
+		cfg.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	if cfg.QueueSize <= 0 {
+		cfg.QueueSize = DefaultQueueSize
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = DefaultDialTimeout
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	if cfg.BackoffMin <= 0 {
+		cfg.BackoffMin = DefaultBackoffMin
+	}
+	if cfg.BackoffMax < cfg.BackoffMin {
+		cfg.BackoffMax = max(DefaultBackoffMax, cfg.BackoffMin)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	t := &TCPTransport{
+		cfg:     cfg,
+		log:     cfg.Logger.With("member", cfg.ID),
+		peers:   map[uint64]*tcpPeer{},
+		inbound: map[net.Conn]struct{}{},
+	}
+	t.ctx, t.cancel = context.WithCancel(context.Background())
+	return t, nil
+}
+
+// Addr returns the listening address.
+func (t *TCPTransport) Addr() net.Addr { return t.cfg.Listener.Addr() }
+
+// Start implements Transport.
+func (t *TCPTransport) Start(h Handler) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.started || t.stopped {
+		return errors.New("raftnode: TCP transport started twice or after Stop")
+	}
+	t.h, t.started = h, true
+	t.wg.Add(1)
+	go t.acceptLoop()
+	for _, p := range t.peers {
+		t.startPeer(p)
+	}
+	return nil
+}
+
+// AddPeer implements Transport.
+func (t *TCPTransport) AddPeer(id uint64, addr string) {
+	if id == t.cfg.ID {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopped {
+		return
+	}
+	if old := t.peers[id]; old != nil {
+		if old.addr == addr {
+			return
+		}
+		old.close()
+	}
+	p := &tcpPeer{id: id, addr: addr, q: make(chan raftpb.Message, t.cfg.QueueSize)}
+	p.ctx, p.cancel = context.WithCancel(t.ctx)
+	t.peers[id] = p
+	if t.started {
+		t.startPeer(p)
+	}
+}
+
+// RemovePeer implements Transport.
+func (t *TCPTransport) RemovePeer(id uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p := t.peers[id]; p != nil {
+		p.close()
+		delete(t.peers, id)
+	}
+}
+
+// Send implements Transport. It never blocks: a message for a full queue
+// is dropped (and the peer reported unreachable).
+func (t *TCPTransport) Send(msgs []raftpb.Message) {
+	var dropped []*raftpb.Message
+	t.mu.Lock()
+	h := t.h
+	for i := range msgs {
+		if p := t.peers[msgs[i].To]; p != nil {
+			select {
+			case p.q <- msgs[i]:
+				continue
+			default:
+			}
+		}
+		dropped = append(dropped, &msgs[i]) // unknown peer or full queue
+	}
+	t.mu.Unlock()
+	if h == nil {
+		return
+	}
+	for _, m := range dropped {
+		h.ReportUnreachable(m.To)
+		if m.Type == raftpb.MsgSnap {
+			h.ReportSnapshot(m.To, raft.SnapshotFailure)
+		}
+	}
+}
+
+// Stop implements Transport.
+func (t *TCPTransport) Stop() {
+	t.mu.Lock()
+	if t.stopped {
+		t.mu.Unlock()
+		return
+	}
+	t.stopped = true
+	t.cancel()
+	t.cfg.Listener.Close()
+	for _, p := range t.peers {
+		p.close()
+	}
+	for c := range t.inbound {
+		c.Close()
+	}
+	t.mu.Unlock()
+	t.wg.Wait()
+}
+
+// --- outbound ---
+
+// tcpPeer is the outbound side of one peer: a queue and the goroutine
+// that owns the connection.
+type tcpPeer struct {
+	id     uint64
+	addr   string
+	q      chan raftpb.Message
+	ctx    context.Context // cancelled when the peer is removed or the transport stops
+	cancel context.CancelFunc
+}
+
+func (p *tcpPeer) close() { p.cancel() }
+
+// startPeer starts p's writer. t.mu is held.
+func (t *TCPTransport) startPeer(p *tcpPeer) {
+	t.wg.Add(1)
+	go t.writeLoop(p)
+}
+
+// writeLoop connects to p (with backoff), then writes queued messages in
+// batches until the connection fails or p is closed.
+func (t *TCPTransport) writeLoop(p *tcpPeer) {
+	defer t.wg.Done()
+	log := t.log.With("peer", p.id, "addr", p.addr)
+	backoff := t.cfg.BackoffMin
+	var (
+		conn      net.Conn
+		unwatch   func() bool // stops closing conn when p.ctx is cancelled
+		bw        *bufio.Writer
+		buf       []byte
+		snaps     []uint64 // MsgSnap destinations in the current batch
+		connected bool
+	)
+	disconnect := func() {
+		unwatch()
+		conn.Close()
+		conn = nil
+	}
+	defer func() {
+		if conn != nil {
+			disconnect()
+		}
+	}()
+	for {
+		if conn == nil {
+			c, err := t.dial(p)
+			if err != nil {
+				if connected || backoff == t.cfg.BackoffMin {
+					log.Info("raftnode: peer unreachable", "err", err)
+				}
+				connected = false
+				t.h.ReportUnreachable(p.id)
+				if !t.dropFor(p, backoff) {
+					return
+				}
+				backoff = min(2*backoff, t.cfg.BackoffMax)
+				continue
+			}
+			log.Info("raftnode: connected to peer")
+			conn, bw, connected, backoff = c, bufio.NewWriterSize(c, 64<<10), true, t.cfg.BackoffMin
+			// Closing the connection unblocks a write to a peer that does
+			// not read when the peer is removed or the transport stops.
+			unwatch = context.AfterFunc(p.ctx, func() { c.Close() })
+		}
+		var m raftpb.Message
+		select {
+		case m = <-p.q:
+		case <-p.ctx.Done():
+			return
+		}
+		conn.SetWriteDeadline(time.Now().Add(t.cfg.WriteTimeout))
+		snaps = snaps[:0]
+		var err error
+		for n := 0; ; n++ {
+			buf, err = t.writeMessage(bw, buf, &m)
+			if err != nil {
+				break
+			}
+			if m.Type == raftpb.MsgSnap {
+				snaps = append(snaps, m.To)
+			}
+			if n == 255 || bw.Buffered() > 1<<20 {
+				break
+			}
+			select {
+			case m = <-p.q:
+				continue
+			default:
+			}
+			break
+		}
+		if err == nil {
+			err = bw.Flush()
+		}
+		if len(buf) > 1<<20 {
+			buf = nil // do not keep a snapshot-sized buffer around
+		}
+		if err != nil {
+			if errors.Is(err, errFrameTooLarge) {
+				log.Error("raftnode: message too large to send; dropped", "type", m.Type, "err", err)
+				if m.Type == raftpb.MsgSnap {
+					t.h.ReportSnapshot(p.id, raft.SnapshotFailure)
+				}
+				if bw.Flush() == nil {
+					t.reportSnaps(snaps, raft.SnapshotFinish)
+					continue
+				}
+			}
+			if p.ctx.Err() != nil {
+				t.reportSnaps(snaps, raft.SnapshotFailure)
+				return
+			}
+			log.Info("raftnode: connection to peer lost", "err", err)
+			disconnect()
+			t.h.ReportUnreachable(p.id)
+			t.reportSnaps(snaps, raft.SnapshotFailure)
+			continue
+		}
+		t.reportSnaps(snaps, raft.SnapshotFinish)
+	}
+}
+
+func (t *TCPTransport) reportSnaps(ids []uint64, status raft.SnapshotStatus) {
+	for _, id := range ids {
+		t.h.ReportSnapshot(id, status)
+	}
+}
+
+// dropFor waits d while dropping p's queued messages (raft resends what
+// matters); it returns false if p was closed.
+func (t *TCPTransport) dropFor(p *tcpPeer, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		select {
+		case m := <-p.q:
+			if m.Type == raftpb.MsgSnap {
+				t.h.ReportSnapshot(m.To, raft.SnapshotFailure)
+			}
+		case <-timer.C:
+			return true
+		case <-p.ctx.Done():
+			return false
+		}
+	}
+}
+
+var errFrameTooLarge = errors.New("raftnode: frame too large")
+
+// writeMessage frames m into bw, using buf as scratch space.
+func (t *TCPTransport) writeMessage(bw *bufio.Writer, buf []byte, m *raftpb.Message) ([]byte, error) {
+	size := m.Size()
+	if size > t.cfg.MaxFrameBytes {
+		return buf, fmt.Errorf("%w: %d bytes, limit %d", errFrameTooLarge, size, t.cfg.MaxFrameBytes)
+	}
+	if cap(buf) < 4+size {
+		buf = make([]byte, 4+size)
+	}
+	buf = buf[:4+size]
+	binary.BigEndian.PutUint32(buf, uint32(size))
+	if _, err := m.MarshalTo(buf[4:]); err != nil {
+		return buf, err
+	}
+	_, err := bw.Write(buf)
+	return buf, err
+}
+
+// dial connects to p and performs the handshake.
+func (t *TCPTransport) dial(p *tcpPeer) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(p.ctx, t.cfg.DialTimeout)
+	defer cancel()
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", p.addr)
+	if err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { c.Close() }) // unblocks the handshake on Stop
+	defer stop()
+	deadline, _ := ctx.Deadline()
+	c.SetDeadline(deadline)
+	var hello [helloLen]byte
+	copy(hello[:], helloMagic)
+	binary.BigEndian.PutUint32(hello[8:], helloVersion)
+	binary.BigEndian.PutUint64(hello[12:], t.cfg.ClusterID)
+	binary.BigEndian.PutUint64(hello[20:], t.cfg.ID)
+	binary.BigEndian.PutUint64(hello[28:], p.id)
+	if err := writeFrame(c, hello[:]); err != nil {
+		c.Close()
+		return nil, err
+	}
+	ack, err := readFrame(c, nil, maxControlFrame)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("handshake: %w", err)
+	}
+	if len(ack) == 0 || ack[0] != ackOK {
+		c.Close()
+		return nil, fmt.Errorf("%w: peer refused the connection: %q", ErrHandshake, ack[min(1, len(ack)):])
+	}
+	if !stop() {
+		c.Close()
+		return nil, ctx.Err()
+	}
+	c.SetDeadline(time.Time{})
+	return c, nil
+}
+
+// --- inbound ---
+
+func (t *TCPTransport) acceptLoop() {
+	defer t.wg.Done()
+	for {
+		c, err := t.cfg.Listener.Accept()
+		if err != nil {
+			if t.ctx.Err() != nil {
+				return
+			}
+			t.log.Warn("raftnode: accept", "err", err)
+			select {
+			case <-time.After(t.cfg.BackoffMin):
+				continue
+			case <-t.ctx.Done():
+				return
+			}
+		}
+		t.mu.Lock()
+		if t.stopped {
+			t.mu.Unlock()
+			c.Close()
+			return
+		}
+		t.inbound[c] = struct{}{}
+		t.wg.Add(1)
+		t.mu.Unlock()
+		go t.readLoop(c)
+	}
+}
+
+// readLoop checks the hello, then steps every message into raft.
+func (t *TCPTransport) readLoop(c net.Conn) {
+	defer t.wg.Done()
+	defer func() {
+		c.Close()
+		t.mu.Lock()
+		delete(t.inbound, c)
+		t.mu.Unlock()
+	}()
+	log := t.log.With("remote", c.RemoteAddr().String())
+	from, err := t.accept(c)
+	if err != nil {
+		log.Warn("raftnode: refused a peer connection", "err", err)
+		return
+	}
+	log = log.With("peer", from)
+	br := bufio.NewReaderSize(c, 64<<10)
+	var buf []byte
+	for {
+		frame, err := readFrame(br, buf, t.cfg.MaxFrameBytes)
+		if err != nil {
+			if t.ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				log.Info("raftnode: inbound connection closed", "err", err)
+			}
+			return
+		}
+		var m raftpb.Message
+		if err := m.Unmarshal(frame); err != nil {
+			log.Warn("raftnode: undecodable message; closing", "err", err)
+			return
+		}
+		if m.From != from || m.To != t.cfg.ID {
+			log.Warn("raftnode: message not from the handshake's sender to us; closing", "from", m.From, "to", m.To)
+			return
+		}
+		if cap(frame) <= 1<<20 {
+			buf = frame // reuse: Unmarshal copies the bytes it keeps
+		} else {
+			buf = nil
+		}
+		if err := t.h.Process(t.ctx, m); err != nil && t.ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// accept reads and checks the hello and answers it.
+func (t *TCPTransport) accept(c net.Conn) (uint64, error) {
+	c.SetDeadline(time.Now().Add(t.cfg.DialTimeout))
+	hello, err := readFrame(c, nil, maxControlFrame)
+	if err != nil {
+		return 0, fmt.Errorf("reading hello: %w", err)
+	}
+	status, reason := byte(ackOK), ""
+	var from uint64
+	switch {
+	case len(hello) != helloLen || string(hello[:8]) != helloMagic || binary.BigEndian.Uint32(hello[8:]) != helloVersion:
+		status, reason = ackBadHello, "bad hello"
+	case binary.BigEndian.Uint64(hello[12:]) != t.cfg.ClusterID:
+		status, reason = ackClusterMismatch, fmt.Sprintf("cluster %x, not %x", t.cfg.ClusterID, binary.BigEndian.Uint64(hello[12:]))
+	case binary.BigEndian.Uint64(hello[28:]) != t.cfg.ID:
+		status, reason = ackWrongMember, fmt.Sprintf("member %d, not %d", t.cfg.ID, binary.BigEndian.Uint64(hello[28:]))
+	default:
+		from = binary.BigEndian.Uint64(hello[20:])
+		if from == 0 || from == t.cfg.ID {
+			status, reason = ackBadHello, fmt.Sprintf("bad sender id %d", from)
+		}
+	}
+	if err := writeFrame(c, append([]byte{status}, reason...)); err != nil {
+		return 0, err
+	}
+	if status != ackOK {
+		return 0, fmt.Errorf("%w: %s", ErrHandshake, reason)
+	}
+	c.SetDeadline(time.Time{})
+	return from, nil
+}
+
+// Handshake constants; see TCPTransport.
+const (
+	helloMagic      = "zkgoraft"
+	helloVersion    = 1
+	helloLen        = 8 + 4 + 8 + 8 + 8
+	maxControlFrame = 1 << 10
+
+	ackOK              = 0
+	ackClusterMismatch = 1
+	ackWrongMember     = 2
+	ackBadHello        = 3
+)
+
+// ErrHandshake means a peer connection was refused: wrong cluster, wrong
+// member, or not a zkgo raft peer.
+var ErrHandshake = errors.New("raftnode: peer handshake failed")
+
+func writeFrame(w io.Writer, b []byte) error {
+	var hdr [4]byte
+	binary.BigEndian.PutUint32(hdr[:], uint32(len(b)))
+	if _, err := w.Write(append(hdr[:], b...)); err != nil {
+		return err
+	}
+	return nil
+}
+
+// readFrame reads one frame into buf (grown as needed). The length is
+// checked against max before anything is allocated.
+func readFrame(r io.Reader, buf []byte, max int) ([]byte, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if uint64(n) > uint64(max) {
+		return nil, fmt.Errorf("%w: %d bytes, limit %d", errFrameTooLarge, n, max)
+	}
+	if cap(buf) < int(n) {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return buf, nil
+}

@@ -1,0 +1,55 @@
+package raftnode
+
+import (
+	"context"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// Transport carries raft messages between members. raft tolerates lost,
+// duplicated and reordered messages, so a transport may drop messages
+// (and should, rather than block or buffer without bound); it should keep
+// the order of the messages to one peer when it can, as that avoids
+// needless retransmission.
+//
+// The Node calls Start once, before any other method, then Send from its
+// run goroutine, and Stop once from Stop after the run goroutine exited.
+// AddPeer and RemovePeer may be called from any goroutine (typically from
+// Config.OnConfChange).
+type Transport interface {
+	// Start begins delivering inbound messages to h. h's methods may be
+	// called from any number of goroutines until Stop returns.
+	Start(h Handler) error
+	// Send queues messages for their destinations (Message.To) and
+	// returns without blocking on the network. It may keep the messages
+	// (raft does not modify them afterwards). A message that cannot be
+	// delivered is dropped and, if the peer is unreachable, reported with
+	// Handler.ReportUnreachable; the fate of a MsgSnap is reported with
+	// Handler.ReportSnapshot (SnapshotFinish once it was sent whole,
+	// SnapshotFailure if it was dropped).
+	Send(msgs []raftpb.Message)
+	// AddPeer makes member id reachable at addr (replacing a previous
+	// address).
+	AddPeer(id uint64, addr string)
+	// RemovePeer forgets member id; messages to it are dropped.
+	RemovePeer(id uint64)
+	// Stop closes connections and waits for the transport's goroutines.
+	// Handler methods are not called after Stop returns.
+	Stop()
+}
+
+// Handler receives what a Transport delivers. Node implements it.
+type Handler interface {
+	// Process hands an inbound message to raft. It blocks until raft has
+	// taken it (briefly) or ctx is done; a transport that reads a
+	// connection calls it in order, which gives back-pressure. An error
+	// means the node is stopped: the transport may drop the message.
+	Process(ctx context.Context, m raftpb.Message) error
+	// ReportUnreachable tells raft that the last message to id may have
+	// been lost, so the leader probes the follower instead of streaming
+	// to it.
+	ReportUnreachable(id uint64)
+	// ReportSnapshot tells raft whether a MsgSnap to id was sent.
+	ReportSnapshot(id uint64, status raft.SnapshotStatus)
+}

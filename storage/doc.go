@@ -1,0 +1,89 @@
+// Package storage is raft's durable storage: hard state, log entries and
+// state-machine snapshots in one data directory, recovered on restart and
+// mirrored in a raft.MemoryStorage that raft reads.
+//
+// The log is etcd's write-ahead log (go.etcd.io/etcd/server/v3/storage/wal),
+// the one etcd itself runs on; snapshots are files in a small format of our
+// own, described below. The consensus code is go.etcd.io/raft; this package
+// only makes its state durable in the order raft requires.
+//
+// # Contract
+//
+// Open recovers the directory and returns a Storage; Recovered tells what
+// it found (fresh directory, snapshot, hard state). The raft loop (package
+// raftnode) then calls, for every raft.Ready and from one goroutine:
+//
+//	SaveSnapshot(rd.Snapshot)          // if any: file, WAL record, MemoryStorage
+//	Save(rd.HardState, rd.Entries)     // WAL append + fsync, then MemoryStorage
+//	... send messages, apply committed entries ...
+//	CreateSnapshot(applied, &cs, data) // now and then: snapshot + compaction + purge
+//
+// When Save returns nil, the records are on stable storage (unless
+// Options.NoSync): only then may raft's messages be sent and writes be
+// acknowledged. An I/O error makes the Storage unusable (ErrFailed): the
+// caller must stop raft, Close, and Open again, which recovers the durable
+// prefix.
+//
+// # On-disk layout
+//
+//	<dir>/LOCK                       exclusive lock (OFD/flock) while open
+//	<dir>/wal/<seq>-<index>.wal      etcd WAL segments, 16 hex digits each
+//	<dir>/wal/0.tmp, 1.tmp           next segment, preallocated by etcd
+//	<dir>/snap/<index>-<term>.snap   snapshot files, 16 hex digits each
+//	<dir>/snap/*.snap.tmp            a snapshot write cut short (deleted by Open)
+//	<dir>/snap/*.snap.broken         a snapshot that failed verification (kept for inspection)
+//
+// WAL segments (see etcd's wal/doc.go): each segment starts with a CRC
+// record chaining it to the previous segment, the metadata record
+// (Options.Metadata) and the current hard state. Records are an 8-byte
+// little-endian length (low 56 bits; padding in the top byte), a protobuf
+// walpb.Record {type, crc, data}, padded to 8 bytes. The CRC is CRC-32C
+// chained over all preceding records. Record types: entry, hard state,
+// snapshot (index, term, conf state), metadata, crc. A segment is cut at
+// 64 MB (SetWALSegmentSize) and the next one is preallocated. Every length
+// read is bounded by the bytes left in the file.
+//
+// Snapshot files, all integers big-endian:
+//
+//	offset      size  field
+//	0           8     magic "zkgosnap"
+//	8           4     format version (1)
+//	12          4     M = length of the metadata (≤ 1 MiB)
+//	16          8     D = length of the state-machine data (≤ Options.MaxSnapshotBytes)
+//	24          M     raftpb.SnapshotMetadata (protobuf): index, term, conf state
+//	24+M        D     state-machine data, opaque to this package
+//	24+M+D      4     CRC-32C (Castagnoli) of bytes [0, 24+M+D)
+//
+// The file size must be exactly 28+M+D and the name must match the index
+// and term inside; lengths are checked against both before allocating. A
+// file is written atomically: <name>.tmp is written and fsynced, renamed to
+// <name>, and the directory is fsynced.
+//
+// # Recovery
+//
+// Open scans the WAL for snapshot records whose index is covered by the
+// last durable hard state's commit (wal.ValidSnapshotEntries), then tries
+// the snapshot files newest first: a file without such a record is an
+// orphan of a crash between writing the file and its WAL record and is
+// deleted; a file that fails verification is renamed *.broken and the next
+// older one is tried, which works because WAL segments are kept back to the
+// oldest retained snapshot. The WAL is then opened at the chosen snapshot
+// and read to the end. If the last segment ends in a torn record
+// (io.ErrUnexpectedEOF: a crash during a write), etcd's wal.Repair copies
+// the segment to <name>.broken and truncates it after the last whole
+// record; every record that was fsynced lies before the tear and is kept.
+// A CRC mismatch anywhere else is reported as ErrCorrupt, never repaired
+// silently. (etcd tells a torn write from corruption by an all-zero
+// 512-byte sector inside the record, i.e. it assumes tears at sector
+// granularity, which is what disks and a killed process's page-cache
+// writes produce.)
+//
+// # Snapshots and compaction
+//
+// A locally taken snapshot (CreateSnapshot) is written as a file, then a
+// WAL snapshot record (fsynced). The MemoryStorage keeps CatchUpEntries
+// entries before it. Snapshot files beyond SnapRetain (default 3, like
+// ZooKeeper's autopurge.snapRetainCount) are deleted, and WAL segments
+// holding only entries older than the oldest kept snapshot are released
+// and deleted.
+package storage

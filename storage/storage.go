@@ -1,0 +1,612 @@
+package storage
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"go.etcd.io/etcd/client/pkg/v3/fileutil"
+	"go.etcd.io/etcd/server/v3/storage/wal"
+	"go.etcd.io/etcd/server/v3/storage/wal/walpb"
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+	"go.uber.org/zap"
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultMaxSnapshotBytes = 4 << 30
+	DefaultSnapRetain       = 3
+	DefaultCatchUpEntries   = 5000
+)
+
+// Names inside the data directory; see doc.go.
+const (
+	walDirName  = "wal"
+	snapDirName = "snap"
+	lockName    = "LOCK"
+)
+
+// Options configure Open. The zero value is the durable default.
+type Options struct {
+	// NoSync skips every fsync (WAL appends, snapshot files, directory
+	// entries). A crash of the process is still survived (the data is in
+	// the page cache) but a crash of the machine may lose acknowledged
+	// writes. Only for tests and benchmarks that are not about durability.
+	NoSync bool
+	// Logger receives recovery and repair messages; nil discards them.
+	Logger *slog.Logger
+	// Metadata is recorded at the head of every WAL segment when the
+	// directory is created (raftnode stores the member and cluster ids
+	// there). When reopening, a non-nil Metadata must equal the recorded
+	// one, or Open fails with ErrMetadataMismatch.
+	Metadata []byte
+	// MaxSnapshotBytes bounds the state-machine data of one snapshot, both
+	// when writing and when reading a snapshot file. Default 4 GiB.
+	MaxSnapshotBytes int64
+	// SnapRetain is how many snapshot files are kept (ZooKeeper's
+	// autopurge.snapRetainCount); older ones are deleted together with the
+	// WAL segments only they needed. Default 3, minimum 1.
+	SnapRetain int
+	// CatchUpEntries is how many entries before a locally taken snapshot
+	// stay in memory after it, so that a slightly lagging follower is sent
+	// entries rather than a whole snapshot (etcd's
+	// SnapshotCatchUpEntries). Default 5000.
+	CatchUpEntries uint64
+}
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxSnapshotBytes <= 0 {
+		o.MaxSnapshotBytes = DefaultMaxSnapshotBytes
+	}
+	if o.SnapRetain <= 0 {
+		o.SnapRetain = DefaultSnapRetain
+	}
+	if o.CatchUpEntries == 0 {
+		o.CatchUpEntries = DefaultCatchUpEntries
+	}
+	return o
+}
+
+// State is what Open found in the directory.
+type State struct {
+	// Fresh is true when the directory held no WAL: the member has no
+	// raft state and must be bootstrapped (or join an existing group).
+	Fresh bool
+	// Snapshot is the newest usable snapshot (Metadata.Index == 0 when
+	// there is none). Data is opaque: it belongs to the state machine.
+	Snapshot raftpb.Snapshot
+	// HardState is the last hard state recorded in the WAL.
+	HardState raftpb.HardState
+	// Metadata is the metadata recorded when the directory was created.
+	Metadata []byte
+	// FirstIndex and LastIndex delimit the entries recovered from the WAL
+	// (LastIndex == Snapshot.Metadata.Index when there are none).
+	FirstIndex, LastIndex uint64
+	// Repaired is true when a torn WAL tail was truncated. The records
+	// before the tear were kept; the torn one was never acknowledged.
+	Repaired bool
+}
+
+// Storage is raft's durable storage in one data directory: etcd's WAL for
+// hard state and entries, snapshot files for state-machine snapshots, and a
+// raft.MemoryStorage holding the same log for raft to read.
+//
+// Write methods (Save, SaveSnapshot, CreateSnapshot) are meant to be called
+// from one goroutine, the one running raft's Ready loop; they are
+// nonetheless serialised by a mutex, so Close may be called from anywhere.
+// raft reads the MemoryStorage concurrently from its own goroutine, which
+// MemoryStorage's own lock allows.
+type Storage struct {
+	dir     string
+	snapDir string
+	walDir  string
+	opts    Options
+	log     *slog.Logger
+	zlog    *zap.Logger
+	dirLock *fileutil.LockedFile
+	ms      *raft.MemoryStorage
+	rec     State
+
+	mu sync.Mutex // guards the fields below and serialises writes to the WAL and snapshot files
+	w  *wal.WAL
+	// snapIndex is the index of the newest durable snapshot.
+	snapIndex uint64
+	// purgeAt, when non-zero, is the index of a snapshot received from the
+	// leader whose older files are released only once a hard state with
+	// commit ≥ purgeAt is durable.
+	purgeAt uint64
+	failed  error // first write error; sticky
+	closed  bool
+}
+
+// SetWALSegmentSize sets the size at which WAL segment files are cut and
+// to which new ones are preallocated (etcd's default is 64 MB). It is a
+// process-wide setting of etcd's wal package: call it before opening any
+// Storage (for example from TestMain), never concurrently with Open.
+func SetWALSegmentSize(bytes int64) { wal.SegmentSizeBytes = bytes }
+
+// Open opens the data directory dir, creating it if needed, and recovers
+// its state: the newest valid snapshot whose index the WAL still covers,
+// then the WAL records after it. A torn WAL tail (a record cut short by a
+// crash) is truncated. The returned Storage holds an exclusive lock on dir
+// until Close.
+func Open(dir string, opts Options) (*Storage, error) {
+	opts = opts.withDefaults()
+	s := &Storage{
+		dir:     dir,
+		snapDir: filepath.Join(dir, snapDirName),
+		walDir:  filepath.Join(dir, walDirName),
+		opts:    opts,
+		log:     opts.Logger.With("dir", dir),
+	}
+	s.zlog = newZapLogger(s.log)
+	if err := os.MkdirAll(s.snapDir, 0o750); err != nil {
+		return nil, err
+	}
+	lf, err := fileutil.TryLockFile(filepath.Join(dir, lockName), os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		if errors.Is(err, fileutil.ErrLocked) {
+			return nil, fmt.Errorf("%w: %s", ErrLocked, dir)
+		}
+		return nil, err
+	}
+	s.dirLock = lf
+	if err := s.recover(); err != nil {
+		lf.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Storage) recover() error {
+	if !s.opts.NoSync {
+		// Make the directories' entries durable before files go into them.
+		if err := syncDir(filepath.Dir(filepath.Clean(s.dir))); err != nil {
+			return err
+		}
+		if err := syncDir(s.dir); err != nil {
+			return err
+		}
+	}
+	if err := removeTempFiles(s.snapDir); err != nil {
+		return err
+	}
+	if !wal.Exist(s.walDir) {
+		return s.create()
+	}
+
+	walSnaps, err := wal.ValidSnapshotEntries(s.zlog, s.walDir)
+	if err != nil {
+		return fmt.Errorf("%w: scanning WAL snapshot records: %w", ErrCorrupt, err)
+	}
+	snap, err := s.loadSnapshot(walSnaps)
+	if err != nil {
+		return err
+	}
+	walsnap := walpb.Snapshot{}
+	if snap != nil {
+		walsnap = walpb.Snapshot{Index: snap.Metadata.Index, Term: snap.Metadata.Term, ConfState: &snap.Metadata.ConfState}
+	}
+
+	var (
+		w        *wal.WAL
+		md       []byte
+		hs       raftpb.HardState
+		ents     []raftpb.Entry
+		repaired bool
+	)
+	for {
+		w, err = wal.Open(s.zlog, s.walDir, walsnap)
+		if err != nil {
+			if errors.Is(err, fileutil.ErrLocked) {
+				return fmt.Errorf("%w: %s: %w", ErrLocked, s.walDir, err)
+			}
+			return fmt.Errorf("%w: opening WAL at snapshot index %d: %w", ErrCorrupt, walsnap.Index, err)
+		}
+		md, hs, ents, err = w.ReadAll()
+		if err == nil {
+			break
+		}
+		w.Close()
+		if errors.Is(err, io.ErrUnexpectedEOF) && !repaired {
+			s.log.Warn("storage: WAL has a torn tail; truncating it", "err", err)
+			if !wal.Repair(s.zlog, s.walDir) {
+				return fmt.Errorf("%w: torn WAL tail could not be repaired: %w", ErrCorrupt, err)
+			}
+			repaired = true
+			continue
+		}
+		return fmt.Errorf("%w: reading WAL: %w", ErrCorrupt, err)
+	}
+	if s.opts.Metadata != nil && !bytes.Equal(md, s.opts.Metadata) {
+		w.Close()
+		return fmt.Errorf("%w: directory has %x, want %x", ErrMetadataMismatch, md, s.opts.Metadata)
+	}
+	if s.opts.NoSync {
+		w.SetUnsafeNoFsync()
+	}
+
+	ms := raft.NewMemoryStorage()
+	st := State{Metadata: md, Repaired: repaired}
+	if snap != nil {
+		if err := ms.ApplySnapshot(*snap); err != nil {
+			w.Close()
+			return err
+		}
+		st.Snapshot = *snap
+		s.snapIndex = snap.Metadata.Index
+		if hs.Commit < snap.Metadata.Index {
+			// A snapshot only ever covers committed entries.
+			hs.Commit = snap.Metadata.Index
+		}
+	}
+	if err := ms.Append(ents); err != nil {
+		w.Close()
+		return err
+	}
+	st.FirstIndex, _ = ms.FirstIndex()
+	st.LastIndex, _ = ms.LastIndex()
+	if hs.Commit > st.LastIndex {
+		w.Close()
+		return fmt.Errorf("%w: hard state commit %d is beyond the last entry %d", ErrCorrupt, hs.Commit, st.LastIndex)
+	}
+	if err := ms.SetHardState(hs); err != nil {
+		w.Close()
+		return err
+	}
+	st.HardState = hs
+	s.w, s.ms, s.rec = w, ms, st
+	s.log.Info("storage: recovered", "snapshot", s.snapIndex, "first", st.FirstIndex,
+		"last", st.LastIndex, "term", hs.Term, "commit", hs.Commit, "repaired", repaired)
+	return nil
+}
+
+// create initialises a fresh directory.
+func (s *Storage) create() error {
+	files, err := listSnapFiles(s.snapDir)
+	if err != nil {
+		return err
+	}
+	if len(files) > 0 {
+		return fmt.Errorf("%w: %d snapshot files but no WAL", ErrCorrupt, len(files))
+	}
+	// wal.Create writes the first segment in a temporary directory, fsyncs
+	// it and renames it into place, so a crash leaves no WAL or a whole one.
+	w, err := wal.Create(s.zlog, s.walDir, s.opts.Metadata)
+	if err != nil {
+		return err
+	}
+	if s.opts.NoSync {
+		w.SetUnsafeNoFsync()
+	}
+	s.w = w
+	s.ms = raft.NewMemoryStorage()
+	s.rec = State{Fresh: true, Metadata: bytes.Clone(s.opts.Metadata)}
+	s.log.Info("storage: created")
+	return nil
+}
+
+// loadSnapshot returns the newest readable snapshot file whose (index,
+// term) has a WAL snapshot record covered by a durable commit, or nil.
+// Unreadable files are renamed to *.broken; files newer than every usable
+// snapshot but unknown to the WAL are orphans of a crash between writing
+// the file and its WAL record, and are deleted.
+func (s *Storage) loadSnapshot(walSnaps []walpb.Snapshot) (*raftpb.Snapshot, error) {
+	files, err := listSnapFiles(s.snapDir)
+	if err != nil {
+		return nil, err
+	}
+	known := make(map[[2]uint64]bool, len(walSnaps))
+	for _, ws := range walSnaps {
+		known[[2]uint64{ws.Index, ws.Term}] = true
+	}
+	for i := len(files) - 1; i >= 0; i-- {
+		f := files[i]
+		path := filepath.Join(s.snapDir, f.name)
+		if !known[[2]uint64{f.index, f.term}] {
+			s.log.Warn("storage: deleting snapshot file without a durable WAL record", "file", f.name)
+			if err := os.Remove(path); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		snap, err := readSnapFile(path, s.opts.MaxSnapshotBytes)
+		if err == nil {
+			return snap, nil
+		}
+		if !errors.Is(err, errBadSnapshot) {
+			return nil, err
+		}
+		s.log.Error("storage: snapshot file is unusable; falling back to an older one", "file", f.name, "err", err)
+		if err := os.Rename(path, path+brokenSuffix); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// RaftStorage returns the in-memory copy of the log for raft.Config.Storage.
+// Only Storage's methods may modify it.
+func (s *Storage) RaftStorage() *raft.MemoryStorage { return s.ms }
+
+// Recovered returns what Open found.
+func (s *Storage) Recovered() State { return s.rec }
+
+// Dir returns the data directory.
+func (s *Storage) Dir() string { return s.dir }
+
+// SnapshotIndex returns the index of the newest durable snapshot (0 if
+// none).
+func (s *Storage) SnapshotIndex() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.snapIndex
+}
+
+// Save appends ents and hs (either may be empty) to the WAL and, when raft
+// requires it (new entries, or a new term or vote), fsyncs before
+// returning; then it appends ents to the MemoryStorage. When Save returns
+// nil the records are durable (unless NoSync): this is what makes it safe
+// to send raft's messages and acknowledge writes afterwards. ents must
+// follow the log (raft guarantees it); the slice is not retained beyond
+// MemoryStorage's copy of its elements.
+func (s *Storage) Save(hs raftpb.HardState, ents []raftpb.Entry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if err := s.w.Save(hs, ents); err != nil {
+		return s.fail(fmt.Errorf("WAL save: %w", err))
+	}
+	if len(ents) > 0 {
+		if err := s.ms.Append(ents); err != nil {
+			return s.fail(err)
+		}
+	}
+	if !raft.IsEmptyHardState(hs) {
+		if err := s.ms.SetHardState(hs); err != nil {
+			return s.fail(err)
+		}
+		if s.purgeAt != 0 && hs.Commit >= s.purgeAt {
+			// Old WAL segments may go only once the hard state that
+			// validates the received snapshot is durable (etcd issue
+			// 10219): Save does not fsync a commit-only change.
+			if err := s.w.Sync(); err != nil {
+				return s.fail(fmt.Errorf("WAL sync: %w", err))
+			}
+			s.purgeAt = 0
+			s.purge()
+		}
+	}
+	return nil
+}
+
+// SaveSnapshot persists a snapshot received from the leader (raft's
+// Ready.Snapshot) and installs it in the MemoryStorage. Call it before
+// Save of the same Ready. The order of the steps is etcd's:
+//
+//  1. the snapshot file, so that a WAL snapshot record never refers to a
+//     missing file (a crash after this step leaves an orphan file, which
+//     Open deletes);
+//  2. the WAL snapshot record, fsynced, before the hard state and entries
+//     that follow the snapshot, so that on restart the WAL can be opened
+//     at the snapshot and replays exactly what comes after it;
+//  3. MemoryStorage.ApplySnapshot, once both are on disk.
+//
+// Old snapshot files and WAL segments are released later, by the first
+// Save whose hard state commits the snapshot's index.
+func (s *Storage) SaveSnapshot(snap raftpb.Snapshot) error {
+	if raft.IsEmptySnap(snap) {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if int64(len(snap.Data)) > s.opts.MaxSnapshotBytes {
+		return fmt.Errorf("%w: %d bytes, limit %d", ErrSnapshotTooLarge, len(snap.Data), s.opts.MaxSnapshotBytes)
+	}
+	if snap.Metadata.Index <= s.snapIndex {
+		return raft.ErrSnapOutOfDate
+	}
+	if err := writeSnapFile(s.snapDir, &snap, s.opts.NoSync); err != nil {
+		return s.fail(fmt.Errorf("writing snapshot file: %w", err))
+	}
+	ws := walpb.Snapshot{Index: snap.Metadata.Index, Term: snap.Metadata.Term, ConfState: &snap.Metadata.ConfState}
+	if err := s.w.SaveSnapshot(ws); err != nil {
+		return s.fail(fmt.Errorf("WAL snapshot record: %w", err))
+	}
+	if err := s.ms.ApplySnapshot(snap); err != nil {
+		return s.fail(err)
+	}
+	s.snapIndex = snap.Metadata.Index
+	s.purgeAt = snap.Metadata.Index
+	return nil
+}
+
+// CreateSnapshot records a snapshot taken locally by the state machine at
+// index (which must be applied, hence committed) with the configuration
+// cs. It writes the snapshot file, then the WAL snapshot record (fsynced,
+// which also makes the hard state that committed index durable), installs
+// it in the MemoryStorage, compacts the MemoryStorage up to
+// index-CatchUpEntries, and deletes snapshot files beyond SnapRetain and
+// the WAL segments that only those needed.
+//
+// It returns raft.ErrSnapOutOfDate if index is not above the newest
+// snapshot, ErrSnapshotIndex if index is not in the log, and
+// ErrSnapshotTooLarge for oversized data; none of these change anything.
+// data is retained (it is what the leader sends to lagging followers) and
+// must not be modified afterwards.
+func (s *Storage) CreateSnapshot(index uint64, cs *raftpb.ConfState, data []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if int64(len(data)) > s.opts.MaxSnapshotBytes {
+		return fmt.Errorf("%w: %d bytes, limit %d", ErrSnapshotTooLarge, len(data), s.opts.MaxSnapshotBytes)
+	}
+	if index <= s.snapIndex {
+		return raft.ErrSnapOutOfDate
+	}
+	last, _ := s.ms.LastIndex()
+	if index > last {
+		return fmt.Errorf("%w: %d is above the last index %d", ErrSnapshotIndex, index, last)
+	}
+	term, err := s.ms.Term(index)
+	if err != nil {
+		return fmt.Errorf("%w: %d: %w", ErrSnapshotIndex, index, err)
+	}
+	snap := raftpb.Snapshot{Data: data, Metadata: raftpb.SnapshotMetadata{Index: index, Term: term, ConfState: *cs}}
+	if err := writeSnapFile(s.snapDir, &snap, s.opts.NoSync); err != nil {
+		return s.fail(fmt.Errorf("writing snapshot file: %w", err))
+	}
+	ws := walpb.Snapshot{Index: index, Term: term, ConfState: &snap.Metadata.ConfState}
+	if err := s.w.SaveSnapshot(ws); err != nil {
+		return s.fail(fmt.Errorf("WAL snapshot record: %w", err))
+	}
+	if _, err := s.ms.CreateSnapshot(index, cs, data); err != nil {
+		return s.fail(err)
+	}
+	s.snapIndex = index
+	if index > s.opts.CatchUpEntries {
+		if err := s.ms.Compact(index - s.opts.CatchUpEntries); err != nil && !errors.Is(err, raft.ErrCompacted) {
+			return s.fail(err)
+		}
+	}
+	s.purge()
+	return nil
+}
+
+// purge deletes snapshot files beyond SnapRetain and the WAL segments that
+// hold only entries before the oldest kept snapshot, so that every kept
+// snapshot stays usable for recovery. Failures are logged, not returned:
+// leftover files cost space, not correctness.
+func (s *Storage) purge() {
+	files, err := listSnapFiles(s.snapDir)
+	if err != nil {
+		s.log.Warn("storage: listing snapshots", "err", err)
+		return
+	}
+	for len(files) > s.opts.SnapRetain {
+		if err := os.Remove(filepath.Join(s.snapDir, files[0].name)); err != nil && !os.IsNotExist(err) {
+			s.log.Warn("storage: deleting old snapshot", "file", files[0].name, "err", err)
+			return
+		}
+		files = files[1:]
+	}
+	if len(files) == 0 {
+		return
+	}
+	keep := files[0].index
+	if err := s.w.ReleaseLockTo(keep); err != nil {
+		s.log.Warn("storage: releasing WAL segments", "err", err)
+		return
+	}
+	names, err := listWALFiles(s.walDir)
+	if err != nil {
+		s.log.Warn("storage: listing WAL segments", "err", err)
+		return
+	}
+	// Segment j holds entries from its start index up to the start index
+	// of segment j+1; it is needed while that is ≥ keep.
+	for j := 0; j+1 < len(names) && names[j+1].index < keep; j++ {
+		if err := os.Remove(filepath.Join(s.walDir, names[j].name)); err != nil && !os.IsNotExist(err) {
+			s.log.Warn("storage: deleting WAL segment", "file", names[j].name, "err", err)
+			return
+		}
+		s.log.Debug("storage: deleted WAL segment", "file", names[j].name)
+	}
+}
+
+// Close syncs and closes the WAL and releases the directory lock. The
+// MemoryStorage stays readable. Close is idempotent.
+func (s *Storage) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	err := s.w.Close()
+	if cerr := s.dirLock.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (s *Storage) usable() error {
+	if s.closed {
+		return ErrClosed
+	}
+	if s.failed != nil {
+		return fmt.Errorf("%w: %w", ErrFailed, s.failed)
+	}
+	return nil
+}
+
+func (s *Storage) fail(err error) error {
+	s.failed = err
+	s.log.Error("storage: write failed; storage is now unusable", "err", err)
+	return fmt.Errorf("%w: %w", ErrFailed, err)
+}
+
+// walFile is a WAL segment file name: etcd names them seq-index.wal, where
+// index is the raft index of the first entry the segment may hold.
+type walFile struct {
+	name       string
+	seq, index uint64
+}
+
+func listWALFiles(dir string) ([]walFile, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []walFile
+	for _, e := range ents {
+		var seq, index uint64
+		if _, err := fmt.Sscanf(e.Name(), "%016x-%016x.wal", &seq, &index); err == nil && strings.HasSuffix(e.Name(), ".wal") {
+			out = append(out, walFile{name: e.Name(), seq: seq, index: index})
+		}
+	}
+	slices.SortFunc(out, func(a, b walFile) int {
+		switch {
+		case a.seq < b.seq:
+			return -1
+		case a.seq > b.seq:
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+// removeTempFiles deletes snapshot files whose atomic write was cut short.
+func removeTempFiles(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), tmpSuffix) {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
