@@ -79,6 +79,7 @@ type Grant struct {
 	path   string
 	token  int64
 	policy Policy
+	epoch  uint64 // conn.Suspensions() when the grant began
 
 	done     chan struct{}
 	stop     chan struct{}
@@ -108,6 +109,7 @@ func Hold(ctx context.Context, conn *zk.Conn, path string, czxid int64, opts Hol
 	g := &Grant{conn: conn, path: path, token: czxid, policy: opts.Policy,
 		done: make(chan struct{}), stop: make(chan struct{}), monDone: make(chan struct{})}
 	states, unsub := conn.NotifyState()
+	g.epoch = conn.Suspensions()
 	// Subscribe before reading the node, so no transition after the read
 	// can be missed; a loss that happened before is seen in State().
 	data, _, ev, err := conn.GetW(ctx, path)
@@ -124,6 +126,10 @@ func Hold(ctx context.Context, conn *zk.Conn, path string, czxid int64, opts Hol
 	if end, why := opts.Policy.Ends(conn.State()); end {
 		unsub()
 		return nil, why
+	}
+	if opts.Policy == Strict && conn.Suspensions() != g.epoch {
+		unsub()
+		return nil, ErrSuspended
 	}
 	if opts.OnData != nil && len(data) > 0 {
 		opts.OnData(data)
@@ -225,6 +231,9 @@ func (g *Grant) Err() error {
 func (g *Grant) Held() bool {
 	if g.Err() != nil {
 		return false
+	}
+	if g.policy == Strict && g.conn.Suspensions() != g.epoch {
+		return false // suspended since, even if reconnected already
 	}
 	end, _ := g.policy.Ends(g.conn.State())
 	return !end

@@ -21,8 +21,9 @@ type Conn struct {
 	chroot string
 	hosts  []string
 
-	xid      atomic.Int32
-	lastZxid atomic.Int64
+	xid         atomic.Int32
+	lastZxid    atomic.Int64
+	suspensions atomic.Uint64 // times the Conn entered StateSuspended
 
 	mu        sync.Mutex
 	state     State
@@ -145,6 +146,11 @@ func (c *Conn) Server() string {
 	return c.server
 }
 
+// Suspensions returns how many times the Conn has been suspended (lost its
+// connection). Comparing two readings tells whether the connection broke in
+// between, even if it has been re-established since.
+func (c *Conn) Suspensions() uint64 { return c.suspensions.Load() }
+
 // LastZxid returns the last zxid seen in a reply.
 func (c *Conn) LastZxid() int64 { return c.lastZxid.Load() }
 
@@ -205,6 +211,9 @@ func (c *Conn) setStateLocked(s State) {
 		return
 	}
 	c.state = s
+	if s == StateSuspended {
+		c.suspensions.Add(1)
+	}
 	c.cfg.logger.Info("zk: state", "state", s.String(), "session", fmt.Sprintf("0x%x", c.sessionID), "server", c.server)
 	if len(c.cfg.listeners) > 0 {
 		c.listeners.push(s)

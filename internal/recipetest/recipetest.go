@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -110,6 +111,23 @@ func (n *Net) Expire(t testing.TB, addr string, c *zk.Conn) {
 	if c.State() != zk.StateSuspended {
 		WaitState(t, states, zk.StateSuspended)
 	}
+	// Apache ZooKeeper may also drop the second connection if it arrives
+	// before the server has dropped the cut one: wait until "cons" no
+	// longer lists the session.
+	sid := fmt.Sprintf("sid=0x%x", c.SessionID())
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		out, err := zk.FourLetterWord(ctx, addr, "cons")
+		cancel()
+		if err == nil && !strings.Contains(out, sid+",") && !strings.Contains(out, sid+")") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("expire: the server still lists %s: %v\n%s", sid, err, out)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	expire(t, addr, c)
 	n.Block(false)
 }
@@ -190,8 +208,14 @@ func (n *Net) dial(ctx context.Context, network, addr string) (net.Conn, error) 
 	}
 	c := &netConn{Conn: nc, n: n}
 	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.blocked {
+		// Blocked while this dial was in flight: a later Cut would miss
+		// the connection, so refuse it now.
+		nc.Close()
+		return nil, errors.New("recipetest: dial blocked")
+	}
 	n.conns = append(n.conns, c)
-	n.mu.Unlock()
 	return c, nil
 }
 

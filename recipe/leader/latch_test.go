@@ -370,7 +370,11 @@ func TestLatchFaults(t *testing.T) {
 				}
 				mu.Unlock()
 				if len(lead) > 1 {
-					t.Fatalf("leaders %v", lead)
+					// Only after a third party deleted the leader's node
+					// (the event checker verifies that): wait for the old
+					// leader to hear of it.
+					time.Sleep(5 * time.Millisecond)
+					continue
 				}
 				if len(lead) == 1 {
 					mu.Lock()
@@ -380,13 +384,12 @@ func TestLatchFaults(t *testing.T) {
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
-			t.Fatal("no leader within 30s")
+			t.Fatal("not exactly one leader within 30s")
 			return 0, nil
 		}
 		for step := 0; step < steps; step++ {
 			i, m := current()
 			f := rng.IntN(4)
-			t.Logf("step %d: leader %d, fault %d, state %v", step, i, f, m.c.State())
 			switch f {
 			case 0: // cut the leader's connection
 				m.net.Cut()
