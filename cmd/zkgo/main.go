@@ -1,6 +1,7 @@
 // Command zkgo is a ZooKeeper-compatible coordination service.
 //
 //	zkgo server [flags] [zoo.cfg]   run a server
+//	zkgo cli [flags] [CMD ARGS]     a zkCli.sh-compatible shell, or one command
 //
 // Run "zkgo help" or "zkgo COMMAND -help" for details.
 package main
@@ -21,6 +22,7 @@ var commands []command
 func init() {
 	commands = []command{
 		{"server", "run a ZooKeeper-compatible server (standalone; reads an unchanged zoo.cfg)", runServer},
+		{"cli", "a zkCli.sh-compatible shell; one-shot: zkgo cli -server ADDR COMMAND ARGS", runCLI},
 		{"version", "print the version", func([]string) int { fmt.Println("zkgo", version); return 0 }},
 	}
 }
