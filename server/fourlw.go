@@ -214,7 +214,11 @@ func (s *Server) mntr(b *strings.Builder) {
 	kv("zk_global_sessions", sessions)
 	kv("zk_local_sessions", 0)
 	kv("zk_uptime", time.Since(s.started).Milliseconds())
-	kv("zkgo_in_memory_only", "true")
+	if s.Durable() {
+		kv("zkgo_in_memory_only", "false")
+	} else {
+		kv("zkgo_in_memory_only", "true")
+	}
 }
 
 func (s *Server) connList() []*Conn {

@@ -14,6 +14,7 @@ type applyFunc func(zxid int64, res *tree.Result)
 type proposal struct {
 	txn  *tree.Txn
 	done applyFunc
+	zxid int64 // the log position, or 0 for the next zxid (memLog)
 }
 
 // memLog is the in-memory log: it orders proposals by arrival and applies
@@ -32,7 +33,10 @@ func newMemLog(s *Server) *memLog {
 	return &memLog{s: s, ch: make(chan proposal, 4096), exited: make(chan struct{})}
 }
 
-func (l *memLog) start() { go l.run() }
+func (l *memLog) start() error {
+	go l.run()
+	return nil
+}
 
 // propose queues txn. done (may be nil) runs after it is applied. It
 // returns false if the log is stopped; done is then never called.
@@ -84,7 +88,10 @@ func (s *Server) applyBatch(batch []proposal) {
 	defer s.treeMu.Unlock()
 	for i := range batch {
 		p := &batch[i]
-		zxid := s.tree.LastZxid() + 1
+		zxid := p.zxid
+		if zxid == 0 {
+			zxid = s.tree.LastZxid() + 1
+		}
 		res := s.tree.Apply(zxid, p.txn)
 		// Watches fire before the reply is queued and before the lock is
 		// released, so no reply that observes the change can precede the

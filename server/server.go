@@ -10,9 +10,10 @@
 // the request itself and handed to the Log. The Log orders transactions and
 // delivers them to the apply loop, which applies each one to the tree at its
 // zxid, fires watches and completes the waiting request. Validation happens
-// in tree.Apply, never before proposing. Today's Log is the in-memory
-// sequencer in log.go; the raft-backed log replaces it without touching
-// request handling.
+// in tree.Apply, never before proposing. With a data directory the Log is
+// raftLog (raftlog.go): a raft group of one over a write-ahead log, fsynced
+// before anything is applied or answered; without one it is the in-memory
+// sequencer in log.go. Request handling is the same for both.
 //
 // # Ordering
 //
@@ -83,8 +84,16 @@ type Options struct {
 	// DisableDigestAuth turns the digest scheme off
 	// (DigestAuthenticationProvider.enabled=false).
 	DisableDigestAuth bool
-	// DataDir and DataLogDir are reported by conf and dirs.
+	// DataDir holds the durable log and snapshots (in DataDir/zkgo, or
+	// DataLogDir/zkgo if set). Empty means in-memory: nothing survives a
+	// restart, and the server says so.
 	DataDir, DataLogDir string
+	// NoSync skips fsync (tests that are not about durability only: an
+	// acknowledged write may be lost if the machine crashes).
+	NoSync bool
+	// SnapCount is the number of log entries between snapshots
+	// (ZooKeeper's snapCount). Default 100000.
+	SnapCount int
 	// Logger receives the server's logs. Default slog.Default().
 	Logger *slog.Logger
 	// ConfigDump, if set, is printed by the conf four-letter word.
@@ -131,7 +140,7 @@ type Server struct {
 
 	watches  *watch.Manager
 	sessions *sessionTracker
-	wal      *memLog
+	wal      txnLog
 
 	ln      net.Listener
 	started time.Time
@@ -168,19 +177,44 @@ func New(opts Options) (*Server, error) {
 		done:    make(chan struct{}),
 		started: time.Now(),
 	}
-	s.tree.SetOptions(tree.Options{ExtendedTypes: opts.ExtendedTypes, EnforceQuota: opts.EnforceQuota, DigestDisabled: opts.DisableDigestAuth})
-	s.tree.QuotaWarning = func(prefix, what string, value, limit int64) {
-		s.log.Warn("quota exceeded", "path", prefix, "what", what, "value", value, "softLimit", limit)
-	}
+	s.setTree(s.tree)
 	s.sessions = newSessionTracker(s, opts.ServerID)
-	s.wal = newMemLog(s)
+	switch {
+	case opts.DataLogDir != "":
+		s.wal = newRaftLog(s, opts.DataLogDir)
+	case opts.DataDir != "":
+		s.wal = newRaftLog(s, opts.DataDir)
+	default:
+		s.wal = newMemLog(s)
+	}
 	return s, nil
 }
 
-// Start listens on the configured address and serves in the background.
+// setTree installs t as the server's tree with the configured options.
+// treeMu must be held (or the server not yet started).
+func (s *Server) setTree(t *tree.Tree) {
+	t.SetOptions(tree.Options{ExtendedTypes: s.opts.ExtendedTypes, EnforceQuota: s.opts.EnforceQuota, DigestDisabled: s.opts.DisableDigestAuth})
+	t.QuotaWarning = func(prefix, what string, value, limit int64) {
+		s.log.Warn("quota exceeded", "path", prefix, "what", what, "value", value, "softLimit", limit)
+	}
+	s.tree = t
+}
+
+// Durable reports whether the server keeps its data on disk.
+func (s *Server) Durable() bool {
+	_, ok := s.wal.(*raftLog)
+	return ok
+}
+
+// Start recovers the data directory (if any), listens on the configured
+// address and serves in the background.
 func (s *Server) Start() error {
+	if err := s.wal.start(); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", s.opts.Addr)
 	if err != nil {
+		s.wal.stop()
 		return err
 	}
 	s.ln = ln
@@ -202,7 +236,6 @@ func (s *Server) Addr() net.Addr {
 }
 
 func (s *Server) startBackground() {
-	s.wal.start()
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()

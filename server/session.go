@@ -154,3 +154,17 @@ func (t *sessionTracker) count() int {
 	defer t.mu.Unlock()
 	return len(t.live)
 }
+
+// restore tracks every session of the tree (after a restart), each with a
+// fresh timeout: clients get one session timeout to come back.
+func (t *sessionTracker) restore() {
+	t.s.treeMu.RLock()
+	sessions := t.s.tree.Sessions()
+	t.s.treeMu.RUnlock()
+	for _, ss := range sessions {
+		t.track(ss.ID, time.Duration(ss.Timeout)*time.Millisecond, nil)
+	}
+	if len(sessions) > 0 {
+		t.s.log.Info("restored sessions", "count", len(sessions))
+	}
+}

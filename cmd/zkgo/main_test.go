@@ -144,7 +144,7 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	out, _ := exec.Command(binary, "server", "--help").CombinedOutput()
-	for _, flag := range []string{"-addr", "-log-level", "in memory"} {
+	for _, flag := range []string{"-addr", "-log-level", "fsynced before it is"} {
 		if !strings.Contains(string(out), flag) {
 			t.Errorf("server help does not mention %q", flag)
 		}

@@ -33,8 +33,10 @@ clientPortAddress, maxClientCnxns, min/maxSessionTimeout,
 server.N lines); keys that only make sense for the Java server are accepted
 with a warning.
 
-WARNING: this version keeps all data in memory only. Everything is lost when
-the server stops. Durability (log + snapshots) comes with the raft storage.
+Data is durable: every change is written to a log in dataLogDir/zkgo
+(dataDir/zkgo when dataLogDir is not set) and fsynced before it is
+acknowledged (forceSync=no skips the fsync), with snapshots every snapCount
+changes. Restarting on the same directory recovers every acknowledged write.
 
 Flags:
 `)
@@ -96,9 +98,16 @@ Flags:
 		fmt.Fprintf(os.Stderr, "zkgo server: listen on %s: %v\n", opts.Addr, err)
 		return 1
 	}
-	log.Warn("IN-MEMORY ONLY: this zkgo build does not persist data; all znodes and sessions are lost when the server stops")
-	log.Info("zkgo server started", "version", version, "config", source, "clientAddr", srv.Addr().String(), "tickTime", cfg.TickTime)
-	fmt.Fprintf(os.Stdout, "zkgo %s listening on %s (standalone, in-memory only)\n", version, srv.Addr())
+	mode := "durable"
+	if !srv.Durable() {
+		mode = "in-memory only"
+		log.Warn("IN-MEMORY ONLY: no dataDir; all znodes and sessions are lost when the server stops")
+	} else if !cfg.ForceSync {
+		log.Warn("forceSync=no: writes are acknowledged before they reach the disk; a machine crash may lose them")
+	}
+	log.Info("zkgo server started", "version", version, "config", source, "clientAddr", srv.Addr().String(),
+		"tickTime", cfg.TickTime, "dataDir", cfg.DataDir, "dataLogDir", cfg.DataLogDir)
+	fmt.Fprintf(os.Stdout, "zkgo %s listening on %s (standalone, %s)\n", version, srv.Addr(), mode)
 
 	s := <-sig
 	log.Info("shutting down", "signal", s.String())
@@ -140,6 +149,8 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 		DisableDigestAuth:      !cfg.DigestAuthEnabled,
 		DataDir:                cfg.DataDir,
 		DataLogDir:             cfg.DataLogDir,
+		NoSync:                 !cfg.ForceSync,
+		SnapCount:              cfg.SnapCount,
 		Logger:                 log,
 		ConfigDump: func() []string {
 			return []string{
