@@ -2,6 +2,8 @@
 //
 //	zkgo server [flags] [zoo.cfg]   run a server
 //	zkgo cli [flags] [CMD ARGS]     a zkCli.sh-compatible shell, or one command
+//	zkgo lock [flags] PATH -- CMD   run a command while holding a distributed lock
+//	zkgo elect [flags] PATH -- CMD  run a command while leader of an election
 //
 // Run "zkgo help" or "zkgo COMMAND -help" for details.
 package main
@@ -23,6 +25,8 @@ func init() {
 	commands = []command{
 		{"server", "run a ZooKeeper-compatible server (standalone; reads an unchanged zoo.cfg)", runServer},
 		{"cli", "a zkCli.sh-compatible shell; one-shot: zkgo cli -server ADDR COMMAND ARGS", runCLI},
+		{"lock", "run a command while holding a distributed lock", runLock},
+		{"elect", "run a command while leader of an election", runElect},
 		{"version", "print the version", func([]string) int { fmt.Println("zkgo", version); return 0 }},
 	}
 }
