@@ -366,6 +366,10 @@ func (c *Conn) handshake(body []byte) bool {
 	}
 	c.sendRO = req.HasReadOnly
 	s := c.s
+	if !s.hasQuorum() {
+		s.log.Info("refusing session request: not part of a working quorum", "remote", c.nc.RemoteAddr().String())
+		return false
+	}
 	if s.readOnly.Load() && !req.ReadOnly {
 		s.log.Info("refusing session request for a client that does not allow read-only mode", "remote", c.nc.RemoteAddr().String())
 		return false

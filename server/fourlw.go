@@ -79,7 +79,7 @@ func (s *Server) fourLetterText(cmd string, b *strings.Builder) {
 		fmt.Fprintf(b, "Connections: %d\n", len(s.connList()))
 		fmt.Fprintf(b, "Outstanding: %d\n", s.outstanding())
 		fmt.Fprintf(b, "Zxid: 0x%x\n", s.lastZxid())
-		b.WriteString("Mode: standalone\n")
+		b.WriteString("Mode: " + s.Mode() + "\n")
 		fmt.Fprintf(b, "Node count: %d\n", s.nodeCount())
 	case "conf":
 		o := s.opts
@@ -197,7 +197,7 @@ func (s *Server) mntr(b *strings.Builder) {
 	s.treeMu.RUnlock()
 	kv := func(k string, v any) { fmt.Fprintf(b, "%s\t%v\n", k, v) }
 	kv("zk_version", Version)
-	kv("zk_server_state", "standalone")
+	kv("zk_server_state", s.Mode())
 	kv("zk_avg_latency", javaDouble(avg))
 	kv("zk_max_latency", max)
 	kv("zk_min_latency", min)

@@ -6,8 +6,11 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"net"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
 
@@ -44,7 +47,10 @@ type raftLog struct {
 	dir  string
 	st   *storage.Storage
 	node *raftnode.Node
-	net  *raftnode.MemNetwork
+
+	leader atomic.Int64  // the raft leader's id, 0 while unknown
+	quit   chan struct{} // closed by stop; ends the helper goroutines
+	wg     sync.WaitGroup
 
 	idBase uint64 // random high bits, so ids never repeat across restarts
 
@@ -57,7 +63,7 @@ type raftLog struct {
 func newRaftLog(s *Server, dir string) *raftLog {
 	var b [4]byte
 	rand.Read(b[:])
-	return &raftLog{s: s, dir: dir, pending: make(map[uint64]applyFunc),
+	return &raftLog{s: s, dir: dir, pending: make(map[uint64]applyFunc), quit: make(chan struct{}),
 		idBase: uint64(binary.BigEndian.Uint32(b[:])) << 32}
 }
 
@@ -65,24 +71,56 @@ func newRaftLog(s *Server, dir string) *raftLog {
 // log into the tree (through the StateMachine methods below), then starts
 // raft. It returns once the member leads its group of one.
 func (l *raftLog) start() error {
+	opts := &l.s.opts
+	id := uint64(1)
+	peers := []raftnode.Peer{{ID: 1}}
+	if l.s.clustered() {
+		id = uint64(opts.ServerID)
+		peers = peers[:0]
+		for _, p := range opts.Peers {
+			peers = append(peers, raftnode.Peer{ID: uint64(p.ID), Addr: p.Addr, Learner: p.Observer})
+		}
+	}
 	st, err := storage.Open(filepath.Join(l.dir, "zkgo"), storage.Options{
-		NoSync:   l.s.opts.NoSync,
+		NoSync:   opts.NoSync,
 		Logger:   l.s.log,
-		Metadata: raftnode.Metadata(1, clusterID),
+		Metadata: raftnode.Metadata(id, clusterID),
 	})
 	if err != nil {
 		return fmt.Errorf("open data directory: %w", err)
 	}
 	l.st = st
-	l.net = raftnode.NewMemNetwork()
+	var tr raftnode.Transport
+	if l.s.clustered() {
+		ln := opts.PeerListener
+		if ln == nil {
+			for _, p := range opts.Peers {
+				if p.ID == opts.ServerID {
+					ln, err = net.Listen("tcp", p.Addr)
+				}
+			}
+			if err != nil {
+				st.Close()
+				return fmt.Errorf("listen for peers: %w", err)
+			}
+		}
+		tr, err = raftnode.NewTCPTransport(raftnode.TCPConfig{ID: id, ClusterID: clusterID, Listener: ln, Logger: l.s.log})
+		if err != nil {
+			st.Close()
+			return err
+		}
+	} else {
+		tr = raftnode.NewMemNetwork().Transport(1)
+	}
 	node, err := raftnode.Start(raftnode.Config{
-		ID:           1,
+		ID:           id,
 		ClusterID:    clusterID,
-		Peers:        []raftnode.Peer{{ID: 1}},
+		Peers:        peers,
 		Storage:      st,
 		StateMachine: l,
-		Transport:    l.net.Transport(1),
-		SnapCount:    uint64(l.s.opts.SnapCount),
+		Transport:    tr,
+		SnapCount:    uint64(opts.SnapCount),
+		TickInterval: max(opts.TickTime/2, 10*time.Millisecond),
 		Logger:       l.s.log,
 	})
 	if err != nil {
@@ -90,17 +128,74 @@ func (l *raftLog) start() error {
 		return err
 	}
 	l.node = node
-	// Wait until this member leads (immediately for a group of one), so
-	// proposals are not dropped.
-	for node.Leader() != 1 {
+	l.s.sessions.restore()
+	if !l.s.clustered() {
+		// A group of one leads at once; wait for it so proposals are
+		// not dropped.
+		for node.Leader() != 1 {
+			select {
+			case <-node.LeaderChanges():
+			case <-node.Done():
+				return fmt.Errorf("raft stopped: %w", node.Err())
+			}
+		}
+		l.leader.Store(1)
+		return nil
+	}
+	l.wg.Add(2)
+	go l.followLeader()
+	go l.sendTouches()
+	return nil
+}
+
+// followLeader records leadership changes. A member that becomes leader
+// gives every session a fresh timeout before it expires any.
+func (l *raftLog) followLeader() {
+	defer l.wg.Done()
+	for {
 		select {
-		case <-node.LeaderChanges():
-		case <-node.Done():
-			return fmt.Errorf("raft stopped: %w", node.Err())
+		case ch := <-l.node.LeaderChanges():
+			if ch.IsSelf {
+				l.s.sessions.refreshAll()
+			}
+			l.leader.Store(int64(ch.Leader))
+			l.s.log.Info("raft leader", "leader", ch.Leader, "term", ch.Term, "self", ch.IsSelf)
+		case <-l.quit:
+			return
+		case <-l.node.Done():
+			l.leader.Store(0)
+			return
 		}
 	}
-	l.s.sessions.restore()
-	return nil
+}
+
+// sendTouches reports, every half tick, the sessions this member's clients
+// kept alive, as a log entry every member applies (so whichever member
+// leads knows them). The leader's own clients need no report.
+func (l *raftLog) sendTouches() {
+	defer l.wg.Done()
+	t := time.NewTicker(max(l.s.opts.TickTime/2, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-l.quit:
+			return
+		}
+		ids := l.s.sessions.takeTouched()
+		if len(ids) == 0 || l.s.isLeader() {
+			continue
+		}
+		var e jute.Encoder
+		e.WriteLong(0) // proposal id 0: a touch batch
+		e.WriteInt(int32(len(ids)))
+		for _, id := range ids {
+			e.WriteLong(id)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), l.s.opts.TickTime)
+		l.node.Propose(ctx, e.Bytes())
+		cancel()
+	}
 }
 
 func (l *raftLog) propose(txn *tree.Txn, done applyFunc) bool {
@@ -134,6 +229,8 @@ func (l *raftLog) stop() {
 	l.mu.Lock()
 	l.stopped = true
 	l.mu.Unlock()
+	close(l.quit)
+	l.wg.Wait()
 	if l.node != nil {
 		l.node.Stop()
 	}
@@ -151,6 +248,10 @@ func (l *raftLog) Apply(entries []raftpb.Entry) {
 			continue // raft's own empty entries and configuration changes
 		}
 		id := binary.BigEndian.Uint64(ent.Data)
+		if id == 0 {
+			l.applyTouches(ent.Data[8:])
+			continue
+		}
 		txn, err := tree.DecodeTxn(ent.Data[8:])
 		if err != nil {
 			// Only this server writes entries; a bad one means a bug or
@@ -166,6 +267,22 @@ func (l *raftLog) Apply(entries []raftpb.Entry) {
 	}
 	if len(batch) > 0 {
 		l.s.applyBatch(batch)
+	}
+}
+
+// applyTouches applies a touch batch: sessions another member kept alive.
+func (l *raftLog) applyTouches(b []byte) {
+	d := jute.NewDecoder(b)
+	n := d.ReadInt()
+	if n < 0 || int(n) > len(b)/8 {
+		return
+	}
+	ids := make([]int64, 0, n)
+	for i := int32(0); i < n; i++ {
+		ids = append(ids, d.ReadLong())
+	}
+	if d.Err() == nil {
+		l.s.sessions.remoteTouch(ids)
 	}
 }
 

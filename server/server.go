@@ -94,6 +94,15 @@ type Options struct {
 	// SnapCount is the number of log entries between snapshots
 	// (ZooKeeper's snapCount). Default 100000.
 	SnapCount int
+	// Peers, when it lists more than one member, makes this server (the
+	// member ServerID) part of an ensemble (zoo.cfg's server.N lines):
+	// writes are replicated with raft over the members' peer addresses,
+	// observers are raft learners. Needs DataDir.
+	Peers []Peer
+	// PeerListener, if set, is this member's listener for peer traffic
+	// (tests listen on port 0 first); otherwise the server listens on its
+	// own entry's Addr.
+	PeerListener net.Listener
 	// Logger receives the server's logs. Default slog.Default().
 	Logger *slog.Logger
 	// ConfigDump, if set, is printed by the conf four-letter word.
@@ -130,7 +139,16 @@ func (o *Options) setDefaults() {
 	}
 }
 
-// Server is a standalone zkgo server.
+// Peer is a member of an ensemble.
+type Peer struct {
+	ID int64
+	// Addr is the member's peer address (host:peerPort).
+	Addr string
+	// Observer members replicate and serve clients but never vote.
+	Observer bool
+}
+
+// Server is a zkgo server: standalone, or a member of an ensemble.
 type Server struct {
 	opts Options
 	log  *slog.Logger
@@ -167,6 +185,23 @@ func New(opts Options) (*Server, error) {
 	if opts.ServerID < 0 || opts.ServerID > 254 {
 		return nil, fmt.Errorf("server id %d out of range 0..254", opts.ServerID)
 	}
+	if len(opts.Peers) > 1 {
+		if opts.DataDir == "" && opts.DataLogDir == "" {
+			return nil, errors.New("an ensemble member needs a data directory")
+		}
+		found := false
+		for _, p := range opts.Peers {
+			if p.ID == opts.ServerID {
+				found = true
+			}
+			if p.ID <= 0 {
+				return nil, fmt.Errorf("server id %d: ensemble members need ids from 1", p.ID)
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("server id %d is not among the ensemble's members", opts.ServerID)
+		}
+	}
 	s := &Server{
 		opts:    opts,
 		log:     opts.Logger,
@@ -198,6 +233,46 @@ func (s *Server) setTree(t *tree.Tree) {
 		s.log.Warn("quota exceeded", "path", prefix, "what", what, "value", value, "softLimit", limit)
 	}
 	s.tree = t
+}
+
+// clustered reports whether the server is a member of an ensemble.
+func (s *Server) clustered() bool { return len(s.opts.Peers) > 1 }
+
+// Mode returns ZooKeeper's name for the server's role: "standalone",
+// "leader", "follower" or "observer".
+func (s *Server) Mode() string {
+	if !s.clustered() {
+		return "standalone"
+	}
+	for _, p := range s.opts.Peers {
+		if p.ID == s.opts.ServerID && p.Observer {
+			return "observer"
+		}
+	}
+	if s.isLeader() {
+		return "leader"
+	}
+	return "follower"
+}
+
+// isLeader reports whether this server decides session expiry: always
+// when standalone, when it leads the raft group otherwise.
+func (s *Server) isLeader() bool {
+	rl, ok := s.wal.(*raftLog)
+	if !ok || !s.clustered() {
+		return true
+	}
+	return rl.leader.Load() == s.opts.ServerID
+}
+
+// hasQuorum reports whether the server is part of a working quorum (it
+// knows a leader); a member that is not refuses new sessions.
+func (s *Server) hasQuorum() bool {
+	rl, ok := s.wal.(*raftLog)
+	if !ok || !s.clustered() {
+		return true
+	}
+	return rl.leader.Load() != 0
 }
 
 // Durable reports whether the server keeps its data on disk.

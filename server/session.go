@@ -28,6 +28,7 @@ type liveSession struct {
 	timeout  atomic.Int64 // nanoseconds
 	deadline atomic.Int64 // unix nanos
 	closing  atomic.Bool  // a closeSession has been proposed
+	dirty    atomic.Bool  // touched by a local client since the last touch batch
 	conns    map[*Conn]struct{}
 }
 
@@ -79,6 +80,45 @@ func (t *sessionTracker) track(id int64, timeout time.Duration, c *Conn) *liveSe
 // touch extends a session's deadline; called for every packet.
 func (ls *liveSession) touch() {
 	ls.deadline.Store(time.Now().Add(time.Duration(ls.timeout.Load())).UnixNano())
+	ls.dirty.Store(true)
+}
+
+// remoteTouch refreshes sessions another member reported active.
+func (t *sessionTracker) remoteTouch(ids []int64) {
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, id := range ids {
+		if ls := t.live[id]; ls != nil {
+			ls.deadline.Store(now.Add(time.Duration(ls.timeout.Load())).UnixNano())
+		}
+	}
+}
+
+// refreshAll gives every session a fresh timeout; a new leader does this
+// before it expires anything, since it has not seen the touches the old
+// leader received.
+func (t *sessionTracker) refreshAll() {
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, ls := range t.live {
+		ls.deadline.Store(now.Add(time.Duration(ls.timeout.Load())).UnixNano())
+	}
+}
+
+// takeTouched returns the sessions touched by local clients since the last
+// call.
+func (t *sessionTracker) takeTouched() []int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var ids []int64
+	for id, ls := range t.live {
+		if ls.dirty.Swap(false) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // detach removes a closed connection from its session.
@@ -106,6 +146,9 @@ func (t *sessionTracker) run(done <-chan struct{}) {
 		}
 		now := time.Now().UnixNano()
 		var expired []int64
+		if !t.s.isLeader() {
+			continue // only the leader expires sessions
+		}
 		t.mu.Lock()
 		for id, ls := range t.live {
 			if !ls.closing.Load() && ls.deadline.Load() < now {
@@ -133,6 +176,19 @@ func (t *sessionTracker) expire(id int64) {
 
 // applied is called by the apply loop after each transaction.
 func (t *sessionTracker) applied(txn *tree.Txn, res *tree.Result) {
+	if txn.Op == proto.OpCreateSession {
+		// Every member tracks every session (also those replayed from
+		// the log at start), so whichever leads can expire it.
+		if cs, ok := txn.Req.(*tree.CreateSessionReq); ok {
+			t.mu.Lock()
+			_, known := t.live[txn.Session]
+			t.mu.Unlock()
+			if !known {
+				t.track(txn.Session, time.Duration(cs.Timeout)*time.Millisecond, nil)
+			}
+		}
+		return
+	}
 	if txn.Op != proto.OpCloseSession {
 		return
 	}

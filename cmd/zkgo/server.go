@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -78,10 +80,18 @@ Flags:
 		fmt.Fprintf(os.Stderr, "zkgo server: %v\n", err)
 		return 1
 	}
-	if cfg.Distributed() {
-		log.Warn("server.N entries found: replication is not implemented yet; running standalone", "servers", len(cfg.Servers))
-	}
 	opts := optionsFromConfig(cfg, log)
+	if cfg.Distributed() {
+		for _, sv := range cfg.Servers {
+			opts.Peers = append(opts.Peers, server.Peer{
+				ID:       sv.ID,
+				Addr:     net.JoinHostPort(sv.Host, strconv.Itoa(sv.PeerPort)),
+				Observer: sv.Role == config.Observer,
+			})
+		}
+		log.Info("ensemble member", "myid", cfg.MyID, "members", len(cfg.Servers),
+			"note", "peer traffic uses peerPort; electionPort is not used (raft elects over peerPort)")
+	}
 	if *addr != "" {
 		opts.Addr = *addr
 	}
@@ -107,7 +117,11 @@ Flags:
 	}
 	log.Info("zkgo server started", "version", version, "config", source, "clientAddr", srv.Addr().String(),
 		"tickTime", cfg.TickTime, "dataDir", cfg.DataDir, "dataLogDir", cfg.DataLogDir)
-	fmt.Fprintf(os.Stdout, "zkgo %s listening on %s (standalone, %s)\n", version, srv.Addr(), mode)
+	role := "standalone"
+	if cfg.Distributed() {
+		role = fmt.Sprintf("ensemble member %d of %d", cfg.MyID, len(cfg.Servers))
+	}
+	fmt.Fprintf(os.Stdout, "zkgo %s listening on %s (%s, %s)\n", version, srv.Addr(), role, mode)
 
 	s := <-sig
 	log.Info("shutting down", "signal", s.String())

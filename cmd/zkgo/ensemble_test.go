@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkgo/zkgo/acl"
+	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/zk"
+)
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// TestEnsembleFromZooCfg: three `zkgo server zooN.cfg` processes with
+// unchanged ZooKeeper ensemble configuration (server.N lines, myid) form a
+// cluster: a write through one member is read on another, kill -9 of the
+// leader leaves a working pair, and the killed member catches up after a
+// restart.
+func TestEnsembleFromZooCfg(t *testing.T) {
+	const n = 3
+	base := t.TempDir()
+	var lines []string
+	clientPorts := make([]int, n)
+	for i := 0; i < n; i++ {
+		clientPorts[i] = freePort(t)
+		lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d;127.0.0.1:%d", i+1, freePort(t), freePort(t), clientPorts[i]))
+	}
+	cfgs := make([]string, n)
+	for i := 0; i < n; i++ {
+		dir := filepath.Join(base, fmt.Sprint(i+1))
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "myid"), []byte(fmt.Sprintf("%d\n", i+1)), 0o644)
+		text := fmt.Sprintf("tickTime=100\ninitLimit=10\nsyncLimit=5\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n4lw.commands.whitelist=*\n%s\n",
+			dir, clientPorts[i], strings.Join(lines, "\n"))
+		cfgs[i] = filepath.Join(dir, "zoo.cfg")
+		os.WriteFile(cfgs[i], []byte(text), 0o644)
+	}
+	type proc struct {
+		cmd  interface{ Signal(os.Signal) error }
+		wait func()
+		addr string
+	}
+	procs := make([]proc, n)
+	start := func(i int) {
+		cmd, addr := startServer(t, cfgs[i])
+		procs[i] = proc{cmd.Process, func() { cmd.Wait() }, addr}
+	}
+	for i := 0; i < n; i++ {
+		start(i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	mode := func(i int) string {
+		out, err := zk.FourLetterWord(ctx, procs[i].addr, "srvr")
+		if err != nil {
+			return ""
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if m, ok := strings.CutPrefix(l, "Mode: "); ok {
+				return m
+			}
+		}
+		return ""
+	}
+	leader := func(skip int) int {
+		for ctx.Err() == nil {
+			for i := 0; i < n; i++ {
+				if i != skip && mode(i) == "leader" {
+					return i
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatal("no leader")
+		return -1
+	}
+	lead := leader(-1)
+	other := (lead + 1) % n
+	third := (lead + 2) % n
+	connect := func(i int) *zk.Conn {
+		for {
+			c, err := zk.Connect(ctx, procs[i].addr, zk.WithSessionTimeout(4*time.Second))
+			if err == nil {
+				return c
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("connect to member %d: %v", i+1, err)
+			}
+		}
+	}
+	a := connect(other)
+	defer a.Close()
+	if _, err := a.Create(ctx, "/e", []byte("1"), acl.OpenACLUnsafe, proto.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+	b := connect(third)
+	defer b.Close()
+	waitData := func(c *zk.Conn, p, want string) {
+		t.Helper()
+		for {
+			data, _, err := c.Get(ctx, p)
+			if err == nil && string(data) == want {
+				return
+			}
+			if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrConnectionLoss) {
+				t.Fatal(err)
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("%s never became %q", p, want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitData(b, "/e", "1")
+
+	// kill -9 the leader; the other two elect a leader and take writes.
+	procs[lead].cmd.Signal(syscall.SIGKILL)
+	procs[lead].wait()
+	leader(lead)
+	if _, err := a.Set(ctx, "/e", []byte("2"), -1); err != nil {
+		t.Fatal(err)
+	}
+	waitData(b, "/e", "2")
+
+	// The killed member restarts from its directory and catches up.
+	start(lead)
+	c := connect(lead)
+	defer c.Close()
+	waitData(c, "/e", "2")
+}

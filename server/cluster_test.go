@@ -1,0 +1,258 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkgo/zkgo/acl"
+	"github.com/zkgo/zkgo/internal/rawzk"
+	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/tree"
+	"github.com/zkgo/zkgo/zk"
+)
+
+type cluster struct {
+	t       *testing.T
+	peers   []server.Peer
+	dirs    []string
+	members []*server.Server
+}
+
+// startCluster starts n in-process members on loopback (the last
+// `observers` of them observers), each with its own data directory.
+func startCluster(t *testing.T, n, observers int) *cluster {
+	t.Helper()
+	c := &cluster{t: t}
+	lns := make([]net.Listener, n)
+	for i := range lns {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns[i] = ln
+		c.peers = append(c.peers, server.Peer{ID: int64(i + 1), Addr: ln.Addr().String(), Observer: i >= n-observers})
+		c.dirs = append(c.dirs, t.TempDir())
+	}
+	c.members = make([]*server.Server, n)
+	for i := range lns {
+		c.start(i, lns[i])
+	}
+	t.Cleanup(func() {
+		for _, m := range c.members {
+			if m != nil {
+				m.Close()
+			}
+		}
+	})
+	return c
+}
+
+func (c *cluster) start(i int, ln net.Listener) {
+	c.t.Helper()
+	s, err := server.New(server.Options{
+		Addr: "127.0.0.1:0", TickTime: 50 * time.Millisecond, DataDir: c.dirs[i], NoSync: true,
+		ServerID: int64(i + 1), Peers: c.peers, PeerListener: ln,
+		FourLetterWords: []string{"*"},
+		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	c.members[i] = s
+}
+
+// leader waits until exactly one live member is leader and returns it.
+func (c *cluster) leader() int {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		lead := -1
+		n := 0
+		for i, m := range c.members {
+			if m != nil && m.Mode() == "leader" {
+				lead, n = i, n+1
+			}
+		}
+		if n == 1 {
+			return lead
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.t.Fatal("no single leader within 30s")
+	return -1
+}
+
+func (c *cluster) addr(i int) string { return c.members[i].Addr().String() }
+
+// waitNode waits until member i has path (with data want).
+func (c *cluster) waitNode(i int, path, want string) {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		var got *string
+		c.members[i].Tree(func(t *tree.Tree) {
+			if n := t.Get(path); n != nil {
+				d := string(n.Data())
+				got = &d
+			}
+		})
+		if got != nil && *got == want {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	c.t.Fatalf("member %d never had %s = %q", i+1, path, want)
+}
+
+func (c *cluster) waitGone(i int, path string) {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		gone := false
+		c.members[i].Tree(func(t *tree.Tree) { gone = t.Get(path) == nil })
+		if gone {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	c.t.Fatalf("member %d still has %s", i+1, path)
+}
+
+// TestClusterReplicates: three voters and an observer. A write through any
+// member reaches all; srvr reports the roles; the leader's failure elects
+// another and writes go on; a session moves between members with its
+// ephemeral; a session whose client is gone expires on the new leader and
+// its ephemeral goes everywhere.
+func TestClusterReplicates(t *testing.T) {
+	c := startCluster(t, 4, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	lead := c.leader()
+	if m := c.members[3].Mode(); m != "observer" {
+		t.Fatalf("member 4 mode %q", m)
+	}
+	out, err := zk.FourLetterWord(ctx, c.addr(lead), "srvr")
+	if err != nil || !strings.Contains(out, "Mode: leader") {
+		t.Fatalf("srvr of the leader: %q %v", out, err)
+	}
+	follower := (lead + 1) % 3
+	for i := 0; i < 4; i++ {
+		cl, err := zk.Connect(ctx, c.addr(i), zk.WithSessionTimeout(2*time.Second))
+		if err != nil {
+			t.Fatalf("member %d: %v", i+1, err)
+		}
+		p := fmt.Sprintf("/via%d", i+1)
+		if _, err := cl.Create(ctx, p, []byte("x"), acl.OpenACLUnsafe, proto.ModePersistent); err != nil {
+			t.Fatalf("create through member %d: %v", i+1, err)
+		}
+		cl.Close()
+		for j := 0; j < 4; j++ {
+			c.waitNode(j, p, "x")
+		}
+	}
+
+	// A session on a follower with an ephemeral, and one whose client
+	// will vanish.
+	keep, err := zk.Connect(ctx, c.addr(follower)+","+c.addr(3), zk.WithSessionTimeout(2*time.Second), zk.WithHostShuffle(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keep.Close()
+	if _, err := keep.Create(ctx, "/eph-keep", []byte("k"), acl.OpenACLUnsafe, proto.ModeEphemeral); err != nil {
+		t.Fatal(err)
+	}
+	gone, err := zk.Connect(ctx, c.addr(follower), zk.WithSessionTimeout(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gone.Create(ctx, "/eph-gone", []byte("g"), acl.OpenACLUnsafe, proto.ModeEphemeral); err != nil {
+		t.Fatal(err)
+	}
+
+	// Stop the leader: the others elect a new one, the kept session
+	// survives (its follower keeps reporting it), writes go on.
+	c.members[lead].Close()
+	c.members[lead] = nil
+	newLead := c.leader()
+	if newLead == lead {
+		t.Fatal("stopped member still leads")
+	}
+	if _, err := keep.Create(ctx, "/after-failover", []byte("y"), acl.OpenACLUnsafe, proto.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+	for j := 0; j < 4; j++ {
+		if c.members[j] != nil {
+			c.waitNode(j, "/after-failover", "y")
+		}
+	}
+	// The vanished client's session expires on the new leader.
+	gone.Close() // closes the session: its ephemeral must go everywhere
+	for j := 0; j < 4; j++ {
+		if c.members[j] != nil {
+			c.waitGone(j, "/eph-gone")
+		}
+	}
+	// The kept session resumes on the observer (same id and password)
+	// and still owns its ephemeral there.
+	sid, pw := keep.SessionID(), keep.SessionPassword()
+	rc, err := rawzk.Dial(c.addr(3), rawzk.Options{SessionID: sid, Passwd: pw, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	if rc.Session.SessionID != sid || rc.Session.TimeOut <= 0 {
+		t.Fatalf("resume on the observer: %+v", rc.Session)
+	}
+	var ex proto.ExistsResponse
+	h, err := rc.Call(proto.OpExists, &proto.ExistsRequest{Path: "/eph-keep"}, &ex)
+	if err != nil || h.Err != proto.ErrOk || ex.Stat.EphemeralOwner != sid {
+		t.Fatalf("exists on the observer: %+v %+v %v", h, ex.Stat, err)
+	}
+}
+
+// TestClusterExpiresVanishedSession: a client on a follower that vanishes
+// without closing its session is expired by the leader after its timeout,
+// and its ephemeral disappears from every member; a client that stays
+// (pinging a follower) is kept alive by the follower's touch reports.
+func TestClusterExpiresVanishedSession(t *testing.T) {
+	c := startCluster(t, 3, 0)
+	lead := c.leader()
+	follower := (lead + 1) % 3
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	stay, err := zk.Connect(ctx, c.addr(follower), zk.WithSessionTimeout(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stay.Close()
+	if _, err := stay.Create(ctx, "/stay", nil, acl.OpenACLUnsafe, proto.ModeEphemeral); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := rawzk.Dial(c.addr(follower), rawzk.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := rc.Call(proto.OpCreate, &proto.CreateRequest{Path: "/vanish", ACL: acl.OpenACLUnsafe, Flags: proto.ModeEphemeral}, &proto.CreateResponse{})
+	if err != nil || h.Err != proto.ErrOk {
+		t.Fatalf("create: %+v %v", h, err)
+	}
+	rc.Close() // no closeSession
+	for j := 0; j < 3; j++ {
+		c.waitGone(j, "/vanish")
+	}
+	// Several session timeouts later the pinging session is still there.
+	if st, err := stay.Exists(ctx, "/stay"); err != nil || st == nil {
+		t.Fatalf("kept session's ephemeral: %+v %v", st, err)
+	}
+	c.waitNode(lead, "/stay", "")
+}
