@@ -161,6 +161,31 @@ func TestClusterReplicates(t *testing.T) {
 		}
 	}
 
+	// sync on a follower and on the observer goes through the log and
+	// answers with the path; a read after it sees every earlier write.
+	for _, i := range []int{follower, 3} {
+		cl, err := zk.Connect(ctx, c.addr(i), zk.WithSessionTimeout(2*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := zk.Connect(ctx, c.addr(lead), zk.WithSessionTimeout(2*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := fmt.Sprintf("/synced%d", i)
+		if _, err := w.Create(ctx, p, []byte("s"), acl.OpenACLUnsafe, proto.ModePersistent); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := cl.Sync(ctx, p); err != nil || got != p {
+			t.Fatalf("sync on member %d: %q %v", i+1, got, err)
+		}
+		if data, _, err := cl.Get(ctx, p); err != nil || string(data) != "s" {
+			t.Fatalf("read after sync on member %d: %q %v", i+1, data, err)
+		}
+		cl.Close()
+		w.Close()
+	}
+
 	// A session on a follower with an ephemeral, and one whose client
 	// will vanish.
 	keep, err := zk.Connect(ctx, c.addr(follower)+","+c.addr(3), zk.WithSessionTimeout(2*time.Second), zk.WithHostShuffle(false))

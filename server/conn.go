@@ -499,8 +499,9 @@ func (c *Conn) handleFrame(frame []byte) bool {
 			c.closeAfterFlush()
 			return false
 		}
-		if isWriteOp(h.Type) {
-			// Writes outlive the frame (they sit in the log): decode with copies.
+		if isWriteOp(h.Type) || h.Type == proto.OpSync {
+			// Writes (and syncs, which are barriers in an ensemble)
+			// outlive the frame (they sit in the log): decode with copies.
 			d = jute.NewDecoder(frame[d.Offset():])
 		}
 		body.Decode(d)
@@ -523,6 +524,10 @@ func (c *Conn) handleFrame(frame []byte) bool {
 		c.submitRead(r, fixedCode(proto.ErrMarshallingError))
 		return true
 	case isWriteOp(h.Type):
+		r.isWrite = true
+	case h.Type == proto.OpSync && c.s.clustered():
+		// In an ensemble, sync is a barrier through the log: when it is
+		// applied here, so is every write committed before it anywhere.
 		r.isWrite = true
 	}
 	if c.s.readOnly.Load() && (h.Type == proto.OpSync || r.isWrite && h.Type != proto.OpCloseSession) {
@@ -676,6 +681,10 @@ func (c *Conn) replyWrite(r *request, zxid int64, res *tree.Result) {
 	}
 	c.noteReply(r, zxid)
 	hdr := proto.ReplyHeader{Xid: r.xid, Zxid: zxid, Err: res.Err}
+	if r.op == proto.OpSync {
+		c.enqueue(&hdr, &proto.SyncResponse{Path: r.body.(*proto.SyncRequest).Path})
+		return
+	}
 	if r.op == proto.OpCloseSession {
 		c.enqueue(&hdr, nil)
 		c.closeAfterFlush()

@@ -92,6 +92,13 @@ func (s *Server) applyBatch(batch []proposal) {
 		if zxid == 0 {
 			zxid = s.tree.LastZxid() + 1
 		}
+		if p.txn == nil { // a sync barrier: nothing to apply
+			if p.done != nil {
+				p.done(zxid, &tree.Result{})
+			}
+			p.done = nil
+			continue
+		}
 		res := s.tree.Apply(zxid, p.txn)
 		// Watches fire before the reply is queued and before the lock is
 		// released, so no reply that observes the change can precede the

@@ -15,6 +15,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/zkgo/zkgo/jute"
+	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/raftnode"
 	"github.com/zkgo/zkgo/storage"
 	"github.com/zkgo/zkgo/tree"
@@ -201,7 +202,9 @@ func (l *raftLog) sendTouches() {
 func (l *raftLog) propose(txn *tree.Txn, done applyFunc) bool {
 	var e jute.Encoder
 	e.WriteLong(0) // the proposal id, filled in below
-	txn.Encode(&e)
+	if txn.Op != proto.OpSync {
+		txn.Encode(&e) // a sync is a barrier: the id alone
+	}
 	data := e.Bytes()
 	l.mu.Lock()
 	if l.stopped {
@@ -250,6 +253,14 @@ func (l *raftLog) Apply(entries []raftpb.Entry) {
 		id := binary.BigEndian.Uint64(ent.Data)
 		if id == 0 {
 			l.applyTouches(ent.Data[8:])
+			continue
+		}
+		if len(ent.Data) == 8 { // a sync barrier
+			l.mu.Lock()
+			done := l.pending[id]
+			delete(l.pending, id)
+			l.mu.Unlock()
+			batch = append(batch, proposal{done: done, zxid: int64(ent.Index)})
 			continue
 		}
 		txn, err := tree.DecodeTxn(ent.Data[8:])
