@@ -99,6 +99,10 @@ type Options struct {
 	// writes are replicated with raft over the members' peer addresses,
 	// observers are raft learners. Needs DataDir.
 	Peers []Peer
+	// ConfigText, if set, is the data of /zookeeper/config (the
+	// membership in ZooKeeper's dynamic-configuration format; see
+	// config.DynamicText).
+	ConfigText string
 	// PeerListener, if set, is this member's listener for peer traffic
 	// (tests listen on port 0 first); otherwise the server listens on its
 	// own entry's Addr.
@@ -231,6 +235,9 @@ func (s *Server) setTree(t *tree.Tree) {
 	t.SetOptions(tree.Options{ExtendedTypes: s.opts.ExtendedTypes, EnforceQuota: s.opts.EnforceQuota, DigestDisabled: s.opts.DisableDigestAuth})
 	t.QuotaWarning = func(prefix, what string, value, limit int64) {
 		s.log.Warn("quota exceeded", "path", prefix, "what", what, "value", value, "softLimit", limit)
+	}
+	if s.opts.ConfigText != "" {
+		t.SetConfigData([]byte(s.opts.ConfigText))
 	}
 	s.tree = t
 }

@@ -300,3 +300,17 @@ func isSpecialPath(p string) bool {
 func underQuota(p string) bool {
 	return strings.HasPrefix(p, QuotaPath+"/")
 }
+
+// SetConfigData sets the data of /zookeeper/config to the ensemble's
+// membership text, outside the log, as ZooKeeper's
+// ZKDatabase.initConfigInZKDatabase does on every member: the node's data
+// and dataLength change, nothing else. Every member derives the same text
+// from the same configuration.
+func (t *Tree) SetConfigData(data []byte) {
+	n := t.nodes[ConfigPath]
+	if n == nil {
+		return
+	}
+	n.data = append([]byte(nil), data...)
+	n.stat.DataLength = int32(len(data))
+}

@@ -128,6 +128,17 @@ func TestEnsembleFromZooCfg(t *testing.T) {
 		}
 	}
 	waitData(b, "/e", "1")
+	// /zookeeper/config holds the membership in ZooKeeper's text, which
+	// Curator's EnsembleTracker turns into its connection string.
+	cfgText, _, err := b.GetConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Join(lines, "\n")
+	want = strings.ReplaceAll(want, ";127.0.0.1:", ":participant;127.0.0.1:") + "\nversion=0"
+	if string(cfgText) != want {
+		t.Fatalf("/zookeeper/config:\n%s\nwant\n%s", cfgText, want)
+	}
 
 	// kill -9 the leader; the other two elect a leader and take writes.
 	procs[lead].cmd.Signal(syscall.SIGKILL)

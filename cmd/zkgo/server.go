@@ -89,6 +89,7 @@ Flags:
 				Observer: sv.Role == config.Observer,
 			})
 		}
+		opts.ConfigText = cfg.DynamicText()
 		log.Info("ensemble member", "myid", cfg.MyID, "members", len(cfg.Servers),
 			"note", "peer traffic uses peerPort; electionPort is not used (raft elects over peerPort)")
 	}

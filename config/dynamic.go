@@ -1,0 +1,61 @@
+package config
+
+import (
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// DynamicText returns the ensemble's membership in the text ZooKeeper keeps
+// in /zookeeper/config (QuorumMaj.toString): one
+// "server.N=host:peerPort:electionPort:participant|observer[;clientAddr:clientPort]"
+// line per member in id order, then "version=<hex>". The client part is
+// written only when the server.N entry has one (";port" alone gives
+// 0.0.0.0), as ZooKeeper omits a client address that came from clientPort.
+// Several quorum addresses (multiAddress) are joined with '|', sorted by
+// host as ZooKeeper does. Curator's EnsembleTracker rewrites its connection
+// string from these lines.
+func (c *Config) DynamicText() string {
+	servers := append([]Server(nil), c.Servers...)
+	sort.Slice(servers, func(i, j int) bool { return servers[i].ID < servers[j].ID })
+	var b strings.Builder
+	for _, s := range servers {
+		b.WriteString("server." + strconv.FormatInt(s.ID, 10) + "=")
+		addrs := append([]Address(nil), s.Addrs...)
+		if len(addrs) == 0 {
+			addrs = []Address{{Host: s.Host, PeerPort: s.PeerPort, ElectionPort: s.ElectionPort}}
+		}
+		sort.SliceStable(addrs, func(i, j int) bool { return addrs[i].Host < addrs[j].Host })
+		for i, a := range addrs {
+			if i > 0 {
+				b.WriteByte('|')
+			}
+			b.WriteString(delimitedHost(a.Host) + ":" + strconv.Itoa(a.PeerPort) + ":" + strconv.Itoa(a.ElectionPort))
+		}
+		if s.Role == Observer {
+			b.WriteString(":observer")
+		} else {
+			b.WriteString(":participant")
+		}
+		if s.ClientPort != 0 {
+			host := s.ClientAddr
+			if host == "" {
+				host = "0.0.0.0"
+			}
+			b.WriteString(";" + delimitedHost(host) + ":" + strconv.Itoa(s.ClientPort))
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("version=" + strconv.FormatInt(c.Version, 16))
+	return b.String()
+}
+
+// delimitedHost brackets an IPv6 literal, as ZooKeeper's
+// NetUtils.formatInetAddr does.
+func delimitedHost(h string) string {
+	if ip := net.ParseIP(h); ip != nil && ip.To4() == nil {
+		return "[" + h + "]"
+	}
+	return h
+}
