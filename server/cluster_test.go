@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,6 +21,7 @@ import (
 
 type cluster struct {
 	t       *testing.T
+	opts    []func(*server.Options)
 	peers   []server.Peer
 	dirs    []string
 	members []*server.Server
@@ -27,9 +29,9 @@ type cluster struct {
 
 // startCluster starts n in-process members on loopback (the last
 // `observers` of them observers), each with its own data directory.
-func startCluster(t *testing.T, n, observers int) *cluster {
+func startCluster(t *testing.T, n, observers int, opts ...func(*server.Options)) *cluster {
 	t.Helper()
-	c := &cluster{t: t}
+	c := &cluster{t: t, opts: opts}
 	lns := make([]net.Listener, n)
 	for i := range lns {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -56,12 +58,16 @@ func startCluster(t *testing.T, n, observers int) *cluster {
 
 func (c *cluster) start(i int, ln net.Listener) {
 	c.t.Helper()
-	s, err := server.New(server.Options{
+	o := server.Options{
 		Addr: "127.0.0.1:0", TickTime: 50 * time.Millisecond, DataDir: c.dirs[i], NoSync: true,
 		ServerID: int64(i + 1), Peers: c.peers, PeerListener: ln,
 		FourLetterWords: []string{"*"},
 		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	}
+	for _, fn := range c.opts {
+		fn(&o)
+	}
+	s, err := server.New(o)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -280,4 +286,83 @@ func TestClusterExpiresVanishedSession(t *testing.T) {
 		t.Fatalf("kept session's ephemeral: %+v %v", st, err)
 	}
 	c.waitNode(lead, "/stay", "")
+}
+
+// TestClusterReadOnlyMode: with readonlymode.enabled, a member whose
+// quorum is gone serves read-only clients (local sessions, reads, writes
+// refused with NotReadOnly, isro "ro") and refuses read-write ones; when
+// the quorum is back it serves read-write again and the client moves on.
+func TestClusterReadOnlyMode(t *testing.T) {
+	c := startCluster(t, 3, 0, func(o *server.Options) { o.ReadOnlyMode = true })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c.leader()
+	w, err := zk.Connect(ctx, c.addr(0), zk.WithSessionTimeout(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Create(ctx, "/ro-data", []byte("v"), acl.OpenACLUnsafe, proto.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	c.waitNode(2, "/ro-data", "v")
+	// Stop two members: the third loses its quorum.
+	for _, i := range []int{0, 1} {
+		c.members[i].Close()
+		c.members[i] = nil
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !c.members[2].ReadOnly() {
+		if time.Now().After(deadline) {
+			t.Fatal("the isolated member never became read-only")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if ans, err := zk.FourLetterWord(ctx, c.addr(2), "isro"); err != nil || ans != "ro" {
+		t.Fatalf("isro = %q %v", ans, err)
+	}
+	rctx, rcancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	_, err = zk.Connect(rctx, c.addr(2), zk.WithConnectBackoff(10*time.Millisecond, 50*time.Millisecond))
+	rcancel()
+	if err == nil {
+		t.Fatal("a read-write client got a session from a read-only member")
+	}
+	ro, err := zk.Connect(ctx, c.addr(2), zk.WithReadOnly(true), zk.WithSessionTimeout(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if ro.State() != zk.StateReadOnly {
+		t.Fatalf("state %v", ro.State())
+	}
+	if data, _, err := ro.Get(ctx, "/ro-data"); err != nil || string(data) != "v" {
+		t.Fatalf("read on the read-only member: %q %v", data, err)
+	}
+	if _, err := ro.Create(ctx, "/nope", nil, acl.OpenACLUnsafe, proto.ModePersistent); !errors.Is(err, zk.ErrNotReadOnly) {
+		t.Fatalf("write on the read-only member: %v", err)
+	}
+	// The quorum comes back: the member leaves read-only mode and the
+	// client, dropped, reconnects read-write.
+	states, stop := ro.NotifyState()
+	defer stop()
+	for _, i := range []int{0, 1} {
+		ln, err := net.Listen("tcp", c.peers[i].Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.start(i, ln)
+	}
+	for {
+		select {
+		case s := <-states:
+			if s == zk.StateReconnected || s == zk.StateConnected {
+				if _, err := ro.Create(ctx, "/rw-again", nil, acl.OpenACLUnsafe, proto.ModePersistent); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+		case <-ctx.Done():
+			t.Fatal("the client never got back to read-write")
+		}
+	}
 }

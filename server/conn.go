@@ -35,6 +35,10 @@ type Conn struct {
 	sendRO     bool // the client sent the readOnly byte; answer with one
 	live       *liveSession
 	handshaken atomic.Bool
+	// localSession: the session was made by this member in read-only
+	// mode and exists nowhere else (ZooKeeper's local sessions); it ends
+	// with the connection. Set by the handshake, read by the reader.
+	localSession bool
 
 	auth atomic.Pointer[[]proto.Id] // copy-on-write authenticated ids
 
@@ -158,7 +162,11 @@ func (c *Conn) close(reason string) {
 		s.connsMu.Unlock()
 		s.watches.RemoveWatcher(c)
 		if c.handshaken.Load() {
-			s.sessions.detach(c.sessionID, c)
+			if c.localSession {
+				s.sessions.forget(c.sessionID)
+			} else {
+				s.sessions.detach(c.sessionID, c)
+			}
 		}
 		s.log.Debug("connection closed", "remote", c.nc.RemoteAddr().String(), "session", hexID(c.sessionID), "reason", reason)
 	})
@@ -366,7 +374,7 @@ func (c *Conn) handshake(body []byte) bool {
 	}
 	c.sendRO = req.HasReadOnly
 	s := c.s
-	if !s.hasQuorum() {
+	if !s.hasQuorum() && !s.readOnly.Load() {
 		s.log.Info("refusing session request: not part of a working quorum", "remote", c.nc.RemoteAddr().String())
 		return false
 	}
@@ -388,6 +396,19 @@ func (c *Conn) handshake(body []byte) bool {
 	}
 	if to > s.opts.MaxSessionTimeout {
 		to = s.opts.MaxSessionTimeout
+	}
+	if req.SessionID == 0 && s.readOnly.Load() && s.clustered() {
+		// Cut off from the quorum, a read-only member cannot log a new
+		// session: it makes a local one, as ZooKeeper's read-only server
+		// does. The client asks for a new session once it reaches a
+		// read-write member.
+		id := s.sessions.newID()
+		pw := newPasswd()
+		c.sessionID, c.timeout, c.localSession = id, to, true
+		c.live = s.sessions.track(id, to, c)
+		c.handshaken.Store(true)
+		c.connectReply(to, id, pw, 0)
+		return true
 	}
 	if req.SessionID == 0 {
 		id := s.sessions.newID()
@@ -471,7 +492,14 @@ func (c *Conn) handleFrame(frame []byte) bool {
 		c.enqueue(&proto.ReplyHeader{Xid: h.Xid, Err: proto.ErrAuthFailed}, nil)
 		c.closeAfterFlush()
 		return true
-	case proto.OpPing, proto.OpCloseSession, proto.OpWhoAmI:
+	case proto.OpCloseSession:
+		if c.localSession {
+			// Nothing to log: a local session ends with its connection.
+			c.submitRead(r, fixedCode(proto.ErrOk))
+			c.closeAfterFlush()
+			return true
+		}
+	case proto.OpPing, proto.OpWhoAmI:
 		// no body
 	case proto.OpReconfig:
 		if c.s.readOnly.Load() {

@@ -160,6 +160,11 @@ func (l *raftLog) followLeader() {
 				l.s.sessions.refreshAll()
 			}
 			l.leader.Store(int64(ch.Leader))
+			if l.s.opts.ReadOnlyMode {
+				// readonlymode.enabled: serve read-only sessions while
+				// cut off from the quorum; back to normal with a leader.
+				l.s.SetReadOnly(ch.Leader == 0)
+			}
 			l.s.log.Info("raft leader", "leader", ch.Leader, "term", ch.Term, "self", ch.IsSelf)
 		case <-l.quit:
 			return

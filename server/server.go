@@ -99,6 +99,10 @@ type Options struct {
 	// writes are replicated with raft over the members' peer addresses,
 	// observers are raft learners. Needs DataDir.
 	Peers []Peer
+	// ReadOnlyMode (readonlymode.enabled): an ensemble member that loses
+	// its leader serves read-only clients (local sessions, reads only)
+	// until a leader is back.
+	ReadOnlyMode bool
 	// ConfigText, if set, is the data of /zookeeper/config (the
 	// membership in ZooKeeper's dynamic-configuration format; see
 	// config.DynamicText).

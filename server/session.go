@@ -224,3 +224,10 @@ func (t *sessionTracker) restore() {
 		t.s.log.Info("restored sessions", "count", len(sessions))
 	}
 }
+
+// forget drops a local (read-only) session whose connection ended.
+func (t *sessionTracker) forget(id int64) {
+	t.mu.Lock()
+	delete(t.live, id)
+	t.mu.Unlock()
+}

@@ -90,6 +90,7 @@ Flags:
 			})
 		}
 		opts.ConfigText = cfg.DynamicText()
+		opts.ReadOnlyMode = cfg.ReadOnlyMode
 		log.Info("ensemble member", "myid", cfg.MyID, "members", len(cfg.Servers),
 			"note", "peer traffic uses peerPort; electionPort is not used (raft elects over peerPort)")
 	}
