@@ -7,7 +7,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,6 +75,9 @@ func newRaftLog(s *Server, dir string) *raftLog {
 // raft. It returns once the member leads its group of one.
 func (l *raftLog) start() error {
 	opts := &l.s.opts
+	if err := refuseJavaDataDir(l.dir); err != nil {
+		return err
+	}
 	id := uint64(1)
 	peers := []raftnode.Peer{{ID: 1}}
 	if l.s.clustered() {
@@ -325,5 +330,24 @@ func (l *raftLog) Restore(data []byte, index uint64) error {
 	l.s.treeMu.Lock()
 	l.s.setTree(t)
 	l.s.treeMu.Unlock()
+	return nil
+}
+
+// refuseJavaDataDir refuses a directory that holds Apache ZooKeeper's data
+// (version-2/ with snapshot.* or log.* files) and no zkgo data: zkgo cannot
+// read it, and starting empty there would look like data loss.
+func refuseJavaDataDir(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, "zkgo")); err == nil {
+		return nil
+	}
+	ents, err := os.ReadDir(filepath.Join(dir, "version-2"))
+	if err != nil {
+		return nil
+	}
+	for _, e := range ents {
+		if n := e.Name(); strings.HasPrefix(n, "snapshot.") || strings.HasPrefix(n, "log.") {
+			return fmt.Errorf("%s holds Apache ZooKeeper data (%s); zkgo cannot import it yet: point dataDir/dataLogDir at an empty directory", dir, filepath.Join("version-2", n))
+		}
+	}
 	return nil
 }
