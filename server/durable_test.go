@@ -94,8 +94,10 @@ func TestDurableRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "zkgo_in_memory_only\tfalse"; !contains(out, want) {
-		t.Fatalf("mntr lacks %q:\n%s", want, out)
+	for _, want := range []string{"zkgo_in_memory_only\tfalse", "zkgo_raft_leader\t1", "zkgo_wal_syncs\t", "zkgo_wal_entries\t"} {
+		if !contains(out, want) {
+			t.Fatalf("mntr lacks %q:\n%s", want, out)
+		}
 	}
 }
 

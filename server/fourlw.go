@@ -214,8 +214,17 @@ func (s *Server) mntr(b *strings.Builder) {
 	kv("zk_global_sessions", sessions)
 	kv("zk_local_sessions", 0)
 	kv("zk_uptime", time.Since(s.started).Milliseconds())
-	if s.Durable() {
+	if rl, ok := s.wal.(*raftLog); ok && rl.node != nil {
 		kv("zkgo_in_memory_only", "false")
+		st := rl.node.Status()
+		kv("zkgo_raft_id", st.ID)
+		kv("zkgo_raft_leader", st.Leader)
+		kv("zkgo_raft_term", st.Term)
+		kv("zkgo_raft_commit", st.Commit)
+		kv("zkgo_raft_applied", st.Applied)
+		syncs, entries := rl.st.Counters()
+		kv("zkgo_wal_syncs", syncs)
+		kv("zkgo_wal_entries", entries)
 	} else {
 		kv("zkgo_in_memory_only", "true")
 	}

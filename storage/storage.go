@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.etcd.io/etcd/client/pkg/v3/fileutil"
 	"go.etcd.io/etcd/server/v3/storage/wal"
@@ -128,6 +129,9 @@ type Storage struct {
 	purgeAt uint64
 	failed  error // first write error; sticky
 	closed  bool
+
+	syncs   atomic.Uint64 // Saves that appended entries (each is one WAL fsync unless NoSync)
+	entries atomic.Uint64 // entries appended
 }
 
 // SetWALSegmentSize sets the size at which WAL segment files are cut and
@@ -354,6 +358,13 @@ func (s *Storage) SnapshotIndex() uint64 {
 	return s.snapIndex
 }
 
+// Counters returns how many Saves appended entries (each one fsync of the
+// WAL, unless NoSync) and how many entries they appended: entries/syncs is
+// the group-commit factor.
+func (s *Storage) Counters() (syncs, entries uint64) {
+	return s.syncs.Load(), s.entries.Load()
+}
+
 // Save appends ents and hs (either may be empty) to the WAL and, when raft
 // requires it (new entries, or a new term or vote), fsyncs before
 // returning; then it appends ents to the MemoryStorage. When Save returns
@@ -374,6 +385,8 @@ func (s *Storage) Save(hs raftpb.HardState, ents []raftpb.Entry) error {
 		if err := s.ms.Append(ents); err != nil {
 			return s.fail(err)
 		}
+		s.syncs.Add(1)
+		s.entries.Add(uint64(len(ents)))
 	}
 	if !raft.IsEmptyHardState(hs) {
 		if err := s.ms.SetHardState(hs); err != nil {
