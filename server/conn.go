@@ -423,7 +423,7 @@ func (c *Conn) handshake(body []byte) bool {
 		c.sessionID, c.timeout = id, to
 		c.live = s.sessions.track(id, to, c)
 		c.handshaken.Store(true)
-		r := &request{op: proto.OpCreateSession, isWrite: true, body: txn.Req, noSlot: true}
+		r := &request{op: proto.OpCreateSession, isWrite: true, body: txn.Req, noSlot: true, start: time.Now()}
 		c.pipeMu.Lock()
 		c.inflight++
 		c.queue = append(c.queue, r)

@@ -97,7 +97,9 @@ func (l *raftLog) start() error {
 	}
 	l.st = st
 	var tr raftnode.Transport
-	if l.s.clustered() {
+	if opts.PeerTransport != nil {
+		tr = opts.PeerTransport
+	} else if l.s.clustered() {
 		ln := opts.PeerListener
 		if ln == nil {
 			for _, p := range opts.Peers {
@@ -164,6 +166,12 @@ func (l *raftLog) followLeader() {
 			if ch.IsSelf {
 				l.s.sessions.refreshAll()
 			}
+			// A proposal in flight across a change of leader may be lost
+			// (raft drops it, or overwrites it in an old leader's log)
+			// without telling anyone: drop the connections that wait for
+			// one, so their clients see a connection loss (outcome
+			// unknown, as with ZooKeeper) instead of waiting forever.
+			l.s.abortPendingWrites(0)
 			l.leader.Store(int64(ch.Leader))
 			if l.s.opts.ReadOnlyMode {
 				// readonlymode.enabled: serve read-only sessions while

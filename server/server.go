@@ -42,6 +42,7 @@ import (
 
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/raftnode"
 	"github.com/zkgo/zkgo/tree"
 	"github.com/zkgo/zkgo/watch"
 )
@@ -107,6 +108,10 @@ type Options struct {
 	// membership in ZooKeeper's dynamic-configuration format; see
 	// config.DynamicText).
 	ConfigText string
+	// PeerTransport, if set, carries this member's raft messages instead
+	// of TCP (zktest's in-process clusters use raftnode's in-memory
+	// network, whose links tests can cut). PeerListener is then unused.
+	PeerTransport raftnode.Transport
 	// PeerListener, if set, is this member's listener for peer traffic
 	// (tests listen on port 0 first); otherwise the server listens on its
 	// own entry's Addr.
@@ -284,6 +289,28 @@ func (s *Server) hasQuorum() bool {
 		return true
 	}
 	return rl.leader.Load() != 0
+}
+
+// abortPendingWrites closes every connection whose oldest write in flight
+// was submitted more than olderThan ago (all with pending writes for 0).
+func (s *Server) abortPendingWrites(olderThan time.Duration) {
+	now := time.Now()
+	for _, c := range s.connList() {
+		c.pipeMu.Lock()
+		stuck := false
+		if c.inflight > 0 {
+			for _, r := range c.queue {
+				if r.isWrite {
+					stuck = olderThan == 0 || now.Sub(r.start) > olderThan
+					break
+				}
+			}
+		}
+		c.pipeMu.Unlock()
+		if stuck {
+			c.close("write outcome unknown (leadership changed or the write is stuck)")
+		}
+	}
 }
 
 // Durable reports whether the server keeps its data on disk.

@@ -146,6 +146,11 @@ func (t *sessionTracker) run(done <-chan struct{}) {
 		}
 		now := time.Now().UnixNano()
 		var expired []int64
+		if t.s.clustered() {
+			// Writes that neither commit nor fail (a forwarded proposal
+			// lost in transit) must not hang their clients forever.
+			t.s.abortPendingWrites(max(2*t.s.opts.MaxSessionTimeout, 30*time.Second))
+		}
 		if !t.s.isLeader() {
 			continue // only the leader expires sessions
 		}
