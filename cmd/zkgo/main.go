@@ -4,6 +4,7 @@
 //	zkgo cli [flags] [CMD ARGS]     a zkCli.sh-compatible shell, or one command
 //	zkgo lock [flags] PATH -- CMD   run a command while holding a distributed lock
 //	zkgo elect [flags] PATH -- CMD  run a command while leader of an election
+//	zkgo bench [flags] WORKLOAD     benchmark a ZooKeeper-compatible server
 //
 // Run "zkgo help" or "zkgo COMMAND -help" for details.
 package main
@@ -27,6 +28,7 @@ func init() {
 		{"cli", "a zkCli.sh-compatible shell; one-shot: zkgo cli -server ADDR COMMAND ARGS", runCLI},
 		{"lock", "run a command while holding a distributed lock", runLock},
 		{"elect", "run a command while leader of an election", runElect},
+		{"bench", "benchmark a ZooKeeper-compatible server (workloads: get, set, create, ...)", runBench},
 		{"version", "print the version", func([]string) int { fmt.Println("zkgo", version); return 0 }},
 	}
 }

@@ -1,0 +1,455 @@
+// Command compare benchmarks zkgo against Apache ZooKeeper 3.8 on one
+// machine in one run, and writes the measured section of
+// docs/BENCHMARKS.md.
+//
+//	go run ./bench/compare                      # the documented run (about 25 minutes)
+//	go run ./bench/compare -duration 2s -repeats 1 -znodes 100000 -out /tmp/b.md   # a quick look
+//
+// It builds "zkgo server" from this module, starts it and Apache
+// ZooKeeper 3.8 (Debian's package, Java 17) standalone side by side on
+// loopback, both durable (forceSync=yes: fsync before the reply) with
+// maxClientCnxns=0, ZooKeeper with a fixed heap (-Xms = -Xmx). Then for each
+// workload it runs the same load generator (internal/bench, the code
+// behind "zkgo bench") against both, alternating which goes first, -repeats
+// times, and reports medians, the spread and the ratio zkgo/ZooKeeper.
+// Afterwards it loads -znodes znodes of 100 bytes into a fresh instance of
+// each server for the memory per znode (RSS growth) and the restart time.
+// The disk's fsync latency is measured first, in the same directory.
+//
+// Ensembles are not compared: zkgo does not run 3-member clusters yet.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/zkgo/zkgo/internal/apachezk"
+	"github.com/zkgo/zkgo/internal/bench"
+)
+
+// spec is one row of the comparison.
+type spec struct {
+	id    string
+	label string
+	cfg   bench.Config
+}
+
+func specs() []spec {
+	c := func(w string, f func(*bench.Config)) bench.Config {
+		cfg := bench.Config{Workload: w, Connections: 16, Workers: 64, Size: 100}
+		if f != nil {
+			f(&cfg)
+		}
+		return cfg
+	}
+	return []spec{
+		{"get-hot", "get, 1 hot key", c("get", func(c *bench.Config) { c.Keys = 1 })},
+		{"get-10k", "get, uniform over 10,000 keys", c("get", func(c *bench.Config) { c.Keys = 10000 })},
+		{"get-rate", "get, 10,000 keys, open loop 20,000/s", c("get", func(c *bench.Config) { c.Keys = 10000; c.Rate = 20000 })},
+		{"set", "set, 1,000 keys", c("set", nil)},
+		{"set-rate", "set, 1,000 keys, open loop 5,000/s", c("set", func(c *bench.Config) { c.Rate = 5000 })},
+		{"create", "create persistent", c("create", nil)},
+		{"create-eseq", "create ephemeral-sequential", c("create", func(c *bench.Config) { c.Mode = "ephemeral-sequential" })},
+		{"delete", "delete (150,000 znodes)", c("delete", func(c *bench.Config) { c.Count = 150000 })},
+		{"children", "getChildren, 1,000 children", c("children", nil)},
+		{"multi", "multi of 5 setData", c("multi", nil)},
+		{"mixed-2", "mixed 2:1 get:set", c("mixed", func(c *bench.Config) { c.Ratio = 2 })},
+		{"mixed-10", "mixed 10:1", c("mixed", func(c *bench.Config) { c.Ratio = 10 })},
+		{"mixed-100", "mixed 100:1", c("mixed", func(c *bench.Config) { c.Ratio = 100 })},
+		{"watch-1", "watch, 1 watcher", c("watch", func(c *bench.Config) { c.Watchers = 1 })},
+		{"watch-1k", "watch, 1,000 watchers", c("watch", func(c *bench.Config) { c.Watchers = 1000 })},
+		{"watch-10k", "watch, 10,000 watchers", c("watch", func(c *bench.Config) { c.Watchers = 10000 })},
+		{"sessions-churn", "sessions: connect+close churn", c("sessions", func(c *bench.Config) { c.Mode = "churn" })},
+		{"sessions-idle", "sessions: get with 10,000 idle sessions", c("sessions", func(c *bench.Config) { c.Mode = "idle"; c.Sessions = 10000 })},
+		{"lock-2", "lock, 2 contenders", c("lock", func(c *bench.Config) { c.Contenders = 2 })},
+		{"lock-16", "lock, 16 contenders", c("lock", func(c *bench.Config) { c.Contenders = 16 })},
+		{"lock-64", "lock, 64 contenders", c("lock", func(c *bench.Config) { c.Contenders = 64 })},
+		{"latch", "latch graceful handover", c("latch", nil)},
+		{"selector", "selector, 4 participants", c("selector", nil)},
+		{"get-gozk", "get, 1 hot key, client go-zookeeper", c("get", func(c *bench.Config) { c.Keys = 1; c.Client = "gozk" })},
+		{"set-gozk", "set, 1,000 keys, client go-zookeeper", c("set", func(c *bench.Config) { c.Client = "gozk" })},
+	}
+}
+
+// run is one measurement.
+type run struct {
+	Spec   string        `json:"spec"`
+	Server string        `json:"server"`
+	Repeat int           `json:"repeat"`
+	Result *bench.Result `json:"result"`
+	// IdleSessionBytes: sessions-idle only, RSS growth per idle session.
+	IdleSessionBytes float64 `json:"idle_session_bytes,omitempty"`
+}
+
+// memResult is the memory and restart measurement of one server.
+type memResult struct {
+	Server         string  `json:"server"`
+	Requested      int     `json:"requested"`
+	Znodes         int64   `json:"znodes"` // znodes added (mntr zk_znode_count growth)
+	LoadSec        float64 `json:"load_s"`
+	RSSBefore      int64   `json:"rss_before"`
+	RSSAfter       int64   `json:"rss_after"`
+	HeapBefore     int64   `json:"java_heap_before,omitempty"` // after a full GC
+	HeapAfter      int64   `json:"java_heap_after,omitempty"`
+	DataBytes      int64   `json:"data_bytes"`
+	RestartSec     float64 `json:"restart_s"`      // SIGTERM, start, first read served
+	RSSRestarted   int64   `json:"rss_restarted"`  // after that restart
+	KillRestartSec float64 `json:"kill_restart_s"` // kill -9, start, first read served
+	Note           string  `json:"note,omitempty"`
+	ZKVersionHint  string  `json:"-"`
+}
+
+type report struct {
+	Started    time.Time     `json:"started"`
+	Finished   time.Time     `json:"finished"`
+	Command    string        `json:"command"`
+	Machine    machine       `json:"machine"`
+	Fsync      fsyncStats    `json:"fsync"`
+	ZKVersion  string        `json:"zookeeper_version"`
+	ZkgoVer    string        `json:"zkgo_version"`
+	Heap       string        `json:"heap"`
+	Duration   time.Duration `json:"duration"`
+	Warmup     time.Duration `json:"warmup"`
+	Repeats    int           `json:"repeats"`
+	Runs       []run         `json:"runs"`
+	Memory     []memResult   `json:"memory"`
+	Notes      []string      `json:"notes"`
+	specLabels map[string]string
+	specOrder  []string
+}
+
+func main() {
+	zkgoBin := flag.String("zkgo", "", "zkgo binary to test (default: go build ./cmd/zkgo)")
+	duration := flag.Duration("duration", 5*time.Second, "measured time per run")
+	warmup := flag.Duration("warmup", time.Second, "warm-up per run (after a global warm-up of each server)")
+	repeats := flag.Int("repeats", 3, "runs per workload and server (alternating which server goes first)")
+	znodes := flag.Int("znodes", 1000000, "znodes of 100 bytes for the memory and restart measurement (0: skip)")
+	loadTimeout := flag.Duration("load-timeout", 4*time.Minute, "bound on loading -znodes into one server")
+	heap := flag.String("heap", "2g", "ZooKeeper's fixed heap (-Xms and -Xmx)")
+	only := flag.String("only", "", "run only the workloads whose id matches this regexp")
+	out := flag.String("out", "docs/BENCHMARKS.md", "Markdown file whose measured section is (re)written")
+	raw := flag.String("raw", "", "also write every result as JSON to this file")
+	tmp := flag.String("dir", "", "directory for the servers' data (default: a new temporary directory)")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := compare(ctx, options{*zkgoBin, *duration, *warmup, *repeats, *znodes, *loadTimeout, *heap, *only, *out, *raw, *tmp}); err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	zkgo             string
+	duration, warmup time.Duration
+	repeats, znodes  int
+	loadTimeout      time.Duration
+	heap, only, out  string
+	raw, dir         string
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+func compare(ctx context.Context, o options) error {
+	rep := &report{Started: time.Now(), Command: "go run ./bench/compare " + strings.Join(os.Args[1:], " "),
+		Heap: o.heap, Duration: o.duration, Warmup: o.warmup, Repeats: o.repeats, specLabels: map[string]string{}}
+	root := o.dir
+	if root == "" {
+		d, err := os.MkdirTemp("", "zkgo-compare-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		root = d
+	}
+	rep.Machine = describeMachine(root)
+	bin := o.zkgo
+	if bin == "" {
+		logf("building zkgo")
+		b, err := buildZkgo(root)
+		if err != nil {
+			return err
+		}
+		bin = b
+	}
+	fs, err := measureFsync(root, 2000)
+	if err != nil {
+		return fmt.Errorf("fsync latency: %w", err)
+	}
+	rep.Fsync = fs
+	logf("fsync (4 KiB + fdatasync): overwrite p50 %v p99 %v, append p50 %v p99 %v", fs.OverwriteP50, fs.Overwrite99, fs.AppendP50, fs.AppendP99)
+
+	var sel *regexp.Regexp
+	if o.only != "" {
+		if sel, err = regexp.Compile(o.only); err != nil {
+			return err
+		}
+	}
+	var todo []spec
+	for _, s := range specs() {
+		rep.specLabels[s.id] = s.label
+		if sel == nil || sel.MatchString(s.id) {
+			todo = append(todo, s)
+			rep.specOrder = append(rep.specOrder, s.id)
+		}
+	}
+	rep.Notes = append(rep.Notes, "3-member ensembles are not compared: zkgo does not serve them yet (server.N lines make it warn and run standalone).")
+
+	if len(todo) > 0 {
+		if err := runWorkloads(ctx, o, bin, root, todo, rep); err != nil {
+			return err
+		}
+	}
+	if o.znodes > 0 && ctx.Err() == nil {
+		for _, name := range []string{"zookeeper", "zkgo"} {
+			m, err := measureMemory(ctx, o, bin, root, name)
+			if err != nil {
+				return fmt.Errorf("memory, %s: %w", name, err)
+			}
+			rep.Memory = append(rep.Memory, m)
+			if m.ZKVersionHint != "" && rep.ZKVersion == "" {
+				rep.ZKVersion = m.ZKVersionHint
+			}
+		}
+	}
+	rep.Finished = time.Now()
+	if o.raw != "" {
+		data, _ := json.MarshalIndent(rep, "", "  ")
+		if err := os.WriteFile(o.raw, data, 0o644); err != nil {
+			return err
+		}
+	}
+	return writeReport(o.out, rep)
+}
+
+func startBoth(o options, bin, root string) (*server, *server, error) {
+	zk, err := newZooKeeper(root, o.heap)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := zk.start(2 * time.Minute); err != nil {
+		return nil, nil, err
+	}
+	zg, err := newZkgo(bin, root)
+	if err != nil {
+		zk.kill()
+		return nil, nil, err
+	}
+	if _, err := zg.start(time.Minute); err != nil {
+		zk.kill()
+		return nil, nil, err
+	}
+	return zk, zg, nil
+}
+
+func runWorkloads(ctx context.Context, o options, bin, root string, todo []spec, rep *report) error {
+	if _, err := apachezk.Classpath(); err != nil {
+		return err
+	}
+	zk, zg, err := startBoth(o, bin, root)
+	if err != nil {
+		return err
+	}
+	defer zk.kill()
+	defer zg.kill()
+	rep.ZKVersion = zk.version
+	rep.ZkgoVer = zg.version
+	logf("ZooKeeper %s on %s (pid %d), zkgo %s on %s (pid %d)", zk.version, zk.addr(), zk.pid(), zg.version, zg.addr(), zg.pid())
+
+	// Global warm-up: the JVM compiles its hot paths, both servers
+	// allocate their buffers.
+	for _, s := range []*server{zk, zg} {
+		for _, w := range []bench.Config{
+			{Workload: "mixed", Ratio: 2, Duration: 8 * time.Second},
+			{Workload: "create", Duration: 2 * time.Second},
+			{Workload: "multi", Duration: 2 * time.Second},
+			{Workload: "children", Duration: 2 * time.Second},
+			{Workload: "watch", Watchers: 100, Duration: 2 * time.Second},
+			{Workload: "lock", Contenders: 16, Duration: 2 * time.Second},
+			{Workload: "sessions", Duration: 2 * time.Second},
+		} {
+			w.Server = s.addr()
+			if _, err := bench.Run(ctx, w); err != nil {
+				return fmt.Errorf("warm-up of %s, %s: %w", s.name, w.Workload, err)
+			}
+		}
+		logf("warmed up %s", s.name)
+	}
+
+	total := len(todo) * o.repeats * 2
+	n := 0
+	t0 := time.Now()
+	for _, sp := range todo {
+		for r := 0; r < o.repeats; r++ {
+			order := []*server{zk, zg}
+			if r%2 == 1 {
+				order = []*server{zg, zk}
+			}
+			for _, s := range order {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				n++
+				cfg := sp.cfg
+				cfg.Server = s.addr()
+				cfg.Duration, cfg.Warmup = o.duration, o.warmup
+				var rssBefore, rssSetup int64
+				if sp.cfg.Workload == "sessions" && sp.cfg.Mode == "idle" {
+					rssBefore, _ = rssBytes(s.pid())
+					cfg.AfterSetup = func() {
+						time.Sleep(time.Second)
+						rssSetup, _ = rssBytes(s.pid())
+					}
+				}
+				res, err := bench.Run(ctx, cfg)
+				if err != nil {
+					return fmt.Errorf("%s on %s: %w", sp.id, s.name, err)
+				}
+				if !s.alive() {
+					return fmt.Errorf("%s died during %s:\n%s", s.name, sp.id, s.logTail())
+				}
+				ru := run{Spec: sp.id, Server: s.name, Repeat: r, Result: res}
+				if rssSetup > 0 {
+					ru.IdleSessionBytes = float64(rssSetup-rssBefore) / float64(cfg.Sessions)
+				}
+				rep.Runs = append(rep.Runs, ru)
+				logf("[%3d/%d] %-15s %-9s r%d  %10.0f %s/s  p99 %.3f ms  errors %d  (%v elapsed)",
+					n, total, sp.id, s.name, r+1, res.OpsPerSec, res.Unit, res.Latency.P99, res.Errors, time.Since(t0).Round(time.Second))
+				time.Sleep(300 * time.Millisecond)
+			}
+		}
+	}
+	zk.stop()
+	zg.stop()
+	return nil
+}
+
+// measureMemory starts a fresh server, loads the znodes, and measures its
+// RSS growth, then its restart time on that data.
+func measureMemory(ctx context.Context, o options, bin, root, name string) (memResult, error) {
+	m := memResult{Server: name, Requested: o.znodes}
+	var s *server
+	var err error
+	if name == "zookeeper" {
+		s, err = newZooKeeper(root, o.heap)
+	} else {
+		s, err = newZkgo(bin, root)
+	}
+	if err != nil {
+		return m, err
+	}
+	defer os.RemoveAll(s.dir)
+	defer s.kill()
+	if _, err := s.start(2 * time.Minute); err != nil {
+		return m, err
+	}
+	m.ZKVersionHint = ""
+	if name == "zookeeper" {
+		m.ZKVersionHint = s.version
+	}
+	time.Sleep(3 * time.Second)
+	count0 := znodeCount(s)
+	m.RSSBefore, _ = rssBytes(s.pid())
+	if name == "zookeeper" {
+		m.HeapBefore, _ = javaHeapUsed(s.pid())
+	}
+	logf("memory %s: loading %d znodes of 100 bytes (RSS before %.1f MiB)", name, o.znodes, mib(m.RSSBefore))
+	lctx, cancel := context.WithTimeout(ctx, o.loadTimeout)
+	t0 := time.Now()
+	_, err = bench.Populate(lctx, s.addr(), "/mem", o.znodes, 100, 16)
+	cancel()
+	m.LoadSec = time.Since(t0).Seconds()
+	if err != nil && lctx.Err() == nil {
+		return m, err
+	}
+	time.Sleep(5 * time.Second)
+	m.Znodes = znodeCount(s) - count0
+	if m.Znodes < int64(o.znodes) {
+		m.Note = fmt.Sprintf("only %d of %d znodes were loaded within %v", m.Znodes, o.znodes, o.loadTimeout)
+	}
+	m.RSSAfter, _ = rssBytes(s.pid())
+	if name == "zookeeper" {
+		m.HeapAfter, _ = javaHeapUsed(s.pid())
+	}
+	m.DataBytes = dirSize(s.dataDir())
+	logf("memory %s: %d znodes in %.1f s, RSS %.1f → %.1f MiB (%.0f B/znode)", name, m.Znodes, m.LoadSec,
+		mib(m.RSSBefore), mib(m.RSSAfter), float64(m.RSSAfter-m.RSSBefore)/float64(max(m.Znodes, 1)))
+
+	// The restart is timed until the last znode can be read (the first
+	// one if the load was cut short).
+	last := bench.PopulatePath("/mem", o.znodes-1)
+	if m.Note != "" {
+		last = bench.PopulatePath("/mem", 0)
+	}
+	// Graceful restart.
+	if err := s.stop(); err != nil {
+		return m, err
+	}
+	d, err := restart(s, last)
+	if err != nil {
+		return m, err
+	}
+	m.RestartSec = d.Seconds()
+	time.Sleep(3 * time.Second)
+	m.RSSRestarted, _ = rssBytes(s.pid())
+	// kill -9 and restart.
+	s.kill()
+	d, err = restart(s, last)
+	if err != nil {
+		return m, err
+	}
+	m.KillRestartSec = d.Seconds()
+	logf("memory %s: restart %.2f s (after SIGTERM), %.2f s (after kill -9), RSS after restart %.1f MiB",
+		name, m.RestartSec, m.KillRestartSec, mib(m.RSSRestarted))
+	return m, s.stop()
+}
+
+// restart starts s on its data and returns the time until a read of path
+// succeeds.
+func restart(s *server, path string) (time.Duration, error) {
+	t0 := time.Now()
+	if _, err := s.start(5 * time.Minute); err != nil {
+		return 0, err
+	}
+	for {
+		ok, err := bench.Exists(s.addr(), path)
+		if err == nil && ok {
+			return time.Since(t0), nil
+		}
+		if err == nil && !ok {
+			return 0, fmt.Errorf("%s: %s missing after restart", s.name, path)
+		}
+		if time.Since(t0) > 5*time.Minute {
+			return 0, fmt.Errorf("%s: no read served within 5 minutes of restart: %v", s.name, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func znodeCount(s *server) int64 {
+	r, err := apachezk.FourLetterWord(s.addr(), "mntr", 10*time.Second)
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(r, "\n") {
+		if v, ok := strings.CutPrefix(l, "zk_znode_count"); ok {
+			var n int64
+			fmt.Sscan(strings.TrimSpace(v), &n)
+			return n
+		}
+	}
+	return 0
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }

@@ -1,0 +1,316 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+const (
+	beginMarker = "<!-- BEGIN MEASURED: written by go run ./bench/compare; edit outside these markers -->"
+	endMarker   = "<!-- END MEASURED -->"
+)
+
+// agg is the spread of one figure over the repeats.
+type agg struct{ med, lo, hi float64 }
+
+func aggregate(v []float64) agg {
+	if len(v) == 0 {
+		return agg{math.NaN(), math.NaN(), math.NaN()}
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return agg{med, s[0], s[len(s)-1]}
+}
+
+type row struct {
+	id, label, unit string
+	ops, p99        map[string]agg // by server
+	idle            map[string]agg // sessions-idle: bytes per idle session
+	errors          map[string]int64
+}
+
+func (r *report) rows() []row {
+	var out []row
+	for _, id := range r.specOrder {
+		rw := row{id: id, label: r.specLabels[id], ops: map[string]agg{}, p99: map[string]agg{}, idle: map[string]agg{}, errors: map[string]int64{}}
+		for _, srv := range []string{"zookeeper", "zkgo"} {
+			var ops, p99, idle []float64
+			for _, ru := range r.Runs {
+				if ru.Spec != id || ru.Server != srv {
+					continue
+				}
+				ops = append(ops, ru.Result.OpsPerSec)
+				p99 = append(p99, ru.Result.Latency.P99)
+				if ru.IdleSessionBytes != 0 {
+					idle = append(idle, ru.IdleSessionBytes)
+				}
+				rw.unit = ru.Result.Unit
+				rw.errors[srv] += ru.Result.Errors
+			}
+			if len(ops) > 0 {
+				rw.ops[srv], rw.p99[srv] = aggregate(ops), aggregate(p99)
+			}
+			if len(idle) > 0 {
+				rw.idle[srv] = aggregate(idle)
+			}
+		}
+		out = append(out, rw)
+	}
+	return out
+}
+
+func (rw row) ratio() float64 { return rw.ops["zkgo"].med / rw.ops["zookeeper"].med }
+
+func fmtRate(a agg) string {
+	if math.IsNaN(a.med) {
+		return "—"
+	}
+	return fmt.Sprintf("%s (%s–%s)", group(a.med), group(a.lo), group(a.hi))
+}
+
+func fmtMs(a agg) string {
+	if math.IsNaN(a.med) {
+		return "—"
+	}
+	return fmt.Sprintf("%s (%s–%s)", ms(a.med), ms(a.lo), ms(a.hi))
+}
+
+func ms(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func group(v float64) string {
+	n := int64(math.Round(v))
+	s := fmt.Sprint(n)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func us(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d)/1e3) }
+
+// target is one of issue 7's goals.
+type target struct {
+	name   string
+	ids    []string
+	ratio  float64 // throughput ratio zkgo/ZooKeeper at least this
+	p99    bool    // zkgo's p99 no worse than ZooKeeper's
+	absP99 float64 // zkgo's p99 below this many ms
+}
+
+var targets = []target{
+	{name: "getData ≥ 2× ZooKeeper", ids: []string{"get-hot", "get-10k"}, ratio: 2},
+	{name: "setData ≥ 1.5×", ids: []string{"set"}, ratio: 1.5},
+	{name: "create ≥ 1.5×", ids: []string{"create", "create-eseq"}, ratio: 1.5},
+	{name: "mixed ≥ 2×", ids: []string{"mixed-2", "mixed-10", "mixed-100"}, ratio: 2},
+	{name: "lock handoffs ≥ 2×", ids: []string{"lock-2", "lock-16", "lock-64"}, ratio: 2},
+	{name: "p99 no worse at the same load (open loop)", ids: []string{"get-rate", "set-rate"}, p99: true},
+	{name: "latch graceful handover p99 < 1 ms", ids: []string{"latch"}, absP99: 1},
+}
+
+func writeReport(path string, r *report) error {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	rows := r.rows()
+	byID := map[string]row{}
+	for _, rw := range rows {
+		byID[rw.id] = rw
+	}
+	w("%s\n\n", beginMarker)
+	w("## Measured results\n\n")
+	w("Measured on %s (%s), the whole run took %s:\n\n", r.Started.UTC().Format("2006-01-02"), r.Started.UTC().Format("15:04 MST"),
+		r.Finished.Sub(r.Started).Round(time.Second))
+	w("```sh\n%s\n```\n\n", r.Command)
+	m := r.Machine
+	w("| | |\n|---|---|\n")
+	w("| machine | %d cores (%s), %s memory, %s, data on %s |\n", m.Cores, m.CPU, m.Memory, m.Kernel, m.Filesystem)
+	w("| disk: 4 KiB write + fdatasync, %d× | overwrite of a preallocated file p50 %s, p99 %s; append p50 %s, p99 %s |\n",
+		r.Fsync.N, us(r.Fsync.OverwriteP50), us(r.Fsync.Overwrite99), us(r.Fsync.AppendP50), us(r.Fsync.AppendP99))
+	w("| Apache ZooKeeper | Debian package zookeeper %s (srvr: %s); %s; `-Xms%s -Xmx%s`, default collector (G1); standalone, forceSync=yes, maxClientCnxns=0, log level WARN |\n",
+		orDash(m.ZKPackage), orDash(r.ZKVersion), orDash(m.Java), r.Heap, r.Heap)
+	w("| zkgo | `zkgo server` (srvr: %s), from commit %s, %s; standalone, durable (fsync before the reply), maxClientCnxns=0, `-log-level warn` |\n",
+		orDash(r.ZkgoVer), orDash(m.Commit), m.GoVersion)
+	w("| load | `internal/bench` (the code of `zkgo bench`) in the compare process, same client for both: 16 sessions, 64 workers, 100-byte data, closed loop unless a rate is given |\n")
+	w("| runs | %v measured after %v warm-up (after a global warm-up of each server), %d repeats per server, alternating which server goes first; figures are medians (min–max over the repeats) |\n\n",
+		r.Duration, r.Warmup, r.Repeats)
+
+	if len(rows) > 0 {
+		w("### Throughput and latency\n\n")
+		w("| workload | unit | ZooKeeper /s | zkgo /s | zkgo/ZK | ZooKeeper p99 ms | zkgo p99 ms |\n")
+		w("|---|---|--:|--:|--:|--:|--:|\n")
+		for _, rw := range rows {
+			w("| %s | %s | %s | %s | **%.2f×** | %s | %s |\n", rw.label, rw.unit, fmtRate(rw.ops["zookeeper"]), fmtRate(rw.ops["zkgo"]),
+				rw.ratio(), fmtMs(rw.p99["zookeeper"]), fmtMs(rw.p99["zkgo"]))
+		}
+		w("\n")
+		var errs []string
+		for _, rw := range rows {
+			for _, s := range []string{"zookeeper", "zkgo"} {
+				if rw.errors[s] > 0 {
+					errs = append(errs, fmt.Sprintf("%s on %s: %d", rw.id, s, rw.errors[s]))
+				}
+			}
+		}
+		if len(errs) == 0 {
+			w("No operation failed in any run.\n\n")
+		} else {
+			w("Failed operations (counted, not in the latencies): %s.\n\n", strings.Join(errs, "; "))
+		}
+		w("Latency is per request, except: lock = wait for the lock; latch = leader's Close until the other latch leads; ")
+		w("selector = end of one turn until the next leader starts; watch = setData sent until each watcher is notified; ")
+		w("sessions churn = connect + closeSession. Rows with a rate are open loop (latency from the scheduled send time).\n\n")
+		if rw, ok := byID["sessions-idle"]; ok && len(rw.idle) > 0 {
+			w("Memory per idle session (RSS growth while the 10,000 idle sessions were opened, median): ZooKeeper %.0f B, zkgo %.0f B. ",
+				rw.idle["zookeeper"].med, rw.idle["zkgo"].med)
+			w("ZooKeeper's figure says little: its heap is reserved up front (-Xms) and RSS grows only as the JVM touches heap pages.\n\n")
+		}
+	}
+
+	var memZK, memZG *memResult
+	for i := range r.Memory {
+		if r.Memory[i].Server == "zookeeper" {
+			memZK = &r.Memory[i]
+		} else {
+			memZG = &r.Memory[i]
+		}
+	}
+	if memZK != nil && memZG != nil {
+		w("### Memory per znode and restart\n\n")
+		w("A fresh server of each kind gets %s znodes of 100 bytes (1,000 per parent, pipelined over 16 sessions); RSS is read from /proc 5 s after the load. ", group(float64(memZK.Requested)))
+		w("Per znode = growth / znodes added (the parents included). The restart is timed from starting the process on the same data until a read of the last znode succeeds.\n\n")
+		w("| | ZooKeeper | zkgo |\n|---|--:|--:|\n")
+		w("| znodes added | %s | %s |\n", group(float64(memZK.Znodes)), group(float64(memZG.Znodes)))
+		w("| load time | %.1f s (%s creates/s) | %.1f s (%s creates/s) |\n", memZK.LoadSec, group(float64(memZK.Znodes)/memZK.LoadSec), memZG.LoadSec, group(float64(memZG.Znodes)/memZG.LoadSec))
+		w("| RSS before → after | %.0f → %.0f MiB | %.0f → %.0f MiB |\n", mib(memZK.RSSBefore), mib(memZK.RSSAfter), mib(memZG.RSSBefore), mib(memZG.RSSAfter))
+		w("| **RSS growth per znode** | **%.0f B** | **%.0f B** |\n", perZnode(memZK.RSSAfter-memZK.RSSBefore, memZK.Znodes), perZnode(memZG.RSSAfter-memZG.RSSBefore, memZG.Znodes))
+		if memZK.HeapAfter > 0 {
+			w("| Java heap used after a full GC, per znode | %.0f B | — |\n", perZnode(memZK.HeapAfter-memZK.HeapBefore, memZK.Znodes))
+		}
+		w("| RSS after the restart, growth over the fresh server, per znode | %.0f B | %.0f B |\n", perZnode(memZK.RSSRestarted-memZK.RSSBefore, memZK.Znodes), perZnode(memZG.RSSRestarted-memZG.RSSBefore, memZG.Znodes))
+		w("| data directory after the load | %.0f MiB | %.0f MiB |\n", mib(memZK.DataBytes), mib(memZG.DataBytes))
+		w("| **restart after SIGTERM** | **%.2f s** | **%.2f s** |\n", memZK.RestartSec, memZG.RestartSec)
+		w("| restart after kill -9 | %.2f s | %.2f s |\n\n", memZK.KillRestartSec, memZG.KillRestartSec)
+		for _, mm := range []*memResult{memZK, memZG} {
+			if mm.Note != "" {
+				w("Note (%s): %s.\n\n", mm.Server, mm.Note)
+			}
+		}
+	}
+
+	w("### Targets\n\n| target | measured | met |\n|---|---|---|\n")
+	for _, t := range targets {
+		var parts []string
+		met, any := true, false
+		for _, id := range t.ids {
+			rw, ok := byID[id]
+			if !ok || len(rw.ops) < 2 {
+				continue
+			}
+			any = true
+			switch {
+			case t.ratio > 0:
+				x := rw.ratio()
+				parts = append(parts, fmt.Sprintf("%s %.2f×", id, x))
+				met = met && x >= t.ratio
+			case t.p99:
+				zk, zg := rw.p99["zookeeper"].med, rw.p99["zkgo"].med
+				parts = append(parts, fmt.Sprintf("%s p99 %s vs %s ms", id, ms(zg), ms(zk)))
+				met = met && zg <= zk
+			case t.absP99 > 0:
+				zg := rw.p99["zkgo"]
+				parts = append(parts, fmt.Sprintf("p99 %s ms (worst repeat %s ms)", ms(zg.med), ms(zg.hi)))
+				met = met && zg.med < t.absP99
+			}
+		}
+		if !any {
+			continue
+		}
+		w("| %s | %s | %s |\n", t.name, strings.Join(parts, "; "), yesNo(met))
+	}
+	if memZG != nil {
+		per := perZnode(memZG.RSSAfter-memZG.RSSBefore, memZG.Znodes)
+		w("| RSS growth per znode of 100 B ≤ 250 B | %.0f B (after a restart: %.0f B) | %s |\n", per,
+			perZnode(memZG.RSSRestarted-memZG.RSSBefore, memZG.Znodes), yesNo(per <= 250))
+	}
+	// p99 at saturation, for information.
+	var worse []string
+	for _, rw := range rows {
+		if len(rw.p99) == 2 && rw.p99["zkgo"].med > rw.p99["zookeeper"].med {
+			worse = append(worse, fmt.Sprintf("%s (%s vs %s ms)", rw.id, ms(rw.p99["zkgo"].med), ms(rw.p99["zookeeper"].med)))
+		}
+	}
+	w("\n")
+	if len(rows) > 0 {
+		if len(worse) == 0 {
+			w("zkgo's median p99 is no worse than ZooKeeper's in every row.\n\n")
+		} else {
+			w("Rows where zkgo's median p99 is worse than ZooKeeper's: %s.\n\n", strings.Join(worse, ", "))
+		}
+	}
+	for _, n := range r.Notes {
+		w("%s\n\n", n)
+	}
+	w("%s\n", endMarker)
+	return spliceReport(path, b.String())
+}
+
+func perZnode(b, n int64) float64 {
+	if n <= 0 {
+		return math.NaN()
+	}
+	return float64(b) / float64(n)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "**no**"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// spliceReport replaces the measured section of path (or creates the file).
+func spliceReport(path, section string) error {
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	s := string(old)
+	i, j := strings.Index(s, beginMarker), strings.Index(s, endMarker)
+	var out string
+	switch {
+	case i >= 0 && j > i:
+		out = s[:i] + section + strings.TrimPrefix(s[j+len(endMarker):], "\n")
+	case len(s) > 0:
+		out = strings.TrimRight(s, "\n") + "\n\n" + section
+	default:
+		out = "# Benchmarks\n\n" + section
+	}
+	return os.WriteFile(path, []byte(out), 0o644)
+}

@@ -1,0 +1,160 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	gozk "github.com/go-zookeeper/zk"
+	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/zk"
+)
+
+// kvClient is the part of a client library that get, set and mixed use, so
+// that the same workload runs on this package's raw client, zkgo's Go client
+// (package zk) or go-zookeeper/zk: against one server, the difference is the
+// client's cost.
+type kvClient interface {
+	get(path string) error
+	set(path string, data []byte) error
+	close()
+}
+
+type rawKV struct{ c *Conn }
+
+func (r rawKV) get(p string) error {
+	// The reply is read whole; its body is not decoded (see childrenLoad).
+	return check(r.c.Do(proto.OpGetData, &proto.GetDataRequest{Path: p}, nil))
+}
+
+func (r rawKV) set(p string, d []byte) error {
+	return check(r.c.Do(proto.OpSetData, &proto.SetDataRequest{Path: p, Data: d, Version: -1}, nil))
+}
+
+func (r rawKV) close() { r.c.Close() }
+
+type zkKV struct{ c *zk.Conn }
+
+func zkErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if code := zk.ErrorCode(err); code != proto.ErrOk && !zk.IsRetryable(err) {
+		return codeError(code)
+	}
+	return err
+}
+
+func (z zkKV) get(p string) error {
+	_, _, err := z.c.Get(context.Background(), p)
+	return zkErr(err)
+}
+
+func (z zkKV) set(p string, d []byte) error {
+	_, err := z.c.Set(context.Background(), p, d, -1)
+	return zkErr(err)
+}
+
+func (z zkKV) close() { z.c.Close() }
+
+type gozkKV struct{ c *gozk.Conn }
+
+// gozkCodes maps go-zookeeper's errors for server error codes.
+var gozkCodes = map[error]proto.ErrCode{
+	gozk.ErrNoNode:     proto.ErrNoNode,
+	gozk.ErrBadVersion: proto.ErrBadVersion,
+	gozk.ErrNodeExists: proto.ErrNodeExists,
+	gozk.ErrNotEmpty:   proto.ErrNotEmpty,
+	gozk.ErrNoAuth:     proto.ErrNoAuth,
+}
+
+func gozkErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if code, ok := gozkCodes[err]; ok {
+		return codeError(code)
+	}
+	return err
+}
+
+func (g gozkKV) get(p string) error {
+	_, _, err := g.c.Get(p)
+	return gozkErr(err)
+}
+
+func (g gozkKV) set(p string, d []byte) error {
+	_, err := g.c.Set(p, d, -1)
+	return gozkErr(err)
+}
+
+func (g gozkKV) close() { g.c.Close() }
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(string, ...any) {}
+
+// dialKV opens cfg.Connections sessions of cfg.Client (zk or gozk).
+func dialKV(ctx context.Context, cfg *Config) ([]kvClient, error) {
+	out := make([]kvClient, cfg.Connections)
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	for i := range out {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			kv, err := dialOneKV(ctx, cfg)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				return
+			}
+			out[i] = kv
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		for _, kv := range out {
+			if kv != nil {
+				kv.close()
+			}
+		}
+		return nil, firstErr
+	}
+	return out, nil
+}
+
+func dialOneKV(ctx context.Context, cfg *Config) (kvClient, error) {
+	switch cfg.Client {
+	case "zk":
+		cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		c, err := zk.Connect(cctx, cfg.Server, zk.WithSessionTimeout(cfg.SessionTimeout))
+		if err != nil {
+			return nil, err
+		}
+		return zkKV{c}, nil
+	case "gozk":
+		c, _, err := gozk.Connect([]string{cfg.Server}, cfg.SessionTimeout, gozk.WithLogger(quietLogger{}))
+		if err != nil {
+			return nil, err
+		}
+		// Connect returns before the session exists; wait for it.
+		deadline := time.Now().Add(15 * time.Second)
+		for c.State() != gozk.StateHasSession {
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				c.Close()
+				return nil, fmt.Errorf("go-zookeeper: no session with %s", cfg.Server)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		return gozkKV{c}, nil
+	}
+	return nil, errors.New("unknown client " + cfg.Client)
+}
