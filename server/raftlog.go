@@ -274,11 +274,7 @@ func (l *raftLog) Apply(entries []raftpb.Entry) {
 			continue
 		}
 		if len(ent.Data) == 8 { // a sync barrier
-			l.mu.Lock()
-			done := l.pending[id]
-			delete(l.pending, id)
-			l.mu.Unlock()
-			batch = append(batch, proposal{done: done, zxid: int64(ent.Index)})
+			batch = append(batch, proposal{done: l.takePending(id), zxid: int64(ent.Index)})
 			continue
 		}
 		txn, err := tree.DecodeTxn(ent.Data[8:])
@@ -288,15 +284,21 @@ func (l *raftLog) Apply(entries []raftpb.Entry) {
 			// than diverge.
 			panic(fmt.Sprintf("server: undecodable log entry %d: %v", ent.Index, err))
 		}
-		l.mu.Lock()
-		done := l.pending[id]
-		delete(l.pending, id)
-		l.mu.Unlock()
-		batch = append(batch, proposal{txn: txn, done: done, zxid: int64(ent.Index)})
+		batch = append(batch, proposal{txn: txn, done: l.takePending(id), zxid: int64(ent.Index)})
 	}
 	if len(batch) > 0 {
 		l.s.applyBatch(batch)
 	}
+}
+
+// takePending removes and returns the waiter of a proposal made here (nil
+// for entries proposed elsewhere or before a restart).
+func (l *raftLog) takePending(id uint64) applyFunc {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	done := l.pending[id]
+	delete(l.pending, id)
+	return done
 }
 
 // applyTouches applies a touch batch: sessions another member kept alive.

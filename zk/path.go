@@ -70,14 +70,8 @@ func (c *Conn) addRoot(p string) string {
 // stripRoot turns a server path into the caller's. Paths outside the chroot
 // are returned unchanged.
 func (c *Conn) stripRoot(p string) string {
-	if c.chroot == "" {
-		return p
-	}
-	if p == c.chroot {
-		return "/"
-	}
-	if strings.HasPrefix(p, c.chroot) && len(p) > len(c.chroot) && p[len(c.chroot)] == '/' {
-		return p[len(c.chroot):]
+	if q, ok := c.clientPath(p); ok {
+		return q
 	}
 	return p
 }
