@@ -257,7 +257,19 @@ func (r *run) control(st *step) (string, error) {
 			old.c.Close()
 			old.closed = true
 		}
-		return r.dial(name, o), nil
+		res := r.dial(name, o)
+		if hasWord(st.args, "retry") {
+			// Apache ZooKeeper closes every connection of a session when
+			// it applies the session's closeSession txn, which can happen
+			// just after the expiry's watch events were sent: a connection
+			// opened in that window is closed without a reply. A real
+			// client sees a connection loss and tries again; so does this.
+			for i := 0; i < 5 && strings.HasPrefix(res, "refused"); i++ {
+				time.Sleep(100 * time.Millisecond)
+				res = r.dial(name, o)
+			}
+		}
+		return res, nil
 
 	case "disconnect":
 		s, err := r.sess(pos[0].val)
