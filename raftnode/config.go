@@ -39,7 +39,8 @@ type Peer struct {
 }
 
 // StateMachine is the replicated state. The Node calls its methods from
-// one goroutine, the run loop, never concurrently, in log order.
+// one goroutine, the apply goroutine, never concurrently, in log order.
+// Meanwhile the run goroutine goes on ticking, persisting and sending.
 type StateMachine interface {
 	// Apply applies committed entries in index order. Entries are raft's
 	// normal entries with non-empty Data (raft's empty no-op entries and
@@ -49,16 +50,16 @@ type StateMachine interface {
 	// The slice is reused once Apply returns (copy the Entry values to keep
 	// them); their Data is never modified and may be kept. Apply
 	// must not call the Node's blocking methods (Propose, ReadIndex,
-	// WaitApplied, Stop): the run loop waits for Apply to return.
+	// WaitApplied, Stop): the run loop may be waiting for Apply to return.
 	Apply(entries []raftpb.Entry)
 	// Snapshot returns the state as of the last applied entry. It is
 	// called between Apply calls, every SnapCount entries and after each
 	// configuration change (so that a joining member is sent a snapshot
 	// whose configuration names it). The returned bytes are kept and sent
 	// to lagging followers, so they must not be modified afterwards. While it
-	// runs the node does not tick or process messages: keep it short (a
-	// copy-on-write state makes it cheap). An error is logged and the
-	// snapshot retried after another SnapCount entries.
+	// runs, the node goes on persisting and replicating entries but applies
+	// none: keep it short (a copy-on-write state makes it cheap). An error
+	// is logged and the snapshot retried after another SnapCount entries.
 	Snapshot() ([]byte, error)
 	// Restore replaces the state with a snapshot taken at index: at start
 	// (from the newest local snapshot) and when the leader sends one to a
@@ -93,7 +94,7 @@ type Config struct {
 	// Transport carries raft messages. The Node starts it and stops it in
 	// Stop.
 	Transport Transport
-	// OnConfChange, if set, is called on the run goroutine after a
+	// OnConfChange, if set, is called on the apply goroutine after a
 	// configuration change entry has been applied to raft, in log order
 	// with StateMachine.Apply. cs is the configuration from now on. The
 	// transport is not updated automatically: add the new member's address
@@ -103,6 +104,11 @@ type Config struct {
 
 	// TickInterval is the length of a raft tick (default 100 ms).
 	TickInterval time.Duration
+	// Ticks, if not nil, replaces the wall clock: each value received is
+	// one raft tick, so tests can drive elections and heartbeats without
+	// depending on the machine's speed. TickInterval then only paces the
+	// retries of ReadIndex.
+	Ticks <-chan struct{}
 	// ElectionTick is the election timeout in ticks (default 10); a
 	// follower that hears no leader for ElectionTick..2*ElectionTick ticks
 	// campaigns.

@@ -34,7 +34,9 @@ type Node struct {
 	tr  Transport
 	log *slog.Logger
 
-	// Owned by the run goroutine.
+	// Owned by the apply goroutine (confState is also read by the run
+	// goroutine, under confMu).
+	confMu    sync.Mutex
 	confState raftpb.ConfState
 	snapIndex uint64 // index of the newest snapshot
 	nextSnap  uint64 // applied index at which the next snapshot is due
@@ -44,6 +46,12 @@ type Node struct {
 	// configuration does not name the receiver.
 	confSnap bool
 	batch    []raftpb.Entry
+
+	// The run goroutine hands committed work to the apply goroutine.
+	applyc    chan applyJob
+	applyDone chan struct{} // closed when the apply goroutine returns
+	failc     chan struct{} // closed by the apply goroutine on a fatal error
+	applyErr  error         // written before failc is closed
 
 	applied atomic.Uint64 // last applied index (written by run)
 	leader  atomic.Uint64 // leader id as of the last Ready (0: none known)
@@ -121,6 +129,9 @@ func Start(cfg Config) (*Node, error) {
 		appliedCh: make(chan struct{}),
 		reads:     map[string]chan uint64{},
 		leaderCh:  make(chan LeaderChange, 1),
+		applyc:    make(chan applyJob, applyQueue),
+		applyDone: make(chan struct{}),
+		failc:     make(chan struct{}),
 		stopc:     make(chan struct{}),
 		done:      make(chan struct{}),
 		stopped:   make(chan struct{}),
@@ -181,8 +192,21 @@ func Start(cfg Config) (*Node, error) {
 			n.tr.AddPeer(p.ID, p.Addr)
 		}
 	}
+	alone := len(n.confState.Voters) == 1 && n.confState.Voters[0] == n.id && len(n.confState.VotersOutgoing) == 0
+	hs, _, err := st.RaftStorage().InitialState()
+	if err != nil {
+		return nil, err
+	}
+	go n.applyLoop()
 	go n.run()
-	if len(n.confState.Voters) == 1 && n.confState.Voters[0] == n.id && len(n.confState.VotersOutgoing) == 0 {
+	// Entries committed before a restart are applied before Start
+	// returns, so the caller sees the state it left (the apply goroutine
+	// would otherwise still be replaying them).
+	if err := n.WaitApplied(context.Background(), hs.Commit); err != nil {
+		n.Stop()
+		return nil, fmt.Errorf("raftnode: replaying the log: %w", err)
+	}
+	if alone {
 		// Alone: no need to wait for an election timeout.
 		if err := n.rn.Campaign(context.Background()); err != nil {
 			n.log.Warn("raftnode: campaign", "err", err)
@@ -229,30 +253,69 @@ func bootstrap(st *storage.Storage, peers []Peer) error {
 	return nil
 }
 
-// run is the only goroutine that calls Ready/Advance, writes storage,
-// sends messages and calls the state machine.
+// applyQueue is how many Readies' committed entries may wait for the
+// apply goroutine while the run goroutine persists the next ones.
+const applyQueue = 4
+
+// applyJob is the part of one Ready that the apply goroutine handles.
+type applyJob struct {
+	snap raftpb.Snapshot // a snapshot from the leader to restore first, if not empty
+	ents []raftpb.Entry  // committed entries
+	// done, when not nil, is closed once the job is applied: the run
+	// goroutine waits for it before Advance.
+	done chan struct{}
+}
+
+// run is the only goroutine that calls Ready/Advance, writes the raft log
+// and sends messages. It hands committed entries to the apply goroutine
+// and goes on persisting the next Ready while they are applied, so that
+// the fsync of one batch of writes overlaps the apply (and the replies)
+// of the one before.
 func (n *Node) run() {
 	defer close(n.done)
-	defer n.rn.Stop()
 	defer n.role.Store(int32(RoleStopped))
-	ticker := time.NewTicker(n.cfg.TickInterval)
-	defer ticker.Stop()
+	defer n.rn.Stop()
+	defer func() {
+		// The apply goroutine finishes the job it is in (entries it has
+		// not started are in the log and are applied after a restart).
+		close(n.applyc)
+		<-n.applyDone
+	}()
+	// The wall clock, unless Config.Ticks replaces it (a nil channel
+	// never fires).
+	var wall <-chan time.Time
+	if n.cfg.Ticks == nil {
+		ticker := time.NewTicker(n.cfg.TickInterval)
+		defer ticker.Stop()
+		wall = ticker.C
+	}
 	for {
 		select {
-		case <-ticker.C:
+		case <-wall:
+			n.rn.Tick()
+		case <-n.cfg.Ticks:
 			n.rn.Tick()
 		case rd := <-n.rn.Ready():
 			if err := n.handleReady(rd); err != nil {
-				n.err = err
-				n.log.Error("raftnode: stopping after a fatal error", "err", err)
+				if !errors.Is(err, errStopping) {
+					n.err = err
+					n.log.Error("raftnode: stopping after a fatal error", "err", err)
+				}
 				return
 			}
 			n.rn.Advance()
+		case <-n.failc:
+			n.err = n.applyErr
+			n.log.Error("raftnode: stopping after a fatal error", "err", n.err)
+			return
 		case <-n.stopc:
 			return
 		}
 	}
 }
+
+// errStopping ends the run loop quietly: Stop was called while it waited.
+var errStopping = errors.New("stopping")
 
 // handleReady processes one Ready in the order raft requires.
 func (n *Node) handleReady(rd raft.Ready) error {
@@ -291,10 +354,82 @@ func (n *Node) handleReady(rd raft.Ready) error {
 		n.tr.Send(rd.Messages)
 	}
 
-	// 3. Apply: a snapshot replaces the state, then committed entries.
-	if !raft.IsEmptySnap(rd.Snapshot) {
-		snap := rd.Snapshot
+	// 3. Apply, on the apply goroutine. Committed entries are durable on
+	// a quorum, and their order is fixed, so they may be applied while
+	// the next Ready is persisted. Two cases wait for the apply to finish
+	// before Advance: a snapshot from the leader (raft's next Readies
+	// build on the restored state) and a configuration change (raft must
+	// know the new configuration before it counts votes or acks again;
+	// etcd waits for the same reason).
+	if raft.IsEmptySnap(rd.Snapshot) && len(rd.CommittedEntries) == 0 {
+		return nil
+	}
+	job := applyJob{snap: rd.Snapshot, ents: rd.CommittedEntries}
+	wait := !raft.IsEmptySnap(rd.Snapshot) || hasConfChange(rd.CommittedEntries)
+	if wait {
+		job.done = make(chan struct{})
+	}
+	select {
+	case n.applyc <- job:
+	case <-n.failc:
+		return n.applyErr
+	case <-n.stopc:
+		return errStopping
+	}
+	if wait {
+		select {
+		case <-job.done:
+		case <-n.failc:
+			return n.applyErr
+		case <-n.stopc:
+			return errStopping
+		}
+	}
+	return nil
+}
+
+func hasConfChange(ents []raftpb.Entry) bool {
+	for i := range ents {
+		if ents[i].Type == raftpb.EntryConfChange || ents[i].Type == raftpb.EntryConfChangeV2 {
+			return true
+		}
+	}
+	return false
+}
+
+// applyLoop is the only goroutine that calls the state machine and takes
+// snapshots. A fatal error closes failc, which stops the run goroutine.
+func (n *Node) applyLoop() {
+	defer close(n.applyDone)
+	for job := range n.applyc {
+		select {
+		case <-n.stopc:
+			// Stopping: skip what is queued (it is in the log).
+			if job.done != nil {
+				close(job.done)
+			}
+			continue
+		default:
+		}
+		err := n.applyJob(job)
+		if job.done != nil {
+			close(job.done)
+		}
+		if err != nil {
+			n.applyErr = err
+			close(n.failc)
+			return
+		}
+	}
+}
+
+func (n *Node) applyJob(job applyJob) error {
+	// A snapshot replaces the state, then committed entries follow.
+	if !raft.IsEmptySnap(job.snap) {
+		snap := job.snap
+		n.confMu.Lock()
 		n.confState = snap.Metadata.ConfState
+		n.confMu.Unlock()
 		n.refreshRole()
 		if err := n.sm.Restore(snap.Data, snap.Metadata.Index); err != nil {
 			return fmt.Errorf("restoring snapshot %d: %w", snap.Metadata.Index, err)
@@ -304,11 +439,10 @@ func (n *Node) handleReady(rd raft.Ready) error {
 		n.setApplied(snap.Metadata.Index)
 		n.log.Info("raftnode: restored snapshot from leader", "index", snap.Metadata.Index)
 	}
-	if err := n.apply(rd.CommittedEntries); err != nil {
+	if err := n.apply(job.ents); err != nil {
 		return err
 	}
-
-	// 4. Snapshot and compact when due.
+	// Snapshot and compact when due.
 	return n.maybeSnapshot()
 }
 
@@ -343,7 +477,9 @@ func (n *Node) apply(ents []raftpb.Entry) error {
 				return fmt.Errorf("entry %d: %w", e.Index, err)
 			}
 			cs := n.rn.ApplyConfChange(cc)
+			n.confMu.Lock()
 			n.confState = *cs
+			n.confMu.Unlock()
 			n.refreshRole()
 			n.log.Info("raftnode: configuration changed", "index", e.Index, "voters", cs.Voters, "learners", cs.Learners)
 			n.confSnap = true
@@ -408,7 +544,10 @@ func (n *Node) roleFor(state raft.StateType) Role {
 	case raft.StatePreCandidate:
 		return RolePreCandidate
 	}
-	if slices.Contains(n.confState.Learners, n.id) || slices.Contains(n.confState.LearnersNext, n.id) {
+	n.confMu.Lock()
+	learner := slices.Contains(n.confState.Learners, n.id) || slices.Contains(n.confState.LearnersNext, n.id)
+	n.confMu.Unlock()
+	if learner {
 		return RoleLearner
 	}
 	return RoleFollower

@@ -351,9 +351,14 @@ func (c *Conn) run() {
 		}
 		if connected {
 			c.mu.Lock()
-			to := c.timeout
+			to, seenRW := c.timeout, c.seenRW
 			c.mu.Unlock()
-			if time.Since(disconnectedAt) >= to {
+			// A Conn that only ever had read-only sessions has nothing to
+			// lose: they were local to their server, and the next
+			// connection asks for a new session anyway (Java's client does
+			// not expire them either). It keeps trying, for as long as a
+			// read-write quorum takes to come back.
+			if seenRW && time.Since(disconnectedAt) >= to {
 				c.cfg.logger.Warn("zk: session timeout elapsed while disconnected", "timeout", to, "err", lastErr)
 				c.lose(ErrSessionExpired)
 				return
