@@ -2,8 +2,9 @@
 // machine in one run, and writes the measured section of
 // docs/BENCHMARKS.md.
 //
-//	go run ./bench/compare                      # the documented run (about 25 minutes)
+//	go run ./bench/compare                      # the documented run (about 30 minutes)
 //	go run ./bench/compare -duration 2s -repeats 1 -znodes 100000 -out /tmp/b.md   # a quick look
+//	go run ./bench/compare -standalone=false -only 'get|set' -duration 2s -repeats 1 -out /tmp/b.md   # clusters only
 //
 // It builds "zkgo server" from this module, starts it and Apache
 // ZooKeeper 3.8 (Debian's package, Java 17) standalone side by side on
@@ -16,17 +17,25 @@
 // each server for the memory per znode (RSS growth) and the restart time.
 // The disk's fsync latency is measured first, in the same directory.
 //
-// Ensembles are not compared: zkgo does not run 3-member clusters yet.
+// Then (-clusters) it starts a 3-member ensemble of each on the same
+// machine, from the same kind of zoo.cfg (server.N lines, myid in each
+// member's dataDir, forceSync=yes; ZooKeeper's JVMs with a -cluster-heap
+// each), spreads the load's sessions round-robin over the three members,
+// runs a subset of the workloads (clusterIDs) the same way, and reads the
+// members' fsync and zxid counters around each run (fsyncs per write). See
+// cluster.go.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -87,6 +96,8 @@ type run struct {
 	Result *bench.Result `json:"result"`
 	// IdleSessionBytes: sessions-idle only, RSS growth per idle session.
 	IdleSessionBytes float64 `json:"idle_session_bytes,omitempty"`
+	// Members: ensembles only, each member's counters over the load.
+	Members []memberDelta `json:"members,omitempty"`
 }
 
 // memResult is the memory and restart measurement of one server.
@@ -108,20 +119,21 @@ type memResult struct {
 }
 
 type report struct {
-	Started    time.Time     `json:"started"`
-	Finished   time.Time     `json:"finished"`
-	Command    string        `json:"command"`
-	Machine    machine       `json:"machine"`
-	Fsync      fsyncStats    `json:"fsync"`
-	ZKVersion  string        `json:"zookeeper_version"`
-	ZkgoVer    string        `json:"zkgo_version"`
-	Heap       string        `json:"heap"`
-	Duration   time.Duration `json:"duration"`
-	Warmup     time.Duration `json:"warmup"`
-	Repeats    int           `json:"repeats"`
-	Runs       []run         `json:"runs"`
-	Memory     []memResult   `json:"memory"`
-	Notes      []string      `json:"notes"`
+	Started    time.Time      `json:"started"`
+	Finished   time.Time      `json:"finished"`
+	Command    string         `json:"command"`
+	Machine    machine        `json:"machine"`
+	Fsync      fsyncStats     `json:"fsync"`
+	ZKVersion  string         `json:"zookeeper_version"`
+	ZkgoVer    string         `json:"zkgo_version"`
+	Heap       string         `json:"heap"`
+	Duration   time.Duration  `json:"duration"`
+	Warmup     time.Duration  `json:"warmup"`
+	Repeats    int            `json:"repeats"`
+	Runs       []run          `json:"runs"`
+	Memory     []memResult    `json:"memory"`
+	Cluster    *clusterResult `json:"cluster,omitempty"`
+	Notes      []string       `json:"notes"`
 	specLabels map[string]string
 	specOrder  []string
 }
@@ -137,12 +149,16 @@ func main() {
 	only := flag.String("only", "", "run only the workloads whose id matches this regexp")
 	out := flag.String("out", "docs/BENCHMARKS.md", "Markdown file whose measured section is (re)written")
 	raw := flag.String("raw", "", "also write every result as JSON to this file")
-	tmp := flag.String("dir", "", "directory for the servers' data (default: a new temporary directory)")
+	tmp := flag.String("dir", "", "directory for the servers' data, kept afterwards (default: a new temporary directory, removed at the end)")
+	standalone := flag.Bool("standalone", true, "compare standalone servers (the workloads, then the memory and restart measurement)")
+	clusters := flag.Bool("clusters", true, "compare 3-member ensembles on this machine (workloads "+strings.Join(clusterIDs, ", ")+"; -only applies)")
+	clusterHeap := flag.String("cluster-heap", "512m", "each ZooKeeper ensemble member's fixed heap (-Xms and -Xmx)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := compare(ctx, options{*zkgoBin, *duration, *warmup, *repeats, *znodes, *loadTimeout, *heap, *only, *out, *raw, *tmp}); err != nil {
+	if err := compare(ctx, options{*zkgoBin, *duration, *warmup, *repeats, *znodes, *loadTimeout, *heap, *only, *out, *raw, *tmp,
+		*standalone, *clusters, *clusterHeap}); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
 	}
@@ -155,6 +171,9 @@ type options struct {
 	loadTimeout      time.Duration
 	heap, only, out  string
 	raw, dir         string
+	standalone       bool
+	clusters         bool
+	clusterHeap      string
 }
 
 func logf(format string, args ...any) {
@@ -196,22 +215,30 @@ func compare(ctx context.Context, o options) error {
 			return err
 		}
 	}
-	var todo []spec
+	var todo, clusterTodo []spec
 	for _, s := range specs() {
 		rep.specLabels[s.id] = s.label
-		if sel == nil || sel.MatchString(s.id) {
+		if sel != nil && !sel.MatchString(s.id) {
+			continue
+		}
+		if o.standalone {
 			todo = append(todo, s)
 			rep.specOrder = append(rep.specOrder, s.id)
 		}
+		if o.clusters && slices.Contains(clusterIDs, s.id) {
+			clusterTodo = append(clusterTodo, s)
+		}
 	}
-	rep.Notes = append(rep.Notes, "3-member ensembles are not compared: zkgo does not serve them yet (server.N lines make it warn and run standalone).")
+	if !o.standalone && (!o.clusters || len(clusterTodo) == 0) {
+		return errors.New("nothing to run: -standalone=false and no cluster workload selected")
+	}
 
 	if len(todo) > 0 {
 		if err := runWorkloads(ctx, o, bin, root, todo, rep); err != nil {
 			return err
 		}
 	}
-	if o.znodes > 0 && ctx.Err() == nil {
+	if o.standalone && o.znodes > 0 && ctx.Err() == nil {
 		for _, name := range []string{"zookeeper", "zkgo"} {
 			m, err := measureMemory(ctx, o, bin, root, name)
 			if err != nil {
@@ -222,6 +249,14 @@ func compare(ctx context.Context, o options) error {
 				rep.ZKVersion = m.ZKVersionHint
 			}
 		}
+	}
+	if len(clusterTodo) > 0 && ctx.Err() == nil {
+		if err := runClusters(ctx, o, bin, root, clusterTodo, rep); err != nil {
+			return fmt.Errorf("clusters: %w", err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	rep.Finished = time.Now()
 	if o.raw != "" {

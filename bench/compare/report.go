@@ -37,13 +37,15 @@ type row struct {
 	errors          map[string]int64
 }
 
-func (r *report) rows() []row {
+func (r *report) rows() []row { return r.rowsOf(r.Runs, r.specOrder) }
+
+func (r *report) rowsOf(runs []run, order []string) []row {
 	var out []row
-	for _, id := range r.specOrder {
+	for _, id := range order {
 		rw := row{id: id, label: r.specLabels[id], ops: map[string]agg{}, p99: map[string]agg{}, idle: map[string]agg{}, errors: map[string]int64{}}
 		for _, srv := range []string{"zookeeper", "zkgo"} {
 			var ops, p99, idle []float64
-			for _, ru := range r.Runs {
+			for _, ru := range runs {
 				if ru.Spec != id || ru.Server != srv {
 					continue
 				}
@@ -146,36 +148,27 @@ func writeReport(path string, r *report) error {
 	w("| machine | %d cores (%s), %s memory, %s, data on %s |\n", m.Cores, m.CPU, m.Memory, m.Kernel, m.Filesystem)
 	w("| disk: 4 KiB write + fdatasync, %d× | overwrite of a preallocated file p50 %s, p99 %s; append p50 %s, p99 %s |\n",
 		r.Fsync.N, us(r.Fsync.OverwriteP50), us(r.Fsync.Overwrite99), us(r.Fsync.AppendP50), us(r.Fsync.AppendP99))
-	w("| Apache ZooKeeper | Debian package zookeeper %s (srvr: %s); %s; `-Xms%s -Xmx%s`, default collector (G1); standalone, forceSync=yes, maxClientCnxns=0, log level WARN |\n",
-		orDash(m.ZKPackage), orDash(r.ZKVersion), orDash(m.Java), r.Heap, r.Heap)
-	w("| zkgo | `zkgo server` (srvr: %s), from commit %s, %s; standalone, durable (fsync before the reply), maxClientCnxns=0, `-log-level warn` |\n",
-		orDash(r.ZkgoVer), orDash(m.Commit), m.GoVersion)
+	standalone := len(rows) > 0 || len(r.Memory) > 0
+	var zkHow, zgHow []string
+	if standalone {
+		zkHow = append(zkHow, fmt.Sprintf("standalone with `-Xms%s -Xmx%s`", r.Heap, r.Heap))
+		zgHow = append(zgHow, "standalone")
+	}
+	if c := r.Cluster; c != nil {
+		zkHow = append(zkHow, fmt.Sprintf("%d-member ensembles of `QuorumPeerMain` with `-Xms%s -Xmx%s` each", c.Members, c.Heap, c.Heap))
+		zgHow = append(zgHow, fmt.Sprintf("%d-member ensembles of `zkgo server zooN.cfg`", c.Members))
+	}
+	w("| Apache ZooKeeper | Debian package zookeeper %s (srvr: %s); %s; %s; default collector (G1), forceSync=yes, maxClientCnxns=0, log level WARN |\n",
+		orDash(m.ZKPackage), orDash(r.ZKVersion), orDash(m.Java), strings.Join(zkHow, "; "))
+	w("| zkgo | `zkgo server` (srvr: %s), from commit %s, %s; %s; durable (fsync before the reply), maxClientCnxns=0, `-log-level warn` |\n",
+		orDash(r.ZkgoVer), orDash(m.Commit), m.GoVersion, strings.Join(zgHow, "; "))
 	w("| load | `internal/bench` (the code of `zkgo bench`) in the compare process, same client for both: 16 sessions, 64 workers, 100-byte data, closed loop unless a rate is given |\n")
 	w("| runs | %v measured after %v warm-up (after a global warm-up of each server), %d repeats per server, alternating which server goes first; figures are medians (min–max over the repeats) |\n\n",
 		r.Duration, r.Warmup, r.Repeats)
 
 	if len(rows) > 0 {
 		w("### Throughput and latency\n\n")
-		w("| workload | unit | ZooKeeper /s | zkgo /s | zkgo/ZK | ZooKeeper p99 ms | zkgo p99 ms |\n")
-		w("|---|---|--:|--:|--:|--:|--:|\n")
-		for _, rw := range rows {
-			w("| %s | %s | %s | %s | **%.2f×** | %s | %s |\n", rw.label, rw.unit, fmtRate(rw.ops["zookeeper"]), fmtRate(rw.ops["zkgo"]),
-				rw.ratio(), fmtMs(rw.p99["zookeeper"]), fmtMs(rw.p99["zkgo"]))
-		}
-		w("\n")
-		var errs []string
-		for _, rw := range rows {
-			for _, s := range []string{"zookeeper", "zkgo"} {
-				if rw.errors[s] > 0 {
-					errs = append(errs, fmt.Sprintf("%s on %s: %d", rw.id, s, rw.errors[s]))
-				}
-			}
-		}
-		if len(errs) == 0 {
-			w("No operation failed in any run.\n\n")
-		} else {
-			w("Failed operations (counted, not in the latencies): %s.\n\n", strings.Join(errs, "; "))
-		}
+		writeTable(w, rows)
 		w("Latency is per request, except: lock = wait for the lock; latch = leader's Close until the other latch leads; ")
 		w("selector = end of one turn until the next leader starts; watch = setData sent until each watcher is notified; ")
 		w("sessions churn = connect + closeSession. Rows with a rate are open loop (latency from the scheduled send time).\n\n")
@@ -217,6 +210,45 @@ func writeReport(path string, r *report) error {
 		}
 	}
 
+	if standalone {
+		writeTargets(w, rows, byID, memZG)
+	}
+	if r.Cluster != nil {
+		writeCluster(w, r)
+	}
+	for _, n := range r.Notes {
+		w("%s\n\n", n)
+	}
+	w("%s\n", endMarker)
+	return spliceReport(path, b.String())
+}
+
+// writeTable writes the throughput and latency table of rows and the line
+// on failed operations.
+func writeTable(w func(string, ...any), rows []row) {
+	w("| workload | unit | ZooKeeper /s | zkgo /s | zkgo/ZK | ZooKeeper p99 ms | zkgo p99 ms |\n")
+	w("|---|---|--:|--:|--:|--:|--:|\n")
+	for _, rw := range rows {
+		w("| %s | %s | %s | %s | **%.2f×** | %s | %s |\n", rw.label, rw.unit, fmtRate(rw.ops["zookeeper"]), fmtRate(rw.ops["zkgo"]),
+			rw.ratio(), fmtMs(rw.p99["zookeeper"]), fmtMs(rw.p99["zkgo"]))
+	}
+	w("\n")
+	var errs []string
+	for _, rw := range rows {
+		for _, s := range []string{"zookeeper", "zkgo"} {
+			if rw.errors[s] > 0 {
+				errs = append(errs, fmt.Sprintf("%s on %s: %d", rw.id, s, rw.errors[s]))
+			}
+		}
+	}
+	if len(errs) == 0 {
+		w("No operation failed in any run.\n\n")
+	} else {
+		w("Failed operations (counted, not in the latencies): %s.\n\n", strings.Join(errs, "; "))
+	}
+}
+
+func writeTargets(w func(string, ...any), rows []row, byID map[string]row, memZG *memResult) {
 	w("### Targets\n\n| target | measured | met |\n|---|---|---|\n")
 	for _, t := range targets {
 		var parts []string
@@ -267,11 +299,100 @@ func writeReport(path string, r *report) error {
 			w("Rows where zkgo's median p99 is worse than ZooKeeper's: %s.\n\n", strings.Join(worse, ", "))
 		}
 	}
-	for _, n := range r.Notes {
-		w("%s\n\n", n)
+}
+
+// writeCluster writes the section on the 3-member ensembles.
+func writeCluster(w func(string, ...any), r *report) {
+	c := r.Cluster
+	w("### %d-member clusters on one machine\n\n", c.Members)
+	w("Both ensembles run at the same time on this machine: Apache ZooKeeper as %d JVMs (`QuorumPeerMain`, `-Xms%s -Xmx%s` each) ", c.Members, c.Heap, c.Heap)
+	w("and zkgo as %d `zkgo server zooN.cfg` processes, each member with its own data directory and `myid`, ", c.Members)
+	w("the zoo.cfg keys above plus initLimit=10, syncLimit=5 and `server.N=127.0.0.1:peerPort:electionPort;127.0.0.1:clientPort` lines ")
+	w("(zkgo runs raft over peerPort and does not use electionPort). ")
+	w("**All %d server processes and the load generator share the machine's %d cores**, and every member fsyncs each write on the same disk, ", 2*c.Members, r.Machine.Cores)
+	w("so these figures say how the two designs behave when a quorum shares one machine, not what an ensemble on %d machines would do. ", c.Members)
+	w("The load's sessions are spread round-robin over the members (16 sessions or contenders: 6, 5 and 5; the latch's two on members 1 and 2; the setup session on member 1); ")
+	w("each load session syncs once before the load; reads are answered by the member a session is connected to, writes go through the leader. ")
+	w("The global warm-up of each ensemble is shorter than above (8 s mixed 2:1, 2 s create, 2 s lock); the runs are as above (%v after %v warm-up, %d repeats, alternating).\n\n",
+		r.Duration, r.Warmup, r.Repeats)
+	w("| | ZooKeeper | zkgo |\n|---|--:|--:|\n")
+	w("| leader when the ensemble first served | member %d | member %d |\n", c.Leader["zookeeper"], c.Leader["zkgo"])
+	w("| launch until every member served (one leader, a read answered on each) | %.1f s | %.1f s |\n", c.StartSec["zookeeper"], c.StartSec["zkgo"])
+	rss := func(name string) string {
+		var p []string
+		for _, v := range c.RSS[name] {
+			p = append(p, fmt.Sprintf("%.0f", mib(v)))
+		}
+		if len(p) == 0 {
+			return "—"
+		}
+		return strings.Join(p, " / ") + " MiB"
 	}
-	w("%s\n", endMarker)
-	return spliceReport(path, b.String())
+	w("| RSS of members 1 / 2 / 3 after the runs | %s | %s |\n", rss("zookeeper"), rss("zkgo"))
+	changes := func(name string) string {
+		if len(c.LeaderChanges[name]) == 0 {
+			return "none"
+		}
+		return strings.Join(c.LeaderChanges[name], "; ")
+	}
+	w("| leader changes seen between the runs | %s | %s |\n\n", changes("zookeeper"), changes("zkgo"))
+
+	rows := r.rowsOf(c.Runs, c.specOrder)
+	writeTable(w, rows)
+
+	// Fsyncs per write, for the workloads that write.
+	var lines []string
+	for _, id := range c.specOrder {
+		by := map[string][][]memberDelta{}
+		var wl string
+		for _, ru := range c.Runs {
+			if ru.Spec == id && ru.Members != nil {
+				by[ru.Server] = append(by[ru.Server], ru.Members)
+				wl = ru.Result.Workload
+			}
+		}
+		if wl == "get" || wl == "" {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", r.specLabels[id],
+			group(float64(txns(by["zookeeper"]))), fmtRatios(fsyncsPerTxn(by["zookeeper"])),
+			group(float64(txns(by["zkgo"]))), fmtRatios(fsyncsPerTxn(by["zkgo"])), fmtRatios(entriesPerFsync(by["zkgo"]))))
+	}
+	if len(lines) > 0 {
+		w("Fsyncs per write on each member, counted over the warm-up and the measurement of every repeat: transactions = growth of the leader's zxid; ")
+		w("fsyncs of the transaction log from `mntr` (ZooKeeper `zk_cnt_fsynctime`, zkgo `zkgo_wal_syncs`); ")
+		w("for zkgo also WAL entries per fsync (`zkgo_wal_entries` / `zkgo_wal_syncs`, the group-commit factor). Leader first, then the followers.\n\n")
+		w("| workload | ZooKeeper transactions | ZooKeeper fsyncs per transaction | zkgo transactions | zkgo fsyncs per transaction | zkgo WAL entries per fsync |\n")
+		w("|---|--:|--:|--:|--:|--:|\n")
+		for _, l := range lines {
+			w("%s\n", l)
+		}
+		w("\n")
+	}
+}
+
+// txns sums the growth of the leader's zxid over runs.
+func txns(runs [][]memberDelta) int64 {
+	var n int64
+	for _, ms := range runs {
+		for _, m := range ms {
+			if m.Leader && m.Zxid > 0 {
+				n += m.Zxid
+			}
+		}
+	}
+	return n
+}
+
+func fmtRatios(v []float64) string {
+	if v == nil {
+		return "—"
+	}
+	p := make([]string, len(v))
+	for i, x := range v {
+		p[i] = fmt.Sprintf("%.2f", x)
+	}
+	return strings.Join(p, " / ")
 }
 
 func perZnode(b, n int64) float64 {

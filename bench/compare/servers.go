@@ -82,14 +82,6 @@ func newZkgo(binary, root string) (*server, error) {
 // (G1), full JIT (no -XX:TieredStopAtLevel), Debian's jars, logging at WARN
 // through slf4j-simple to a file (zkgo logs at warn too).
 func newZooKeeper(root, heap string) (*server, error) {
-	java, err := apachezk.FindJava()
-	if err != nil {
-		return nil, err
-	}
-	cp, err := apachezk.Classpath()
-	if err != nil {
-		return nil, err
-	}
 	dir, err := os.MkdirTemp(root, "zookeeper-")
 	if err != nil {
 		return nil, err
@@ -102,27 +94,44 @@ func newZooKeeper(root, heap string) (*server, error) {
 	if err := os.WriteFile(cfg, []byte(zooCfg(dir, port, "admin.enableServer=false\n")), 0o644); err != nil {
 		return nil, err
 	}
-	argv := []string{java,
+	argv, err := zooKeeperArgv(dir, heap, "org.apache.zookeeper.server.ZooKeeperServerMain", cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &server{name: "zookeeper", dir: dir, port: port, argv: argv}, nil
+}
+
+// zooKeeperArgv is the command line of a ZooKeeper JVM running mainClass
+// (ZooKeeperServerMain standalone, QuorumPeerMain in an ensemble) on cfg,
+// logging to dir/zookeeper.log.
+func zooKeeperArgv(dir, heap, mainClass, cfg string) ([]string, error) {
+	java, err := apachezk.FindJava()
+	if err != nil {
+		return nil, err
+	}
+	cp, err := apachezk.Classpath()
+	if err != nil {
+		return nil, err
+	}
+	return []string{java,
 		"-Xms" + heap, "-Xmx" + heap,
 		"-Djava.awt.headless=true",
 		"-Dzookeeper.jmx.log4j.disable=true",
 		"-Dorg.slf4j.simpleLogger.logFile=" + filepath.Join(dir, "zookeeper.log"),
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
 		"-cp", cp,
-		"org.apache.zookeeper.server.ZooKeeperServerMain", cfg,
-	}
-	return &server{name: "zookeeper", dir: dir, port: port, argv: argv}, nil
+		mainClass, cfg,
+	}, nil
 }
 
-// start runs the server and waits until it serves (srvr answers with its
-// mode). It returns the time from exec to serving.
-func (s *server) start(timeout time.Duration) (time.Duration, error) {
+// launch starts the server's process without waiting for it to serve.
+func (s *server) launch() error {
 	if err := os.MkdirAll(s.dataDir(), 0o755); err != nil {
-		return 0, err
+		return err
 	}
 	out, err := os.OpenFile(filepath.Join(s.dir, "console.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer out.Close()
 	cmd := exec.Command(s.argv[0], s.argv[1:]...)
@@ -130,13 +139,22 @@ func (s *server) start(timeout time.Duration) (time.Duration, error) {
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = append(os.Environ(), s.env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, err
+		return err
 	}
 	s.cmd = cmd
 	s.exited = make(chan struct{})
 	go func() { cmd.Wait(); close(s.exited) }()
+	return nil
+}
+
+// start runs the server and waits until it serves (srvr answers with its
+// mode). It returns the time from exec to serving.
+func (s *server) start(timeout time.Duration) (time.Duration, error) {
+	t0 := time.Now()
+	if err := s.launch(); err != nil {
+		return 0, err
+	}
 	deadline := t0.Add(timeout)
 	for {
 		select {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/zk"
 	"github.com/zkgo/zkgo/zktest"
 )
 
@@ -111,6 +112,83 @@ func TestWorkloadsSmoke(t *testing.T) {
 	}
 	if len(resp.Children) != 0 {
 		t.Errorf("left behind: %v", resp.Children)
+	}
+}
+
+// TestEnsembleServers: with a comma-separated list of an ensemble's
+// members, the sessions are spread round-robin over them, and the
+// workloads run without errors (each load session syncs first, so a
+// follower's reads see the keys the setup created through the first one).
+func TestEnsembleServers(t *testing.T) {
+	cl := zktest.StartCluster(t, 3)
+	cl.Leader()
+	addrs := strings.Split(cl.ConnectString(), ",")
+	conns := func() []int {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		out := make([]int, len(addrs))
+		for i, a := range addrs {
+			r, err := zk.FourLetterWord(ctx, a, "mntr")
+			if err != nil {
+				t.Errorf("mntr on %s: %v", a, err)
+				continue
+			}
+			for _, l := range strings.Split(r, "\n") {
+				if v, ok := strings.CutPrefix(l, "zk_num_alive_connections"); ok {
+					fmt.Sscan(strings.TrimSpace(v), &out[i])
+				}
+			}
+		}
+		return out
+	}
+	for _, c := range []Config{
+		{Workload: "get", Keys: 100, Connections: 6},
+		{Workload: "set", Connections: 6},
+		{Workload: "mixed", Connections: 3, Client: "zk"},
+		{Workload: "create", Connections: 3},
+		{Workload: "watch", Watchers: 6},
+		{Workload: "lock", Contenders: 3},
+		{Workload: "latch"},
+		{Workload: "sessions", Workers: 3},
+	} {
+		t.Run(c.Workload+"/"+c.Client, func(t *testing.T) {
+			var seen []int
+			loaded := false
+			c.AfterSetup = func() { seen = conns() }
+			c.AfterLoad = func() { loaded = true }
+			smoke(t, cl.ConnectString(), c)
+			if !loaded {
+				t.Error("AfterLoad was not called")
+			}
+			t.Logf("connections per member during the load: %v", seen)
+			want := 1 // the latch has two sessions, on the first two members
+			switch c.Workload {
+			case "sessions":
+				return // churn: short-lived sessions, one worker per member
+			case "get", "set", "watch":
+				want = 2
+			}
+			for i, n := range seen {
+				if n < want && !(c.Workload == "latch" && i == 2) {
+					t.Errorf("member %d had %d connections during the load, want at least %d (all: %v)", i+1, n, want, seen)
+				}
+			}
+		})
+	}
+}
+
+func TestServerList(t *testing.T) {
+	c := Config{Server: "a:1, b:2,c:3"}
+	var got []string
+	for i := 0; i < 4; i++ {
+		got = append(got, c.serverFor(i))
+	}
+	if strings.Join(got, " ") != "a:1 b:2 c:3 a:1" || !c.multiServer() {
+		t.Errorf("round-robin over %q: %v", c.Server, got)
+	}
+	c = Config{Server: "a:1"}
+	if c.serverFor(5) != "a:1" || c.multiServer() {
+		t.Errorf("one server: %v", c.serverFor(5))
 	}
 }
 
@@ -224,6 +302,8 @@ func TestConfigErrors(t *testing.T) {
 		{Workload: "get", Mode: "idle"},
 		{Workload: "create", Mode: "ephemeral"},
 		{Workload: "get", Root: "relative"},
+		{Workload: "get", Server: "127.0.0.1:2181,"},
+		{Workload: "get", Server: "127.0.0.1"},
 	} {
 		if _, err := Run(context.Background(), c); err == nil {
 			t.Errorf("%+v: no error", c)

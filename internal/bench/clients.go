@@ -96,7 +96,9 @@ type quietLogger struct{}
 
 func (quietLogger) Printf(string, ...any) {}
 
-// dialKV opens cfg.Connections sessions of cfg.Client (zk or gozk).
+// dialKV opens cfg.Connections sessions of cfg.Client (zk or gozk), session
+// i on cfg.serverFor(i); with several servers each one syncs first (see
+// dialAll).
 func dialKV(ctx context.Context, cfg *Config) ([]kvClient, error) {
 	out := make([]kvClient, cfg.Connections)
 	var mu sync.Mutex
@@ -106,7 +108,7 @@ func dialKV(ctx context.Context, cfg *Config) ([]kvClient, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			kv, err := dialOneKV(ctx, cfg)
+			kv, err := dialOneKV(ctx, cfg, cfg.serverFor(i))
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -130,18 +132,24 @@ func dialKV(ctx context.Context, cfg *Config) ([]kvClient, error) {
 	return out, nil
 }
 
-func dialOneKV(ctx context.Context, cfg *Config) (kvClient, error) {
+func dialOneKV(ctx context.Context, cfg *Config, addr string) (kvClient, error) {
 	switch cfg.Client {
 	case "zk":
 		cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
-		c, err := zk.Connect(cctx, cfg.Server, zk.WithSessionTimeout(cfg.SessionTimeout))
+		c, err := zk.Connect(cctx, addr, zk.WithSessionTimeout(cfg.SessionTimeout))
 		if err != nil {
 			return nil, err
 		}
+		if cfg.multiServer() {
+			if _, err := c.Sync(cctx, "/"); err != nil {
+				c.Close()
+				return nil, fmt.Errorf("sync on %s: %w", addr, err)
+			}
+		}
 		return zkKV{c}, nil
 	case "gozk":
-		c, _, err := gozk.Connect([]string{cfg.Server}, cfg.SessionTimeout, gozk.WithLogger(quietLogger{}))
+		c, _, err := gozk.Connect([]string{addr}, cfg.SessionTimeout, gozk.WithLogger(quietLogger{}))
 		if err != nil {
 			return nil, err
 		}
@@ -150,9 +158,15 @@ func dialOneKV(ctx context.Context, cfg *Config) (kvClient, error) {
 		for c.State() != gozk.StateHasSession {
 			if time.Now().After(deadline) || ctx.Err() != nil {
 				c.Close()
-				return nil, fmt.Errorf("go-zookeeper: no session with %s", cfg.Server)
+				return nil, fmt.Errorf("go-zookeeper: no session with %s", addr)
 			}
 			time.Sleep(time.Millisecond)
+		}
+		if cfg.multiServer() {
+			if _, err := c.Sync("/"); err != nil {
+				c.Close()
+				return nil, fmt.Errorf("sync on %s: %w", addr, err)
+			}
 		}
 		return gozkKV{c}, nil
 	}

@@ -20,7 +20,7 @@ func PopulatePath(root string, i int) string {
 // completed (100,000 each): a lower bound, since a batch cut short leaves
 // some of its znodes behind (read mntr's zk_znode_count for the count).
 func Populate(ctx context.Context, addr, root string, n, size, conns int) (int, error) {
-	cs, err := dialAll(ctx, addr, conns, conns, dialOptions{timeout: 30 * time.Second}, nil)
+	cs, err := dialAll(ctx, []string{addr}, conns, conns, dialOptions{timeout: 30 * time.Second}, nil)
 	if err != nil {
 		return 0, err
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"sort"
 	"strings"
 	"sync"
@@ -19,7 +20,13 @@ import (
 // Config describes one benchmark run. The zero value of a field means its
 // default (see Defaults); Warmup zero means no warm-up.
 type Config struct {
-	Server   string // host:port of the server (default 127.0.0.1:2181)
+	// Server is the host:port of the server (default 127.0.0.1:2181), or
+	// a comma-separated list of an ensemble's members
+	// ("h1:p1,h2:p2,h3:p3"): the sessions are then spread round-robin
+	// over the list (session i on member i mod n; the setup session on the
+	// first), and each load session syncs with the leader before the load
+	// starts, so that it sees what the setup created.
+	Server   string
 	Workload string // see Workloads
 	// Client is the client library for get, set and mixed: "raw" (this
 	// package's pipelined protocol client, the default), "zk" (zkgo's Go
@@ -62,6 +69,10 @@ type Config struct {
 	// before the load starts (the comparison samples the server's memory
 	// there).
 	AfterSetup func()
+	// AfterLoad, if not nil, is called once the load (warm-up and
+	// measurement) has stopped and before the teardown (the comparison
+	// reads the servers' counters around the load).
+	AfterLoad func()
 }
 
 // Defaults fills in the zero fields.
@@ -265,9 +276,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	for i := range e.payload {
 		e.payload[i] = byte('a' + i%26)
 	}
-	admin, err := Dial(cfg.Server, cfg.SessionTimeout)
+	admin, err := Dial(cfg.serverFor(0), cfg.SessionTimeout)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", cfg.Server, err)
+		return nil, fmt.Errorf("connect to %s: %w", cfg.serverFor(0), err)
 	}
 	e.admin = admin
 	defer admin.Close()
@@ -354,6 +365,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return nil, fmt.Errorf("%s: %w", cfg.Workload, runErr)
 	}
+	if cfg.AfterLoad != nil {
+		cfg.AfterLoad()
+	}
 	return e.result(def, w), nil
 }
 
@@ -369,6 +383,11 @@ func (c Config) Check() error {
 }
 
 func (c *Config) validate(def *workloadDef) error {
+	for _, a := range c.servers() {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return fmt.Errorf("bad server address %q in %q: want host:port[,host:port...]", a, c.Server)
+		}
+	}
 	switch c.Client {
 	case "raw", "zk", "gozk":
 	default:
@@ -405,6 +424,25 @@ func (c *Config) validate(def *workloadDef) error {
 	}
 	return nil
 }
+
+// servers returns the addresses in Server.
+func (c *Config) servers() []string {
+	parts := strings.Split(c.Server, ",")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts
+}
+
+// serverFor returns the address session i connects to: round-robin over
+// the servers.
+func (c *Config) serverFor(i int) string {
+	s := c.servers()
+	return s[i%len(s)]
+}
+
+// multiServer reports whether Server lists more than one address.
+func (c *Config) multiServer() bool { return strings.Contains(c.Server, ",") }
 
 func workloadNames() []string {
 	var names []string

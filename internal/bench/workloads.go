@@ -151,8 +151,11 @@ func deleteTree(c *Conn, path string, depth int) error {
 	return nil
 }
 
-// dialAll opens n sessions, par at a time.
-func dialAll(ctx context.Context, addr string, n, par int, o dialOptions, each func(i int, c *Conn, took time.Duration)) ([]*Conn, error) {
+// dialAll opens n sessions, par at a time; session i connects to
+// addrs[i mod len(addrs)]. With several addresses (an ensemble), each
+// session then syncs its member with the leader (not timed), so that its
+// reads see what was written through another member before it connected.
+func dialAll(ctx context.Context, addrs []string, n, par int, o dialOptions, each func(i int, c *Conn, took time.Duration)) ([]*Conn, error) {
 	conns := make([]*Conn, n)
 	var wg sync.WaitGroup
 	var first firstError
@@ -170,15 +173,22 @@ func dialAll(ctx context.Context, addr string, n, par int, o dialOptions, each f
 					return
 				}
 				t0 := time.Now()
-				c, err := dial(addr, o)
+				c, err := dial(addrs[i%len(addrs)], o)
 				if err != nil {
 					first.set(err)
 					return
 				}
-				if each != nil {
-					each(i, c, time.Since(t0))
-				}
+				took := time.Since(t0)
 				conns[i] = c
+				if len(addrs) > 1 {
+					if err := check(c.Do(proto.OpSync, &proto.SyncRequest{Path: "/"}, nil)); err != nil {
+						first.set(fmt.Errorf("sync on %s: %w", addrs[i%len(addrs)], err))
+						return
+					}
+				}
+				if each != nil {
+					each(i, c, took)
+				}
 			}
 		}()
 	}
@@ -217,7 +227,7 @@ func closeAll(conns []*Conn) {
 
 // dialLoad opens the load connections of a request workload.
 func (e *env) dialLoad(ctx context.Context) error {
-	cs, err := dialAll(ctx, e.cfg.Server, e.cfg.Connections, 16, dialOptions{timeout: e.cfg.SessionTimeout}, nil)
+	cs, err := dialAll(ctx, e.cfg.servers(), e.cfg.Connections, 16, dialOptions{timeout: e.cfg.SessionTimeout}, nil)
 	if err != nil {
 		return err
 	}
