@@ -128,7 +128,10 @@ func (l *raftLog) start() error {
 		StateMachine: l,
 		Transport:    tr,
 		SnapCount:    uint64(opts.SnapCount),
-		TickInterval: max(opts.TickTime/2, 10*time.Millisecond),
+		// Half a tickTime, at most 100 ms: with ZooKeeper's default
+		// tickTime of 2 s a 1 s raft tick would make a first election
+		// (10–20 ticks) take 10–20 s, where ZooKeeper's takes about one.
+		TickInterval: min(max(opts.TickTime/2, 10*time.Millisecond), 100*time.Millisecond),
 		Logger:       l.s.log,
 	})
 	if err != nil {
@@ -146,6 +149,15 @@ func (l *raftLog) start() error {
 			case <-node.Done():
 				return fmt.Errorf("raft stopped: %w", node.Err())
 			}
+		}
+		// After a machine crash the durable commit index may lag the
+		// log: entries fsynced, applied and acknowledged before the
+		// crash whose later commit-only hard state (never fsynced) was
+		// lost. Leading alone, this member commits its whole log again;
+		// serve only once it is applied, so no client reads a state
+		// without an acknowledged write.
+		if err := node.WaitApplied(context.Background(), st.Recovered().LastIndex); err != nil {
+			return fmt.Errorf("applying the recovered log: %w", err)
 		}
 		l.leader.Store(1)
 		return nil

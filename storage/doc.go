@@ -67,7 +67,10 @@
 // orphan of a crash between writing the file and its WAL record and is
 // deleted; a file that fails verification is renamed *.broken and the next
 // older one is tried, which works because WAL segments are kept back to the
-// oldest retained snapshot. The WAL is then opened at the chosen snapshot
+// oldest retained snapshot. WAL segments before a gap in the segment
+// sequence numbers are deleted first: they are left over from a purge
+// interrupted by a crash (see below) and etcd cannot read across the gap.
+// The WAL is then opened at the chosen snapshot
 // and read to the end. If the last segment ends in a torn record
 // (io.ErrUnexpectedEOF: a crash during a write), etcd's wal.Repair copies
 // the segment to <name>.broken and truncates it after the last whole
@@ -85,5 +88,31 @@
 // entries before it. Snapshot files beyond SnapRetain (default 3, like
 // ZooKeeper's autopurge.snapRetainCount) are deleted, and WAL segments
 // holding only entries older than the oldest kept snapshot are released
-// and deleted.
+// and deleted, oldest first; then both directories are fsynced. A crash
+// before that fsync may bring back any subset of the deleted files, so
+// recovery tolerates old snapshot files and old segments, and deletes
+// segments stranded before a gap.
+//
+// # How durability is tested
+//
+// A kill -9 (crash_test.go, and cmd/zkgo's process test) leaves the page
+// cache intact, so it shows that the order of writes is right but not
+// that anything was fsynced. For that, every durability step reports a
+// SyncPoint to Options.SyncHook (or the process-wide SetSyncHook) right
+// after it completed: a WAL fsync, a snapshot's temporary file fsynced,
+// renamed, its directory fsynced, the WAL snapshot record, a purge and its
+// directory fsync. Package storagetest's Recorder turns these into the
+// directory's durable image — each file as of the last point that made it
+// durable, never a temporary or preallocated file — and materializes it
+// as a machine crash at that moment leaves the disk: unsynced bytes
+// dropped, optionally some unsynced WAL sectors written anyway (a torn
+// tail) and unsynced deletions undone. failpoint_test.go crashes at each
+// point (and between a step's write and its fsync) and checks that
+// recovery starts from the newest snapshot with a durable WAL record and
+// keeps every acknowledged entry; server/fault_test.go does the same under
+// a running server with concurrent clients, checking every acknowledged
+// write, zxid and tree invariant, with a NoSync run as negative control.
+// The hook is trusted: it reports an fsync that the code did not issue
+// only if a call site is misplaced, which is why each call sits next to
+// the step it reports.
 package storage

@@ -96,7 +96,12 @@ func listSnapFiles(dir string) ([]snapFile, error) {
 // and fsynced, renamed to its final name, and the directory is fsynced. A
 // crash leaves either no file or the complete file (plus possibly a stale
 // temporary file, which Open deletes). With noSync the fsyncs are skipped.
-func writeSnapFile(dir string, snap *raftpb.Snapshot, noSync bool) (err error) {
+// synced (may be nil) is told each durability step as it completes; with
+// noSync there are none.
+func writeSnapFile(dir string, snap *raftpb.Snapshot, noSync bool, synced func(SyncPoint)) (err error) {
+	if synced == nil || noSync {
+		synced = func(SyncPoint) {}
+	}
 	meta, err := snap.Metadata.Marshal()
 	if err != nil {
 		return err
@@ -149,12 +154,22 @@ func writeSnapFile(dir string, snap *raftpb.Snapshot, noSync bool) (err error) {
 		return err
 	}
 	f = nil
+	// Durability boundary: the content is durable, under the temporary
+	// name (which recovery deletes) until the rename is.
+	synced(PointSnapTempSynced)
 	if err = os.Rename(tmp, final); err != nil {
 		return err
 	}
+	// Failpoint: renamed, but the rename is not durable before the
+	// directory is fsynced; a crash may leave either name.
+	synced(PointSnapRenamed)
 	if !noSync {
-		return syncDir(dir)
+		if err = syncDir(dir); err != nil {
+			return err
+		}
 	}
+	// Durability boundary: the file is durable under its final name.
+	synced(PointSnapSynced)
 	return nil
 }
 

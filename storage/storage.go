@@ -61,6 +61,10 @@ type Options struct {
 	// entries rather than a whole snapshot (etcd's
 	// SnapshotCatchUpEntries). Default 5000.
 	CatchUpEntries uint64
+	// SyncHook, if set, is called after each durability step (see
+	// SyncPoint); tests use it to compute what a machine crash would
+	// leave on disk. SetSyncHook sets one for every Storage.
+	SyncHook SyncHook
 }
 
 func (o Options) withDefaults() Options {
@@ -190,6 +194,9 @@ func (s *Storage) recover() error {
 		return s.create()
 	}
 
+	if err := s.removeStaleSegments(); err != nil {
+		return err
+	}
 	walSnaps, err := wal.ValidSnapshotEntries(s.zlog, s.walDir)
 	if err != nil {
 		return fmt.Errorf("%w: scanning WAL snapshot records: %w", ErrCorrupt, err)
@@ -271,6 +278,9 @@ func (s *Storage) recover() error {
 	}
 	st.HardState = hs
 	s.w, s.ms, s.rec = w, ms, st
+	// Durability boundary: what recovery left (a repaired tail is
+	// fsynced by wal.Repair) is the starting state from now on.
+	s.synced(PointOpened)
 	s.log.Info("storage: recovered", "snapshot", s.snapIndex, "first", st.FirstIndex,
 		"last", st.LastIndex, "term", hs.Term, "commit", hs.Commit, "repaired", repaired)
 	return nil
@@ -297,6 +307,9 @@ func (s *Storage) create() error {
 	s.w = w
 	s.ms = raft.NewMemoryStorage()
 	s.rec = State{Fresh: true, Metadata: bytes.Clone(s.opts.Metadata)}
+	// Durability boundary: wal.Create fsynced the first segment and its
+	// directory entry (always, even with NoSync, which is set after).
+	s.synced(PointCreated)
 	s.log.Info("storage: created")
 	return nil
 }
@@ -378,8 +391,18 @@ func (s *Storage) Save(hs raftpb.HardState, ents []raftpb.Entry) error {
 	if err := s.usable(); err != nil {
 		return err
 	}
+	// etcd's WAL fsyncs exactly when raft.MustSync says so, comparing with
+	// the last hard state it saved, which the MemoryStorage holds too.
+	prev, _, _ := s.ms.InitialState()
+	mustSync := raft.MustSync(hs, prev, len(ents)) && (len(ents) > 0 || !raft.IsEmptyHardState(hs))
 	if err := s.w.Save(hs, ents); err != nil {
 		return s.fail(fmt.Errorf("WAL save: %w", err))
+	}
+	if mustSync && !s.opts.NoSync {
+		// Durability boundary: these entries and hard state, and every
+		// record appended before them, are fsynced. Only after this
+		// point may raft send messages and the server acknowledge.
+		s.synced(PointWALSynced)
 	}
 	if len(ents) > 0 {
 		if err := s.ms.Append(ents); err != nil {
@@ -398,6 +421,11 @@ func (s *Storage) Save(hs raftpb.HardState, ents []raftpb.Entry) error {
 			// 10219): Save does not fsync a commit-only change.
 			if err := s.w.Sync(); err != nil {
 				return s.fail(fmt.Errorf("WAL sync: %w", err))
+			}
+			if !s.opts.NoSync {
+				// Durability boundary: the hard state committing the
+				// snapshot is durable, so the WAL before it may go.
+				s.synced(PointWALSynced)
 			}
 			s.purgeAt = 0
 			s.purge()
@@ -435,12 +463,17 @@ func (s *Storage) SaveSnapshot(snap raftpb.Snapshot) error {
 	if snap.Metadata.Index <= s.snapIndex {
 		return raft.ErrSnapOutOfDate
 	}
-	if err := writeSnapFile(s.snapDir, &snap, s.opts.NoSync); err != nil {
+	if err := writeSnapFile(s.snapDir, &snap, s.opts.NoSync, s.synced); err != nil {
 		return s.fail(fmt.Errorf("writing snapshot file: %w", err))
 	}
 	ws := walpb.Snapshot{Index: snap.Metadata.Index, Term: snap.Metadata.Term, ConfState: &snap.Metadata.ConfState}
 	if err := s.w.SaveSnapshot(ws); err != nil {
 		return s.fail(fmt.Errorf("WAL snapshot record: %w", err))
+	}
+	if !s.opts.NoSync {
+		// Durability boundary: wal.SaveSnapshot fsyncs; the snapshot
+		// file is now usable by recovery.
+		s.synced(PointWALSnapshot)
 	}
 	if err := s.ms.ApplySnapshot(snap); err != nil {
 		return s.fail(err)
@@ -484,12 +517,17 @@ func (s *Storage) CreateSnapshot(index uint64, cs *raftpb.ConfState, data []byte
 		return fmt.Errorf("%w: %d: %w", ErrSnapshotIndex, index, err)
 	}
 	snap := raftpb.Snapshot{Data: data, Metadata: raftpb.SnapshotMetadata{Index: index, Term: term, ConfState: *cs}}
-	if err := writeSnapFile(s.snapDir, &snap, s.opts.NoSync); err != nil {
+	if err := writeSnapFile(s.snapDir, &snap, s.opts.NoSync, s.synced); err != nil {
 		return s.fail(fmt.Errorf("writing snapshot file: %w", err))
 	}
 	ws := walpb.Snapshot{Index: index, Term: term, ConfState: &snap.Metadata.ConfState}
 	if err := s.w.SaveSnapshot(ws); err != nil {
 		return s.fail(fmt.Errorf("WAL snapshot record: %w", err))
+	}
+	if !s.opts.NoSync {
+		// Durability boundary: wal.SaveSnapshot fsyncs; the snapshot
+		// file is now usable by recovery.
+		s.synced(PointWALSnapshot)
 	}
 	if _, err := s.ms.CreateSnapshot(index, cs, data); err != nil {
 		return s.fail(err)
@@ -508,7 +546,37 @@ func (s *Storage) CreateSnapshot(index uint64, cs *raftpb.ConfState, data []byte
 // hold only entries before the oldest kept snapshot, so that every kept
 // snapshot stays usable for recovery. Failures are logged, not returned:
 // leftover files cost space, not correctness.
+//
+// The deletions are made durable with an fsync of each directory. A crash
+// before that may bring back any subset of the deleted files, including an
+// older WAL segment without the next one; Open deletes such leftovers (see
+// removeStaleSegments).
 func (s *Storage) purge() {
+	snaps, segs := s.removeOld()
+	// Failpoint: the files are gone, but not durably.
+	s.synced(PointPurged)
+	if s.opts.NoSync || snaps+segs == 0 {
+		return
+	}
+	if snaps > 0 {
+		if err := syncDir(s.snapDir); err != nil {
+			s.log.Warn("storage: syncing the snapshot directory after deletions", "err", err)
+			return
+		}
+	}
+	if segs > 0 {
+		if err := syncDir(s.walDir); err != nil {
+			s.log.Warn("storage: syncing the WAL directory after deletions", "err", err)
+			return
+		}
+	}
+	// Durability boundary: the deletions are durable.
+	s.synced(PointPurgeSynced)
+}
+
+// removeOld deletes what purge deletes and returns how many snapshot files
+// and WAL segments it deleted.
+func (s *Storage) removeOld() (snaps, segs int) {
 	files, err := listSnapFiles(s.snapDir)
 	if err != nil {
 		s.log.Warn("storage: listing snapshots", "err", err)
@@ -519,6 +587,7 @@ func (s *Storage) purge() {
 			s.log.Warn("storage: deleting old snapshot", "file", files[0].name, "err", err)
 			return
 		}
+		snaps++
 		files = files[1:]
 	}
 	if len(files) == 0 {
@@ -541,8 +610,43 @@ func (s *Storage) purge() {
 			s.log.Warn("storage: deleting WAL segment", "file", names[j].name, "err", err)
 			return
 		}
+		segs++
 		s.log.Debug("storage: deleted WAL segment", "file", names[j].name)
 	}
+	return
+}
+
+// removeStaleSegments deletes the WAL segments before a gap in the segment
+// sequence numbers. Segments are cut with consecutive numbers and purge
+// deletes the oldest first, so a gap means a crash during a purge brought
+// back a deleted segment whose successor stayed deleted (a file system may
+// persist unsynced deletions in any order). Those segments were being
+// deleted and cannot be read anyway: etcd's CRC chain breaks at the gap,
+// which would make every Open fail.
+func (s *Storage) removeStaleSegments() error {
+	names, err := listWALFiles(s.walDir)
+	if err != nil {
+		return err
+	}
+	gap := 0
+	for i := 1; i < len(names); i++ {
+		if names[i].seq != names[i-1].seq+1 {
+			gap = i
+		}
+	}
+	if gap == 0 {
+		return nil
+	}
+	for _, n := range names[:gap] {
+		s.log.Warn("storage: deleting a WAL segment left over from an interrupted purge", "file", n.name, "next", names[gap].name)
+		if err := os.Remove(filepath.Join(s.walDir, n.name)); err != nil {
+			return err
+		}
+	}
+	if s.opts.NoSync {
+		return nil
+	}
+	return syncDir(s.walDir)
 }
 
 // Close syncs and closes the WAL and releases the directory lock. The
