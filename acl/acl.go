@@ -11,10 +11,12 @@
 // IPv6 support that ZooKeeper added after 3.8 (ZOOKEEPER-4240). ZooKeeper 3.8
 // itself only understands IPv4 in "ip" ACLs.
 //
-// Only the providers a stock ZooKeeper server registers are known: "ip" and
-// "digest". Ids of the "x509" and "sasl" schemes are matched by equality in
-// Check, but ACLs naming those schemes are rejected by Fixup, as they are by
-// a ZooKeeper server that has no such provider configured.
+// The providers known are those of a stock ZooKeeper server, "ip" and
+// "digest", plus "sasl" (SASLAuthenticationProvider, which ZooKeeper
+// registers only when authProvider.N names it; zkgo always has it, so sasl
+// ACLs are valid even on a server without SASL users). Ids of the "x509"
+// scheme are matched by equality in Check, but ACLs naming it are rejected
+// by Fixup, as they are by a ZooKeeper server that has no such provider.
 package acl
 
 import (
@@ -153,6 +155,8 @@ func isAuthenticatedScheme(scheme string) bool {
 //     Java's String.split drops trailing empty fields (so "u:" and "u:h:c"
 //     are invalid while ":h" and "u:h:" are valid). Nothing checks the hash.
 //   - An "ip" id must be an address or address/bits (see IPMatches).
+//   - A "sasl" id must be a valid Kerberos name (SASLAuthenticationProvider.
+//     isValid): without '@', or of the form name[/host]@realm.
 //   - Any other scheme is invalid.
 //   - Perms are not checked: ZooKeeper accepts 0 and bits above ADMIN.
 //
@@ -200,6 +204,11 @@ func Fixup(acls []proto.ACL, authIDs []proto.Id) ([]proto.ACL, error) {
 				return nil, ErrInvalidACL
 			}
 			out = append(out, a)
+		case a.ID.Scheme == SchemeSASL:
+			if !validKerberosName(a.ID.ID) {
+				return nil, ErrInvalidACL
+			}
+			out = append(out, a)
 		default:
 			return nil, ErrInvalidACL
 		}
@@ -220,6 +229,21 @@ func validDigestID(id string) bool {
 	return len(parts) == 2
 }
 
+// validKerberosName is KerberosName's constructor not throwing: a name
+// without '@' is a plain service name; one with '@' must match
+// ([^/@]*)(/([^/@]*))?@([^/@]*) as a whole.
+func validKerberosName(id string) bool {
+	at := strings.IndexByte(id, '@')
+	if at < 0 {
+		return true
+	}
+	name, realm := id[:at], id[at+1:]
+	if strings.ContainsAny(realm, "/@") {
+		return false
+	}
+	return strings.Count(name, "/") <= 1
+}
+
 // Check reports whether a connection holding ids may perform an operation
 // needing perm on a znode whose ACL is acls (ZooKeeperServer.checkACL):
 //
@@ -229,7 +253,9 @@ func validDigestID(id string) bool {
 //     bits, e.g. READ|ADMIN for getACL, and any one of them suffices) and be
 //     world:anyone, or match an identity of the same scheme: "ip" by
 //     address or network (IPMatches), "digest", "x509" and "sasl" by equal
-//     ids. Entries of other schemes never match.
+//     ids, where the sasl identity "super" also matches every sasl entry
+//     (SASLAuthenticationProvider.matches). Entries of other schemes never
+//     match.
 func Check(acls []proto.ACL, perm proto.Perm, ids []proto.Id) bool {
 	if len(acls) == 0 {
 		return true
@@ -255,8 +281,12 @@ func Check(acls []proto.ACL, perm proto.Perm, ids []proto.Id) bool {
 				if IPMatches(a.ID.ID, id.ID) {
 					return true
 				}
-			case SchemeDigest, SchemeX509, SchemeSASL:
+			case SchemeDigest, SchemeX509:
 				if id.ID == a.ID.ID {
+					return true
+				}
+			case SchemeSASL:
+				if id.ID == a.ID.ID || id.ID == "super" {
 					return true
 				}
 			}

@@ -8,9 +8,14 @@
 // "DigestAuthenticationProvider.superDigest" are read from zoo.cfg under
 // those names. Keys zkgo honours are parsed; keys that only configure the
 // Java server, and unknown keys, are accepted with one warning each. Keys
-// that configure TLS, or that make ZooKeeper enforce client authentication,
-// are refused with an error, because serving without them would be less
-// secure than the configuration asks for.
+// that configure TLS are refused with an error, because serving without
+// them would be less secure than the configuration asks for.
+//
+// SASL (DIGEST-MD5) users live in a JAAS file, as in ZooKeeper; since
+// zkgo has no JVM command line, zoo.cfg names the file with the zkgo key
+// zkgo.sasl.jaasConfig (see jaas.go). superUser, sasl.serverconfig,
+// enforce.auth.enabled, enforce.auth.schemes and
+// sessionRequireClientSASLAuth are honoured as ZooKeeper reads them.
 //
 // Known departures from ZooKeeper, all deliberate:
 //   - jute.maxbuffer, readonlymode.enabled and
@@ -23,8 +28,13 @@
 //     znode.container.checkIntervalMs) silently fall back to their default
 //     in ZooKeeper when malformed; here they are errors.
 //   - 4lw.commands.whitelist may separate words by spaces as well as commas.
-//   - A relative dynamicConfigFile is resolved against the directory of the
-//     file naming it (ZooKeeper: against the working directory).
+//   - A relative dynamicConfigFile or zkgo.sasl.jaasConfig is resolved
+//     against the directory of the file naming it (ZooKeeper: against the
+//     working directory).
+//   - The sasl authentication provider is always there: authProvider.N
+//     naming SASLAuthenticationProvider (or the digest or ip provider) is
+//     accepted without a warning, and enforcing sasl without
+//     zkgo.sasl.jaasConfig is an error.
 //   - Hierarchical quorums (group.N, weight.N) are refused.
 //   - The file is read as UTF-8 (Java reads zoo.cfg as ISO-8859-1).
 package config
@@ -134,6 +144,25 @@ type Config struct {
 	MaxBuffer              int           // jute.maxbuffer, default 0xfffff
 	GlobalOutstandingLimit int           // globalOutstandingLimit, default 1000
 	ForceSync              bool          // forceSync: false only for "no"
+
+	// JAASConfigFile (zkgo.sasl.jaasConfig) is the JAAS login
+	// configuration file that holds the SASL users: what ZooKeeper reads
+	// from -Djava.security.auth.login.config. Load resolves a relative name
+	// against the directory of zoo.cfg and reads SASLUsers from it.
+	JAASConfigFile string
+	// SASLSection (sasl.serverconfig) is the JAAS section of the server's
+	// users, default "Server".
+	SASLSection string
+	// SASLUsers are the DIGEST-MD5 users and passwords (Load, from
+	// JAASConfigFile); nil without one.
+	SASLUsers map[string]string
+	// SASLSuperUser (superUser) is a SASL user that is also super.
+	SASLSuperUser string
+	// EnforceAuthSchemes are the schemes a client must have authenticated
+	// with before anything else (enforce.auth.enabled=true with
+	// enforce.auth.schemes, or sessionRequireClientSASLAuth=true for
+	// "sasl"); nil when not enforced.
+	EnforceAuthSchemes []string
 }
 
 // FourLetterWordsKnown lists every four-letter word ZooKeeper 3.8 knows;
@@ -188,6 +217,7 @@ func base() *Config {
 		MaxBuffer:                DefaultMaxBuffer,
 		GlobalOutstandingLimit:   DefaultGlobalOutstandingLimit,
 		ForceSync:                true,
+		SASLSection:              DefaultSASLSection,
 	}
 }
 
@@ -310,6 +340,18 @@ func Load(path string) (*Config, []string, error) {
 			return nil, warnings, err
 		}
 	}
+	if c.JAASConfigFile != "" {
+		jaas := c.JAASConfigFile
+		if !filepath.IsAbs(jaas) {
+			jaas = filepath.Join(filepath.Dir(path), jaas)
+		}
+		users, w, err := LoadSASLUsers(jaas, c.SASLSection)
+		warnings = append(warnings, w...)
+		if err != nil {
+			return nil, warnings, fmt.Errorf("zkgo.sasl.jaasConfig: %w", err)
+		}
+		c.SASLUsers = users
+	}
 	if err := c.readMyID(); err != nil {
 		return nil, warnings, err
 	}
@@ -413,7 +455,7 @@ func Parse(r io.Reader, name string) (*Config, []string, error) {
 var javaOnlyKeys = setOf(
 	"X509AuthenticationProvider.superUser", "audit.enable", "clientPortListenBacklog",
 	"closeSessionTxn.enabled", "commitLogCount", "connectToLearnerMasterLimit",
-	"digest.enabled", "electionAlg", "electionPortBindRetry", "enforce.auth.schemes",
+	"digest.enabled", "electionAlg", "electionPortBindRetry",
 	"enforceQuota", "flushDelay", "fsync.warningthresholdms", "jute.maxbuffer.extrasize",
 	"kerberos.removeHostFromPrincipal", "kerberos.removeRealmFromPrincipal",
 	"largeRequestMaxBytes", "largeRequestThreshold", "leader.maxConcurrentDiffSyncs",
@@ -425,7 +467,7 @@ var javaOnlyKeys = setOf(
 	"quorumListenOnAllIPs", "reconfigEnabled", "requestStaleConnectionCheck",
 	"requestStaleLatencyCheck", "requestThrottleDropStale", "requestThrottleLimit",
 	"requestThrottleStallTime", "serializeLastProcessedZxid.enabled", "skipACL",
-	"snapSizeLimitInKb", "sslQuorumReloadCertFiles", "standaloneEnabled", "superUser", "syncEnabled",
+	"snapSizeLimitInKb", "sslQuorumReloadCertFiles", "standaloneEnabled", "syncEnabled",
 	"txnLogSizeLimitInKb", "watchManagerName",
 )
 
@@ -453,6 +495,10 @@ type parser struct {
 	version  *property
 	servers  []property
 	portAddr *property
+	// authentication enforcement, resolved by finish
+	enforce     *property // enforce.auth.enabled=true
+	schemes     *property // enforce.auth.schemes
+	requireSASL *property // sessionRequireClientSASLAuth=true
 }
 
 func (p *parser) warn(pr property, format string, args ...any) {
@@ -644,12 +690,32 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 			p.warn(pr, "setting of the Java server; ignored")
 		}
 
-	// Authentication enforcement.
-	case k == "enforce.auth.enabled" || k == "sessionRequireClientSASLAuth":
-		if strings.EqualFold(v, "true") {
-			return p.errorf(pr, "enforcing client authentication is not implemented yet; refusing to serve unauthenticated clients")
+	// SASL and authentication enforcement (AuthenticationHelper).
+	case k == "zkgo.sasl.jaasConfig":
+		c.JAASConfigFile = v
+	case k == "sasl.serverconfig" || k == "zookeeper.sasl.serverconfig":
+		if v == "" {
+			return p.errorf(pr, "empty JAAS section name")
 		}
-		p.warn(pr, "authentication enforcement setting; ignored")
+		c.SASLSection = v
+	case k == "superUser":
+		c.SASLSuperUser = v
+	case strings.HasPrefix(k, "authProvider.") && builtinProviders[v]:
+		// zkgo always has the ip, digest and sasl providers.
+	case k == "enforce.auth.enabled":
+		if p.javaBool(pr) {
+			p.enforce = &pr
+		} else {
+			p.enforce = nil
+		}
+	case k == "enforce.auth.schemes":
+		p.schemes = &pr
+	case k == "sessionRequireClientSASLAuth":
+		if p.javaBool(pr) {
+			p.requireSASL = &pr
+		} else {
+			p.requireSASL = nil
+		}
 	case k == "requireClientAuthScheme":
 		return p.errorf(pr, "requiring client authentication is not implemented yet; refusing to serve unauthenticated clients")
 
@@ -672,10 +738,65 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 	return false
 }
 
+// builtinProviders are the authProvider.N classes zkgo has built in.
+var builtinProviders = setOf(
+	"org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
+	"org.apache.zookeeper.server.auth.DigestAuthenticationProvider",
+	"org.apache.zookeeper.server.auth.IPAuthenticationProvider",
+)
+
+// enforcement resolves EnforceAuthSchemes as AuthenticationHelper does:
+// sessionRequireClientSASLAuth=true means sasl alone; otherwise
+// enforce.auth.enabled=true needs enforce.auth.schemes, a comma-separated
+// list of schemes that must have a provider.
+func (p *parser) enforcement() error {
+	c := p.c
+	var at property
+	switch {
+	case p.requireSASL != nil:
+		at = *p.requireSASL
+		c.EnforceAuthSchemes = []string{"sasl"}
+	case p.enforce != nil:
+		at = *p.enforce
+		if p.schemes != nil {
+			at = *p.schemes
+			for _, f := range strings.Split(p.schemes.value, ",") {
+				if f = strings.TrimSpace(f); f != "" {
+					c.EnforceAuthSchemes = append(c.EnforceAuthSchemes, f)
+				}
+			}
+		}
+		if len(c.EnforceAuthSchemes) == 0 {
+			return p.errorf(at, "enforce.auth.enabled is true, so enforce.auth.schemes must list the schemes to enforce")
+		}
+	default:
+		return nil
+	}
+	for _, scheme := range c.EnforceAuthSchemes {
+		switch scheme {
+		case "sasl":
+			if c.JAASConfigFile == "" {
+				return p.errorf(at, "sasl authentication is enforced but no SASL users are configured: set zkgo.sasl.jaasConfig to the JAAS file with the %q section", c.SASLSection)
+			}
+		case "digest":
+			if !c.DigestAuthEnabled {
+				return p.errorf(at, "digest authentication is enforced but DigestAuthenticationProvider.enabled is false")
+			}
+		case "ip":
+		default:
+			return p.errorf(at, "authentication scheme %q is not available (zkgo has ip, digest and sasl)", scheme)
+		}
+	}
+	return nil
+}
+
 // finish derives defaults from the settings, as ZooKeeper does after reading
 // every key.
 func (p *parser) finish() error {
 	c := p.c
+	if err := p.enforcement(); err != nil {
+		return err
+	}
 	if c.DataLogDir == "" {
 		c.DataLogDir = c.DataDir
 	}

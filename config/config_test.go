@@ -90,6 +90,7 @@ func TestDefault(t *testing.T) {
 		MaxBuffer:                0xfffff,
 		GlobalOutstandingLimit:   1000,
 		ForceSync:                true,
+		SASLSection:              "Server",
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Default() =\n%+v\nwant\n%+v", c, want)
@@ -359,20 +360,119 @@ func TestTLSRefused(t *testing.T) {
 	}
 }
 
-func TestAuthEnforcementRefused(t *testing.T) {
-	for _, line := range []string{
-		"enforce.auth.enabled=true",
-		"sessionRequireClientSASLAuth=true",
-		"requireClientAuthScheme=sasl",
-	} {
-		_, _, err := parseString(t, "dataDir=/d\n"+line+"\n")
-		key, _, _ := strings.Cut(line, "=")
-		if err == nil || !strings.Contains(err.Error(), "zoo.cfg:2: "+key) {
-			t.Errorf("%s: err = %v", line, err)
-		}
+func TestAuthEnforcement(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       []string // EnforceAuthSchemes
+		err        string   // substring of the error
+		warned     []string // keys with warnings
+	}{
+		{"off", "enforce.auth.enabled=false\nenforce.auth.schemes=digest\n", nil, "", nil},
+		{"schemes alone", "enforce.auth.schemes=sasl\n", nil, "", nil},
+		{"digest", "enforce.auth.enabled=true\nenforce.auth.schemes=digest\n", []string{"digest"}, "", nil},
+		{"upper-case true", "enforce.auth.enabled=TRUE\nenforce.auth.schemes=ip\n", []string{"ip"}, "", nil},
+		{"list", "zkgo.sasl.jaasConfig=jaas.conf\nenforce.auth.enabled=true\nenforce.auth.schemes= sasl , digest,\n",
+			[]string{"sasl", "digest"}, "", nil},
+		{"require sasl", "zkgo.sasl.jaasConfig=jaas.conf\nsessionRequireClientSASLAuth=true\nenforce.auth.enabled=true\nenforce.auth.schemes=digest\n",
+			[]string{"sasl"}, "", nil},
+		{"yes is false", "enforce.auth.enabled=yes\nenforce.auth.schemes=digest\n", nil, "", []string{"enforce.auth.enabled"}},
+		{"no schemes", "enforce.auth.enabled=true\n", nil, "zoo.cfg:3: enforce.auth.enabled: enforce.auth.enabled is true, so enforce.auth.schemes", nil},
+		{"empty schemes", "enforce.auth.enabled=true\nenforce.auth.schemes= , \n", nil, "zoo.cfg:4: enforce.auth.schemes:", nil},
+		{"sasl without users", "sessionRequireClientSASLAuth=true\n", nil, "zoo.cfg:3: sessionRequireClientSASLAuth: sasl authentication is enforced but no SASL users are configured: set zkgo.sasl.jaasConfig", nil},
+		{"unknown scheme", "enforce.auth.enabled=true\nenforce.auth.schemes=x509\n", nil, `scheme "x509" is not available`, nil},
+		{"digest disabled", "DigestAuthenticationProvider.enabled=false\nenforce.auth.enabled=true\nenforce.auth.schemes=digest\n", nil, "DigestAuthenticationProvider.enabled is false", nil},
+		{"requireClientAuthScheme", "requireClientAuthScheme=sasl\n", nil, "zoo.cfg:3: requireClientAuthScheme", nil},
 	}
-	_, w := mustParse(t, "dataDir=/d\nenforce.auth.enabled=false\nenforce.auth.schemes=digest\n")
-	wantKeys(t, w, "enforce.auth.enabled", "enforce.auth.schemes")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, w, err := parseString(t, "dataDir=/d\ntickTime=2000\n"+tt.text)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(c.EnforceAuthSchemes, tt.want) {
+				t.Errorf("EnforceAuthSchemes = %q, want %q", c.EnforceAuthSchemes, tt.want)
+			}
+			wantKeys(t, w, tt.warned...)
+		})
+	}
+}
+
+func TestSASLKeys(t *testing.T) {
+	c, w := mustParse(t, "dataDir=/d\n"+
+		"zkgo.sasl.jaasConfig=conf/jaas.conf\n"+
+		"sasl.serverconfig=ZkServer\n"+
+		"superUser=admin\n"+
+		"authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider\n"+
+		"authProvider.2=com.example.CustomAuthenticationProvider\n")
+	if c.JAASConfigFile != "conf/jaas.conf" || c.SASLSection != "ZkServer" || c.SASLSuperUser != "admin" {
+		t.Errorf("config %+v", c)
+	}
+	if c.SASLUsers != nil {
+		t.Errorf("Parse read the JAAS file: %v", c.SASLUsers)
+	}
+	wantKeys(t, w, "authProvider.2")
+	if _, _, err := parseString(t, "dataDir=/d\nsasl.serverconfig=\n"); err == nil {
+		t.Error("empty sasl.serverconfig accepted")
+	}
+}
+
+func TestLoadSASLUsers(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, text string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("jaas.conf", `
+Server {
+    org.apache.zookeeper.server.auth.DigestLoginModule required
+    user_super="adminsecret"
+    user_bob="bobsecret";
+};
+Client {
+    org.apache.zookeeper.server.auth.DigestLoginModule required
+    username="bob" password="bobsecret";
+};
+`)
+	base := "tickTime=2000\nclientPort=2181\ndataDir=" + filepath.ToSlash(data) + "\n"
+	cfg := write("zoo.cfg", base+"zkgo.sasl.jaasConfig=jaas.conf\nsessionRequireClientSASLAuth=true\n")
+	c, _, err := Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{"super": "adminsecret", "bob": "bobsecret"}; !reflect.DeepEqual(c.SASLUsers, want) {
+		t.Errorf("SASLUsers = %v, want %v", c.SASLUsers, want)
+	}
+	if !reflect.DeepEqual(c.EnforceAuthSchemes, []string{"sasl"}) {
+		t.Errorf("EnforceAuthSchemes = %v", c.EnforceAuthSchemes)
+	}
+
+	cfg = write("zoo2.cfg", base+"zkgo.sasl.jaasConfig=jaas.conf\nsasl.serverconfig=Other\n")
+	if _, _, err := Load(cfg); err == nil || !strings.Contains(err.Error(), `no JAAS section named "Other" (sections: Client, Server)`) {
+		t.Errorf("missing section: %v", err)
+	}
+	cfg = write("zoo3.cfg", base+"zkgo.sasl.jaasConfig=missing.conf\n")
+	if _, _, err := Load(cfg); err == nil || !strings.Contains(err.Error(), "zkgo.sasl.jaasConfig") {
+		t.Errorf("missing file: %v", err)
+	}
+	write("bad.conf", "Server { x required a=; };")
+	cfg = write("zoo4.cfg", base+"zkgo.sasl.jaasConfig="+filepath.ToSlash(filepath.Join(dir, "bad.conf"))+"\n")
+	if _, _, err := Load(cfg); err == nil || !strings.Contains(err.Error(), "bad.conf:1:") {
+		t.Errorf("bad file: %v", err)
+	}
 }
 
 func TestJavaOnlyWarnings(t *testing.T) {
@@ -386,7 +486,7 @@ func TestJavaOnlyWarnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantKeys(t, warnings,
-		"admin.enableServer", "admin.serverPort", "authProvider.1",
+		"admin.enableServer", "admin.serverPort",
 		"metricsProvider.className", "metricsProvider.httpPort", "standaloneEnabled",
 		"reconfigEnabled", "quorumListenOnAllIPs", "electionAlg", "syncEnabled",
 		"localSessionsEnabled", "audit.enable", "serverCnxnFactory", "someFutureSetting")

@@ -40,7 +40,8 @@ type Conn struct {
 	// with the connection. Set by the handshake, read by the reader.
 	localSession bool
 
-	auth atomic.Pointer[[]proto.Id] // copy-on-write authenticated ids
+	auth   atomic.Pointer[[]proto.Id] // copy-on-write authenticated ids
+	saslEx *saslExchange              // SASL state (sasl.go); reader goroutine only
 
 	// wmu serialises taking bytes out of out and writing them, so batches
 	// reach the socket in order whether the writer goroutine or the
@@ -482,16 +483,16 @@ func (c *Conn) handleFrame(frame []byte) bool {
 		return false
 	}
 	r := &request{xid: h.Xid, op: h.Type, auth: *c.auth.Load(), start: time.Now()}
+	if h.Type != proto.OpAuth && h.Type != proto.OpSasl && c.authMissing() {
+		return c.refuseUnauthenticated(r) // enforce.auth (sasl.go)
+	}
 	switch h.Type {
 	case proto.OpAuth:
 		c.release()
 		return c.handleAuth(h.Xid, d)
 	case proto.OpSasl:
 		c.release()
-		c.s.log.Warn("SASL authentication is not supported yet", "session", hexID(c.sessionID))
-		c.enqueue(&proto.ReplyHeader{Xid: h.Xid, Err: proto.ErrAuthFailed}, nil)
-		c.closeAfterFlush()
-		return true
+		return c.handleSasl(h.Xid, d)
 	case proto.OpCloseSession:
 		if c.localSession {
 			// Nothing to log: a local session ends with its connection.

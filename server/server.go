@@ -116,6 +116,15 @@ type Options struct {
 	// (tests listen on port 0 first); otherwise the server listens on its
 	// own entry's Addr.
 	PeerListener net.Listener
+	// SASL configures SASL DIGEST-MD5 authentication (sasl.go).
+	SASL SASLOptions
+	// EnforceAuthSchemes, if set, are the schemes of which a connection
+	// must hold an identity before any request other than auth and SASL
+	// (enforce.auth.enabled with enforce.auth.schemes;
+	// sessionRequireClientSASLAuth=true means "sasl"). Other requests are
+	// answered SessionClosedRequireSaslAuth and the connection is closed.
+	// Known schemes: sasl (needs SASL.Users), digest, ip.
+	EnforceAuthSchemes []string
 	// Logger receives the server's logs. Default slog.Default().
 	Logger *slog.Logger
 	// ConfigDump, if set, is printed by the conf four-letter word.
@@ -198,6 +207,9 @@ func New(opts Options) (*Server, error) {
 	if opts.ServerID < 0 || opts.ServerID > 254 {
 		return nil, fmt.Errorf("server id %d out of range 0..254", opts.ServerID)
 	}
+	if err := opts.checkAuth(); err != nil {
+		return nil, err
+	}
 	if len(opts.Peers) > 1 {
 		if opts.DataDir == "" && opts.DataLogDir == "" {
 			return nil, errors.New("an ensemble member needs a data directory")
@@ -255,10 +267,13 @@ func (s *Server) setTree(t *tree.Tree) {
 func (s *Server) clustered() bool { return len(s.opts.Peers) > 1 }
 
 // Mode returns ZooKeeper's name for the server's role: "standalone",
-// "leader", "follower" or "observer".
+// "leader", "follower", "observer" or "read-only".
 func (s *Server) Mode() string {
 	if !s.clustered() {
 		return "standalone"
+	}
+	if s.readOnly.Load() {
+		return "read-only"
 	}
 	for _, p := range s.opts.Peers {
 		if p.ID == s.opts.ServerID && p.Observer {

@@ -622,7 +622,12 @@ func (c *Conn) connect(addr string) (*link, *proto.ConnectResponse, error) {
 
 	l := newLink(c, nc, addr, timeout)
 	l.start(br)
-	// Credentials first, and wait for them: a refused credential fails the
+	// SASL first, as ZooKeeper's client holds everything else back until it
+	// completes (sasl.go).
+	if err := c.saslAuth(ctx, l); err != nil {
+		return nil, nil, err
+	}
+	// Credentials next, and wait for them: a refused credential fails the
 	// connection.
 	var authReqs []*request
 	for _, a := range auths {

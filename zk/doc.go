@@ -25,7 +25,8 @@
 // fails the requests in flight with ErrConnectionLoss, and reconnects to the
 // next server of the list (shuffled once, at Connect) presenting the session
 // id and password. Requests issued while disconnected wait for the
-// reconnection or their context. After the handshake it re-sends the
+// reconnection or their context. After the handshake it authenticates
+// again with SASL (WithSASL, DIGEST-MD5), re-sends the
 // credentials (WithAuth, AddAuth), re-registers every watch with
 // setWatches2 and the last zxid it saw, so that the server fires at once the
 // events missed while disconnected, and reports StateReconnected.

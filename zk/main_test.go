@@ -24,11 +24,20 @@ import (
 var (
 	apache    *apachezk.Server
 	apacheErr error
+	// apacheSASL: the Apache server has testSASLUsers (sasl_test.go).
+	apacheSASL bool
 )
 
 func TestMain(m *testing.M) {
+	var jaasDir string
 	if os.Getenv("ZKGO_SKIP_APACHE") == "" {
-		apache, apacheErr = apachezk.Start(apachezk.Options{ExtendedTypes: true})
+		opts := apachezk.Options{ExtendedTypes: true}
+		var err error
+		if jaasDir, err = os.MkdirTemp("", "zk-jaas-"); err == nil {
+			opts.SystemProperties, opts.ExtraConfig, err = apacheSASLOptions(jaasDir)
+		}
+		apacheSASL = err == nil
+		apache, apacheErr = apachezk.Start(opts)
 		if apacheErr != nil {
 			fmt.Fprintln(os.Stderr, apachezk.SkipMessage(apacheErr))
 		}
@@ -38,6 +47,9 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if apache != nil {
 		apache.Stop()
+	}
+	if jaasDir != "" {
+		os.RemoveAll(jaasDir)
 	}
 	os.Exit(code)
 }

@@ -29,6 +29,7 @@ type config struct {
 	sessionTimeout time.Duration
 	chroot         string
 	auths          []authInfo
+	sasl           *saslCreds // WithSASL (sasl.go)
 	dial           DialFunc
 	logger         *slog.Logger
 	readOnly       bool

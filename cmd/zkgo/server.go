@@ -33,7 +33,10 @@ Apache ZooKeeper zoo.cfg (tickTime, dataDir, dataLogDir, clientPort,
 clientPortAddress, maxClientCnxns, min/maxSessionTimeout,
 4lw.commands.whitelist, extendedTypesEnabled, superDigest, myid in dataDir,
 server.N lines); keys that only make sense for the Java server are accepted
-with a warning.
+with a warning. SASL DIGEST-MD5 users come from the JAAS file named by the
+zkgo key zkgo.sasl.jaasConfig (section "Server": user_NAME="password");
+enforce.auth.enabled/enforce.auth.schemes and sessionRequireClientSASLAuth
+are honoured.
 
 Data is durable: every change is written to a log in dataLogDir/zkgo
 (dataDir/zkgo when dataLogDir is not set) and fsynced before it is
@@ -81,6 +84,12 @@ Flags:
 		return 1
 	}
 	opts := optionsFromConfig(cfg, log)
+	if cfg.JAASConfigFile != "" {
+		log.Info("SASL DIGEST-MD5 authentication enabled", "jaasConfig", cfg.JAASConfigFile, "section", cfg.SASLSection, "users", len(cfg.SASLUsers))
+	}
+	if len(cfg.EnforceAuthSchemes) > 0 {
+		log.Info("client authentication enforced", "schemes", cfg.EnforceAuthSchemes)
+	}
 	if cfg.Distributed() {
 		for _, sv := range cfg.Servers {
 			opts.Peers = append(opts.Peers, server.Peer{
@@ -163,6 +172,8 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 		MaxOutstanding:         cfg.GlobalOutstandingLimit,
 		EnforceQuota:           true,
 		DisableDigestAuth:      !cfg.DigestAuthEnabled,
+		SASL:                   server.SASLOptions{Users: cfg.SASLUsers, SuperUser: cfg.SASLSuperUser},
+		EnforceAuthSchemes:     cfg.EnforceAuthSchemes,
 		DataDir:                cfg.DataDir,
 		DataLogDir:             cfg.DataLogDir,
 		NoSync:                 !cfg.ForceSync,

@@ -2,9 +2,10 @@
 // scenarios (leader latch, leader selector, mutex, read-write lock,
 // CuratorCache, plain CRUD and transactions), against any
 // ZooKeeper-compatible server, to check interoperability with the Java
-// client stack.
+// client stack. SaslCheck.java (RunSASLCheck) does the same for SASL
+// DIGEST-MD5 with a plain ZooKeeper client and a JAAS "Client" section.
 //
-// The program is compiled with javac against the Debian packages
+// The programs are compiled with javac against the Debian packages
 // libcurator-{client,framework,recipes}-java and libzookeeper-java (jars in
 // /usr/share/java), once per test process, into a temporary directory.
 //
@@ -40,6 +41,9 @@ var checkSource []byte
 
 //go:embed RecipePeer.java
 var peerSource []byte
+
+//go:embed SaslCheck.java
+var saslSource []byte
 
 // JavaDir is where Debian installs Java libraries.
 const JavaDir = "/usr/share/java"
@@ -97,11 +101,15 @@ func Compile(dir string) (*Checker, error) {
 	if err := os.WriteFile(peerSrc, peerSource, 0o644); err != nil {
 		return nil, err
 	}
+	saslSrc := filepath.Join(dir, "SaslCheck.java")
+	if err := os.WriteFile(saslSrc, saslSource, 0o644); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, javac,
 		"-J-XX:+UseSerialGC", "-J-XX:TieredStopAtLevel=1", "-J-XX:-UsePerfData",
-		"-nowarn", "-encoding", "UTF-8", "-d", dir, "-cp", jarPath, src, peerSrc)
+		"-nowarn", "-encoding", "UTF-8", "-d", dir, "-cp", jarPath, src, peerSrc, saslSrc)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("javac CuratorCheck.java: %v\n%s", err, out)
 	}
@@ -327,5 +335,51 @@ func (p *Peer) Want(t testing.TB, want, format string, args ...any) {
 	t.Helper()
 	if got := p.Do(t, format, args...); got != want {
 		t.Fatalf("RecipePeer %q: got %q, want %q", fmt.Sprintf(format, args...), got, want)
+	}
+}
+
+// RunSASLCheck runs SaslCheck.java, a plain ZooKeeper Java client whose JAAS
+// "Client" section (DigestLoginModule) holds user and password, against
+// connectString. With wantOK it must authenticate with SASL DIGEST-MD5,
+// find sasl:<user> in whoAmI and create path with the ACL sasl:<user>:cdrwa
+// (left in place); otherwise it must end in AUTH_FAILED. It skips like
+// RunCuratorCheck when Java or the jars are missing.
+func RunSASLCheck(t testing.TB, connectString, user, password, path string, wantOK bool) {
+	t.Helper()
+	c, err := Shared()
+	if err != nil {
+		if errors.Is(err, ErrNotInstalled) && os.Getenv("ZKGO_REQUIRE_APACHE_ZK") != "1" {
+			t.Skip("skipping: " + err.Error())
+		}
+		t.Fatal(err)
+	}
+	q := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+	jaas := filepath.Join(t.TempDir(), "client-jaas.conf")
+	text := fmt.Sprintf("Client {\n    org.apache.zookeeper.server.auth.DigestLoginModule required\n    username=\"%s\"\n    password=\"%s\";\n};\n",
+		q.Replace(user), q.Replace(password))
+	if err := os.WriteFile(jaas, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	expect := "authfailed"
+	if wantOK {
+		expect = "ok"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.java,
+		"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
+		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+		"-Djava.security.auth.login.config="+jaas,
+		"-cp", c.classpath, "SaslCheck", connectString, path, user, expect)
+	cmd.Dir = c.dir
+	cmd.SysProcAttr = sysProcAttr()
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "PASS "+expect) {
+		t.Fatalf("SaslCheck %s as %s (want %s): %v\n--- output ---\n%s", connectString, user, expect, err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if strings.HasPrefix(line, "PASS") {
+			t.Log(line)
+		}
 	}
 }

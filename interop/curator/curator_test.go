@@ -18,7 +18,14 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	apache, apacheErr = apachezk.Start(apachezk.Options{})
+	// The Apache server also has SASL users (sasl_test.go).
+	opts := apachezk.Options{}
+	jaasDir, err := os.MkdirTemp("", "curator-jaas-")
+	if err == nil {
+		opts.SystemProperties, opts.ExtraConfig, err = apacheSASLOptions(jaasDir)
+	}
+	apacheSASL = err == nil
+	apache, apacheErr = apachezk.Start(opts)
 	if apacheErr != nil {
 		fmt.Fprintln(os.Stderr, apachezk.SkipMessage(apacheErr))
 	}
@@ -27,6 +34,9 @@ func TestMain(m *testing.M) {
 		if err := apache.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 		}
+	}
+	if jaasDir != "" {
+		os.RemoveAll(jaasDir)
 	}
 	curator.Cleanup()
 	os.Exit(code)

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/zkgo/zkgo/internal/rawzk"
+	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/zk"
+)
+
+// zoo.cfg's SASL keys reach the server: users from the JAAS file named by
+// zkgo.sasl.jaasConfig, superUser, and sessionRequireClientSASLAuth.
+func TestServerSASLFromZooCfg(t *testing.T) {
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	jaas := "Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n  user_bob=\"bobsecret\"\n  user_admin=\"adminsecret\";\n};\n"
+	if err := os.WriteFile(filepath.Join(dir, "jaas.conf"), []byte(jaas), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "zoo.cfg")
+	os.WriteFile(cfg, []byte("tickTime=100\ndataDir="+dir+"\nclientPort="+strconv.Itoa(port)+"\nclientPortAddress=127.0.0.1\n"+
+		"zkgo.sasl.jaasConfig=jaas.conf\nsuperUser=admin\nsessionRequireClientSASLAuth=true\n"+
+		"authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider\n"), 0o644)
+	_, addr := startServer(t, cfg)
+
+	raw, err := rawzk.Dial(addr, rawzk.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if h, err := raw.Call(proto.OpExists, &proto.ExistsRequest{Path: "/"}, nil); err != nil || h.Err != proto.ErrSessionClosedRequireSaslAuth {
+		t.Fatalf("unauthenticated: %+v %v", h, err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin, err := zk.Connect(ctx, addr, zk.WithSASL("admin", "adminsecret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	who, err := admin.WhoAmI(ctx)
+	if err != nil || !slices.Contains(who, proto.ClientInfo{AuthScheme: "super"}) {
+		t.Fatalf("admin whoAmI %+v %v", who, err)
+	}
+	if _, err := zk.Connect(ctx, addr, zk.WithSASL("bob", "wrong")); !errors.Is(err, zk.ErrAuthFailed) {
+		t.Fatalf("bad password: %v", err)
+	}
+}

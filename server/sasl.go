@@ -1,0 +1,171 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/zkgo/zkgo/acl"
+	"github.com/zkgo/zkgo/internal/sasl"
+	"github.com/zkgo/zkgo/jute"
+	"github.com/zkgo/zkgo/proto"
+)
+
+// SASL authentication, as ZooKeeper 3.8's ZooKeeperServer.processSasl does
+// it with the DIGEST-MD5 mechanism, and authentication enforcement
+// (AuthenticationHelper).
+//
+// A client sends its SASL tokens in OpSasl requests (GetSASLRequest) after
+// the handshake and before its other requests; each is answered at once,
+// out of the request pipeline, as ZooKeeper answers them (and as addauth
+// packets are answered). When the exchange completes the connection gains
+// the id sasl:<user name>, and super:"" too if the user is SASLOptions.
+// SuperUser. Any failure is answered AuthFailed (SessionClosedRequireSaslAuth
+// when sasl is an enforced scheme) with a null token, and the connection is
+// closed after the reply; the session itself lives on until it expires.
+//
+// The exchange state is per connection and owned by the reader goroutine,
+// like everything handleFrame touches; Conn.auth is copy-on-write because
+// the apply loop reads it.
+
+// SASLOptions configure SASL authentication (ZooKeeper's JAAS "Server"
+// section with DigestLoginModule, and zookeeper.superUser).
+type SASLOptions struct {
+	// Users maps user names to passwords (the user_NAME="password" options
+	// of the JAAS "Server" section). Empty turns SASL off: a client that
+	// tries it is answered AuthFailed.
+	Users map[string]string
+	// SuperUser, if set, is a SASL user name that also gets the "super"
+	// identity, which passes every ACL (zookeeper.superUser).
+	SuperUser string
+}
+
+// saslExchange is a connection's SASL state; reader goroutine only.
+type saslExchange struct {
+	srv *sasl.Server
+}
+
+// checkAuth validates the SASL and enforcement options (as ZooKeeper's
+// AuthenticationHelper refuses to start with an enforced scheme that has no
+// provider) and copies what the caller could still change.
+func (o *Options) checkAuth() error {
+	o.SASL.Users = maps.Clone(o.SASL.Users)
+	o.EnforceAuthSchemes = slices.Clone(o.EnforceAuthSchemes)
+	for _, scheme := range o.EnforceAuthSchemes {
+		switch scheme {
+		case acl.SchemeSASL:
+			if len(o.SASL.Users) == 0 {
+				return errors.New("authentication scheme sasl is enforced but no SASL users are configured")
+			}
+		case acl.SchemeDigest:
+			if o.DisableDigestAuth {
+				return errors.New("authentication scheme digest is enforced but digest authentication is disabled")
+			}
+		case acl.SchemeIP:
+		default:
+			return fmt.Errorf("authentication scheme %q is not available", scheme)
+		}
+	}
+	return nil
+}
+
+// saslPassword is the password lookup of the DIGEST-MD5 exchange.
+func (s *Server) saslPassword(user string) (string, bool) {
+	pw, ok := s.opts.SASL.Users[user]
+	return pw, ok
+}
+
+// handleSasl processes one OpSasl request. It returns false when the
+// connection must close.
+func (c *Conn) handleSasl(xid int32, d *jute.Decoder) bool {
+	var req proto.GetSASLRequest
+	req.Decode(d)
+	if d.Err() != nil {
+		return c.saslFailed(xid, fmt.Errorf("malformed GetSASLRequest: %w", d.Err()))
+	}
+	if len(c.s.opts.SASL.Users) == 0 {
+		return c.saslFailed(xid, errors.New("SASL is not configured on this server"))
+	}
+	if c.saslEx == nil {
+		c.saslEx = &saslExchange{srv: sasl.NewServer(sasl.ServerConfig{Password: c.s.saslPassword})}
+	}
+	srv := c.saslEx.srv
+	out, err := srv.Next(req.Token)
+	if err != nil {
+		return c.saslFailed(xid, err)
+	}
+	if srv.Done() {
+		// Done turns true on exactly one successful step.
+		user := srv.User()
+		ids := []proto.Id{{Scheme: acl.SchemeSASL, ID: user}}
+		if su := c.s.opts.SASL.SuperUser; su != "" && su == user {
+			ids = append(ids, proto.Id{Scheme: acl.SchemeSuper, ID: ""})
+		}
+		c.addAuthIDs(ids)
+		c.s.log.Info("SASL authentication succeeded", "session", hexID(c.sessionID), "user", user, "super", len(ids) > 1)
+	}
+	c.enqueue(&proto.ReplyHeader{Xid: xid}, &proto.SetSASLResponse{Token: out})
+	return true
+}
+
+// saslFailed answers a failed SASL step and closes the connection after the
+// reply. The null token makes ZooKeeper's Java client fail its exchange
+// (AUTH_FAILED) whatever the error code.
+func (c *Conn) saslFailed(xid int32, err error) bool {
+	code := proto.ErrAuthFailed
+	if slices.Contains(c.s.opts.EnforceAuthSchemes, acl.SchemeSASL) {
+		code = proto.ErrSessionClosedRequireSaslAuth
+	}
+	c.s.log.Warn("SASL authentication failed; closing the connection",
+		"session", hexID(c.sessionID), "remote", c.nc.RemoteAddr().String(), "err", err)
+	c.enqueue(&proto.ReplyHeader{Xid: xid, Err: code}, &proto.SetSASLResponse{Token: nil})
+	c.closeAfterFlush()
+	return false
+}
+
+// addAuthIDs adds ids to the connection's identities, skipping those it
+// already holds. Reader goroutine only (the only writer of c.auth).
+func (c *Conn) addAuthIDs(ids []proto.Id) {
+	cur := *c.auth.Load()
+	next := make([]proto.Id, 0, len(cur)+len(ids))
+	next = append(next, cur...)
+	for _, id := range ids {
+		if !slices.Contains(next, id) {
+			next = append(next, id)
+		}
+	}
+	c.auth.Store(&next)
+}
+
+// authMissing reports whether authentication is enforced and the
+// connection holds no identity of an enforced scheme, so that a request
+// other than auth or SASL must be refused.
+func (c *Conn) authMissing() bool {
+	schemes := c.s.opts.EnforceAuthSchemes
+	if len(schemes) == 0 {
+		return false
+	}
+	for _, id := range *c.auth.Load() {
+		if slices.Contains(schemes, id.Scheme) {
+			return false
+		}
+	}
+	return true
+}
+
+// refuseUnauthenticated answers r with SessionClosedRequireSaslAuth (after
+// the replies ahead of it) and closes the connection, as ZooKeeper's
+// AuthenticationHelper.enforceAuthentication does. It returns false: the
+// reader stops.
+func (c *Conn) refuseUnauthenticated(r *request) bool {
+	var schemes []string
+	for _, id := range *c.auth.Load() {
+		schemes = append(schemes, id.Scheme)
+	}
+	c.s.log.Warn("closing connection: client is not authenticated with an enforced scheme",
+		"session", hexID(c.sessionID), "op", r.op.String(), "has", schemes, "enforced", c.s.opts.EnforceAuthSchemes)
+	c.submitRead(r, fixedCode(proto.ErrSessionClosedRequireSaslAuth))
+	c.closeAfterFlush()
+	return false
+}
