@@ -129,8 +129,11 @@ func (t *MemTransport) Send(msgs []raftpb.Message) {
 		dst := t.nw.route(t.id, m.To)
 		if dst == nil {
 			t.h.ReportUnreachable(m.To)
-			if m.Type == raftpb.MsgSnap {
+			switch m.Type {
+			case raftpb.MsgSnap:
 				t.h.ReportSnapshot(m.To, raft.SnapshotFailure)
+			case raftpb.MsgProp:
+				t.h.ReportProposalLost(m.To)
 			}
 			continue
 		}
@@ -148,8 +151,11 @@ func (t *MemTransport) Send(msgs []raftpb.Message) {
 				t.h.ReportSnapshot(m.To, raft.SnapshotFinish)
 			}
 		default:
-			if m.Type == raftpb.MsgSnap {
+			switch m.Type {
+			case raftpb.MsgSnap:
 				t.h.ReportSnapshot(m.To, raft.SnapshotFailure)
+			case raftpb.MsgProp:
+				t.h.ReportProposalLost(m.To)
 			}
 		}
 	}

@@ -68,6 +68,19 @@ type Node struct {
 
 	leaderCh chan LeaderChange // capacity 1, latest wins
 
+	// A learner never campaigns, so raft keeps naming a leader that died
+	// or was cut off. The node tracks when it last heard from it, in
+	// ticks, and reports the leader lost after two election timeouts of
+	// silence, and found again on its next message.
+	tickCount atomic.Uint64 // ticks so far (written by run)
+	contact   atomic.Uint64 // tickCount when the leader was last heard from
+	raftLead  atomic.Uint64 // the leader as raft sees it
+	leadMu    sync.Mutex    // serialises changes of leader and silent with their notifications
+	silent    bool          // the learner reports its leader lost
+	// notifiedTerm is the term of the last LeaderChange sent with a
+	// leader (guarded by leadMu).
+	notifiedTerm uint64
+
 	stopc    chan struct{} // closed by Stop
 	done     chan struct{} // closed when run returns
 	stopOnce sync.Once
@@ -85,6 +98,9 @@ type LeaderChange struct {
 	// authority ZooKeeper gives a leader (e.g. to expire sessions) and
 	// should first refresh whatever deadlines it tracks.
 	IsSelf bool
+	// ProposalsLost is set when leadership did not change but a proposal
+	// forwarded to the leader was lost on the way.
+	ProposalsLost bool
 }
 
 // Status is a snapshot of the member's raft state.
@@ -292,9 +308,9 @@ func (n *Node) run() {
 	for {
 		select {
 		case <-wall:
-			n.rn.Tick()
+			n.tick()
 		case <-n.cfg.Ticks:
-			n.rn.Tick()
+			n.tick()
 		case rd := <-n.rn.Ready():
 			if err := n.handleReady(rd); err != nil {
 				if !errors.Is(err, errStopping) {
@@ -314,6 +330,46 @@ func (n *Node) run() {
 	}
 }
 
+// tick advances raft's clock and, on a learner, notices a silent leader.
+func (n *Node) tick() {
+	n.rn.Tick()
+	now := n.tickCount.Add(1)
+	if Role(n.role.Load()) != RoleLearner || n.raftLead.Load() == 0 {
+		return
+	}
+	if now-n.contact.Load() <= 2*uint64(n.cfg.ElectionTick) {
+		return
+	}
+	n.leadMu.Lock()
+	defer n.leadMu.Unlock()
+	if n.silent {
+		return
+	}
+	n.silent = true
+	n.leader.Store(0)
+	n.notifyLeader(LeaderChange{Term: n.term.Load()})
+	n.log.Warn("raftnode: no message from the leader for two election timeouts; reporting it lost", "leader", n.raftLead.Load())
+}
+
+// heard records a message from the leader (for a learner's silence check).
+func (n *Node) heard(from uint64) {
+	lead := n.raftLead.Load()
+	if from == 0 || from != lead {
+		return
+	}
+	n.contact.Store(n.tickCount.Load())
+	n.leadMu.Lock()
+	defer n.leadMu.Unlock()
+	if !n.silent || n.raftLead.Load() != lead {
+		return
+	}
+	n.silent = false
+	n.leader.Store(lead)
+	n.notifiedTerm = n.term.Load()
+	n.notifyLeader(LeaderChange{Leader: lead, Term: n.notifiedTerm})
+	n.log.Info("raftnode: the leader is heard from again", "leader", lead)
+}
+
 // errStopping ends the run loop quietly: Stop was called while it waited.
 var errStopping = errors.New("stopping")
 
@@ -324,10 +380,27 @@ func (n *Node) handleReady(rd raft.Ready) error {
 	}
 	if rd.SoftState != nil {
 		n.role.Store(int32(n.roleFor(rd.SoftState.RaftState)))
-		if old := n.leader.Swap(rd.SoftState.Lead); old != rd.SoftState.Lead {
-			n.notifyLeader(LeaderChange{Leader: rd.SoftState.Lead, Term: n.term.Load(), IsSelf: rd.SoftState.Lead == n.id})
+		lead := rd.SoftState.Lead
+		n.raftLead.Store(lead)
+		n.contact.Store(n.tickCount.Load())
+		n.leadMu.Lock()
+		n.silent = false
+		if old := n.leader.Swap(lead); old != lead {
+			n.notifiedTerm = n.term.Load()
+			n.notifyLeader(LeaderChange{Leader: lead, Term: n.notifiedTerm, IsSelf: lead == n.id})
 		}
+		n.leadMu.Unlock()
 	}
+	// A new term under the same leader is a change of leadership too:
+	// what was forwarded to the leader in the old term may be lost
+	// without raft saying so (a learner or follower sees no SoftState
+	// change when the same member wins again).
+	n.leadMu.Lock()
+	if t, lead := n.term.Load(), n.leader.Load(); t != n.notifiedTerm && lead != 0 {
+		n.notifiedTerm = t
+		n.notifyLeader(LeaderChange{Leader: lead, Term: t, IsSelf: lead == n.id})
+	}
+	n.leadMu.Unlock()
 	for _, rs := range rd.ReadStates {
 		n.deliverRead(rs)
 	}
@@ -767,11 +840,29 @@ func (n *Node) TransferLeadership(ctx context.Context, transferee uint64) {
 
 // Process implements Handler: it steps an inbound message into raft.
 func (n *Node) Process(ctx context.Context, m raftpb.Message) error {
-	return n.mapErr(n.rn.Step(ctx, m))
+	err := n.mapErr(n.rn.Step(ctx, m))
+	if err == nil {
+		n.heard(m.From)
+	}
+	return err
 }
 
 // ReportUnreachable implements Handler.
 func (n *Node) ReportUnreachable(id uint64) { n.rn.ReportUnreachable(id) }
+
+// ReportProposalLost implements Handler: waiting proposers learn through
+// LeaderChanges (the same leader and term again), as when a change of
+// leader may have lost their proposals.
+func (n *Node) ReportProposalLost(id uint64) {
+	n.leadMu.Lock()
+	defer n.leadMu.Unlock()
+	lead := n.leader.Load()
+	if lead == 0 || lead != id {
+		return // not forwarded to the leader we report; a leader change follows anyway
+	}
+	n.notifyLeader(LeaderChange{Leader: lead, Term: n.term.Load(), IsSelf: lead == n.id, ProposalsLost: true})
+	n.log.Info("raftnode: a proposal forwarded to the leader was lost", "leader", lead)
+}
 
 // ReportSnapshot implements Handler.
 func (n *Node) ReportSnapshot(id uint64, status raft.SnapshotStatus) {

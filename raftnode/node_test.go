@@ -464,3 +464,61 @@ func TestRestartOnOpenStorage(t *testing.T) {
 		n.Stop()
 	}
 }
+
+// TestLearnerNoticesSilentLeader: a learner never campaigns, so raft keeps
+// naming a leader it no longer hears from. The node reports the leader
+// lost after two election timeouts of silence and found again when its
+// messages return.
+func TestLearnerNoticesSilentLeader(t *testing.T) {
+	peers := append(voters(1, 2, 3), Peer{ID: 4, Learner: true})
+	c := newCluster(t, peers)
+	c.startAll()
+	lead := c.waitLeader()
+	c.propose(lead, "k", 4)
+	c.waitFor("the learner knows the leader", func() bool { return c.nodes[4].Leader() == lead })
+	c.net.Isolate(4)
+	c.waitFor("the learner reports no leader", func() bool { return c.nodes[4].Leader() == 0 })
+	c.net.Heal()
+	c.waitFor("the learner knows a leader again", func() bool { return c.nodes[4].Leader() != 0 })
+	c.propose(c.waitLeader(), "after", 4)
+}
+
+// TestManualClock: with Config.Ticks a group elects a leader only when it
+// is ticked, however long the wall clock runs.
+func TestManualClock(t *testing.T) {
+	ticks := map[uint64]chan struct{}{}
+	for _, id := range []uint64{1, 2, 3} {
+		ticks[id] = make(chan struct{})
+	}
+	c := newCluster(t, voters(1, 2, 3))
+	c.mod = func(cfg *Config) { cfg.Ticks = ticks[cfg.ID] }
+	c.startAll()
+	if c.waitForQuiet(30*testTick, func() bool {
+		for _, n := range c.nodes {
+			if n.Leader() != 0 {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatal("a leader was elected without ticks")
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			for _, id := range []uint64{1, 2, 3} {
+				select {
+				case ticks[id] <- struct{}{}:
+				case <-stop:
+					return
+				}
+			}
+		}
+	}()
+	lead := c.waitLeader()
+	c.propose(lead, "ticked")
+	close(stop)
+	<-done
+}

@@ -195,8 +195,11 @@ func (t *TCPTransport) Send(msgs []raftpb.Message) {
 	}
 	for _, m := range dropped {
 		h.ReportUnreachable(m.To)
-		if m.Type == raftpb.MsgSnap {
+		switch m.Type {
+		case raftpb.MsgSnap:
 			h.ReportSnapshot(m.To, raft.SnapshotFailure)
+		case raftpb.MsgProp:
+			h.ReportProposalLost(m.To)
 		}
 	}
 }
@@ -253,6 +256,7 @@ func (t *TCPTransport) writeLoop(p *tcpPeer) {
 		bw        *bufio.Writer
 		buf       []byte
 		snaps     []uint64 // MsgSnap destinations in the current batch
+		props     bool     // the unflushed batch holds a forwarded proposal
 		connected bool
 	)
 	disconnect := func() {
@@ -300,8 +304,11 @@ func (t *TCPTransport) writeLoop(p *tcpPeer) {
 			if err != nil {
 				break
 			}
-			if m.Type == raftpb.MsgSnap {
+			switch m.Type {
+			case raftpb.MsgSnap:
 				snaps = append(snaps, m.To)
+			case raftpb.MsgProp:
+				props = true
 			}
 			if n == 255 || bw.Buffered() > 1<<20 {
 				break
@@ -338,9 +345,17 @@ func (t *TCPTransport) writeLoop(p *tcpPeer) {
 			disconnect()
 			t.h.ReportUnreachable(p.id)
 			t.reportSnaps(snaps, raft.SnapshotFailure)
+			if props || m.Type == raftpb.MsgProp {
+				t.h.ReportProposalLost(p.id)
+			}
+			props = false
 			continue
 		}
 		t.reportSnaps(snaps, raft.SnapshotFinish)
+		// A flushed proposal can still be lost if the peer dies before
+		// reading it; that shows as a broken connection on a later
+		// write, or as a change of leader or term.
+		props = false
 	}
 }
 
@@ -358,8 +373,11 @@ func (t *TCPTransport) dropFor(p *tcpPeer, d time.Duration) bool {
 	for {
 		select {
 		case m := <-p.q:
-			if m.Type == raftpb.MsgSnap {
+			switch m.Type {
+			case raftpb.MsgSnap:
 				t.h.ReportSnapshot(m.To, raft.SnapshotFailure)
+			case raftpb.MsgProp:
+				t.h.ReportProposalLost(m.To)
 			}
 		case <-timer.C:
 			return true

@@ -43,6 +43,8 @@ func (r *recorder) ReportUnreachable(id uint64) {
 
 func (r *recorder) ReportSnapshot(id uint64, s raft.SnapshotStatus) { r.snaps <- s }
 
+func (r *recorder) ReportProposalLost(id uint64) {}
+
 func newTCP(t *testing.T, id, cluster uint64, maxFrame int) (*TCPTransport, *recorder) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

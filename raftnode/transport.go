@@ -52,4 +52,9 @@ type Handler interface {
 	ReportUnreachable(id uint64)
 	// ReportSnapshot tells raft whether a MsgSnap to id was sent.
 	ReportSnapshot(id uint64, status raft.SnapshotStatus)
+	// ReportProposalLost tells the node that a proposal it forwarded to
+	// id (a MsgProp) was dropped or may have been lost with a broken
+	// connection. raft never resends one, so the node tells whoever waits
+	// for proposals (see Node.LeaderChanges).
+	ReportProposalLost(id uint64)
 }

@@ -454,3 +454,68 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 	}
 	t.Logf("%d acknowledged creates, %d before the failover", len(acked), before)
 }
+
+// TestClusterLostQuorum: when two of three voters stop, the remaining
+// voter and the observer (a raft learner, which never campaigns and so
+// must notice the silence itself) stop serving: four-letter words say so
+// as ZooKeeper's do, and new sessions are refused. When the voters return,
+// both serve again.
+func TestClusterLostQuorum(t *testing.T) {
+	c := startCluster(t, 4, 1)
+	c.leader()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	stopped, left := []int{0, 1}, 2 // voters that stop, the voter that stays
+	for _, i := range stopped {
+		c.members[i].Close()
+		c.members[i] = nil
+	}
+	notServing := "This ZooKeeper instance is not currently serving requests\n"
+	for _, i := range []int{left, 3} {
+		deadline := time.Now().Add(30 * time.Second)
+		for c.members[i].FourLetterWord("srvr") != notServing {
+			if time.Now().After(deadline) {
+				t.Fatalf("member %d still serving: %q", i+1, c.members[i].FourLetterWord("srvr"))
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if got := c.members[i].FourLetterWord("mntr"); got != notServing {
+			t.Fatalf("mntr of member %d: %q", i+1, got)
+		}
+		if got := c.members[i].FourLetterWord("ruok"); got != "imok" {
+			t.Fatalf("ruok of member %d: %q", i+1, got)
+		}
+		rctx, rcancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		_, err := zk.Connect(rctx, c.addr(i), zk.WithConnectBackoff(10*time.Millisecond, 50*time.Millisecond))
+		rcancel()
+		if err == nil {
+			t.Fatalf("member %d without a quorum gave a session", i+1)
+		}
+	}
+	for _, i := range stopped {
+		ln, err := net.Listen("tcp", c.peers[i].Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.start(i, ln)
+	}
+	for _, i := range []int{left, 3} {
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(c.members[i].FourLetterWord("srvr"), "Mode: ") {
+			if time.Now().After(deadline) {
+				t.Fatalf("member %d does not serve again", i+1)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		// Well within the client's 30 s handshake timeout: a session
+		// proposal forwarded over a peer connection that broke (the
+		// leader restarted) must not be waited for until then.
+		cctx, ccancel := context.WithTimeout(ctx, 15*time.Second)
+		s, err := zk.Connect(cctx, c.addr(i))
+		ccancel()
+		if err != nil {
+			t.Fatalf("member %d after the quorum returned: %v", i+1, err)
+		}
+		s.Close()
+	}
+}

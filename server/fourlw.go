@@ -52,7 +52,19 @@ func (s *Server) FourLetterWord(cmd string) string {
 	return b.String()
 }
 
+// notServing is ZooKeeper's answer to the four-letter words that need a
+// running server while the member has no quorum (and is not serving
+// read-only).
+const notServing = "This ZooKeeper instance is not currently serving requests\n"
+
 func (s *Server) fourLetterText(cmd string, b *strings.Builder) {
+	switch cmd {
+	case "srvr", "stat", "mntr", "conf", "cons", "crst", "srst", "dump", "wchs", "wchc", "wchp", "dirs", "hash":
+		if !s.hasQuorum() && !s.readOnly.Load() {
+			b.WriteString(notServing)
+			return
+		}
+	}
 	switch cmd {
 	case "ruok":
 		b.WriteString("imok")

@@ -175,6 +175,12 @@ func (l *raftLog) followLeader() {
 	for {
 		select {
 		case ch := <-l.node.LeaderChanges():
+			if ch.ProposalsLost {
+				// The same leader, but a proposal forwarded to it was
+				// dropped on the way: its writer would wait forever.
+				l.s.abortPendingWrites(0)
+				continue
+			}
 			if ch.IsSelf {
 				l.s.sessions.refreshAll()
 			}
