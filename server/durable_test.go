@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -126,3 +128,51 @@ func dumpTree(t *tree.Tree) []string {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestSnapRetainCount: autopurge.snapRetainCount decides how many
+// snapshots stay on disk after each new one.
+func TestSnapRetainCount(t *testing.T) {
+	dir := t.TempDir()
+	s, err := server.New(server.Options{
+		Addr: "127.0.0.1:0", TickTime: 100 * time.Millisecond, DataDir: dir, SnapCount: 10,
+		SnapRetainCount: 5, NoSync: true,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := zk.Connect(ctx, s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := 0; i < 120; i++ {
+		if _, err := c.Create(ctx, fmt.Sprintf("/r%d", i), nil, acl.OpenACLUnsafe, proto.ModePersistent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Snapshots are taken on the apply goroutine after the replies; a
+	// sync round trip later the last one due has been written.
+	if _, err := c.Sync(ctx, "/"); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(filepath.Join(dir, "zkgo", "snap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snaps []string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".snap") {
+			snaps = append(snaps, e.Name())
+		}
+	}
+	if len(snaps) != 5 {
+		t.Fatalf("%d snapshots kept, want 5: %v", len(snaps), snaps)
+	}
+}

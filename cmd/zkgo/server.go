@@ -178,6 +178,7 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 		DataLogDir:             cfg.DataLogDir,
 		NoSync:                 !cfg.ForceSync,
 		SnapCount:              cfg.SnapCount,
+		SnapRetainCount:        cfg.AutopurgeSnapRetainCount,
 		Logger:                 log,
 		ConfigDump: func() []string {
 			return []string{
