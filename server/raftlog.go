@@ -88,9 +88,10 @@ func (l *raftLog) start() error {
 		}
 	}
 	st, err := storage.Open(filepath.Join(l.dir, "zkgo"), storage.Options{
-		NoSync:   opts.NoSync,
-		Logger:   l.s.log,
-		Metadata: raftnode.Metadata(id, clusterID),
+		NoSync:     opts.NoSync,
+		SnapRetain: max(opts.SnapRetainCount, storage.DefaultSnapRetain),
+		Logger:     l.s.log,
+		Metadata:   raftnode.Metadata(id, clusterID),
 	})
 	if err != nil {
 		return fmt.Errorf("open data directory: %w", err)

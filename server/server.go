@@ -95,6 +95,10 @@ type Options struct {
 	// SnapCount is the number of log entries between snapshots
 	// (ZooKeeper's snapCount). Default 100000.
 	SnapCount int
+	// SnapRetainCount is how many snapshots (and the log after the oldest
+	// of them) are kept (autopurge.snapRetainCount; default and minimum 3).
+	// Older ones are deleted after each new snapshot.
+	SnapRetainCount int
 	// Peers, when it lists more than one member, makes this server (the
 	// member ServerID) part of an ensemble (zoo.cfg's server.N lines):
 	// writes are replicated with raft over the members' peer addresses,
