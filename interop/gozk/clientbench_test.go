@@ -24,7 +24,11 @@ import (
 //
 //	go test ./interop/gozk -run '^$' -bench Client -benchmem
 //	go test ./interop/gozk -run '^$' -bench Client -benchmem -bench.server 127.0.0.1:2181
-var benchServer = flag.String("bench.server", "", "run the client benchmarks against this server (host:port) instead of an in-process zkgo server")
+//	go test ./interop/gozk -run '^$' -bench Client -benchmem -bench.server stub
+//
+// "stub" is a canned-reply server (stub_test.go) whose cost per request is
+// one frame in and one out: against it the numbers are the clients' own.
+var benchServer = flag.String("bench.server", "", "run the client benchmarks against this server (host:port, or stub for a canned-reply server) instead of an in-process zkgo server")
 
 // clientAPI is the part of a client the benchmarks use.
 type clientAPI interface {
@@ -86,10 +90,13 @@ var clients = []struct {
 }
 
 func benchAddr(b *testing.B) string {
-	if *benchServer != "" {
-		return *benchServer
+	switch *benchServer {
+	case "":
+		return zktest.Start(b).Addr()
+	case "stub":
+		return startStub(b)
 	}
-	return zktest.Start(b).Addr()
+	return *benchServer
 }
 
 // BenchmarkClient measures getData and setData of a 100-byte value, one
@@ -97,14 +104,16 @@ func benchAddr(b *testing.B) string {
 // (pipelined), for each client against the same server.
 func BenchmarkClient(b *testing.B) {
 	addr := benchAddr(b)
-	setup, err := ourzk.Connect(context.Background(), addr)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer setup.Close()
 	path := fmt.Sprintf("/clientbench-%d", time.Now().UnixNano())
-	if _, err := setup.Create(context.Background(), path, make([]byte, 100), acl.OpenACLUnsafe, proto.ModeEphemeral); err != nil {
-		b.Fatal(err)
+	if *benchServer != "stub" { // the stub answers every getData/setData
+		setup, err := ourzk.Connect(context.Background(), addr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer setup.Close()
+		if _, err := setup.Create(context.Background(), path, make([]byte, 100), acl.OpenACLUnsafe, proto.ModeEphemeral); err != nil {
+			b.Fatal(err)
+		}
 	}
 	data := make([]byte, 100)
 	for _, op := range []string{"get", "set"} {
