@@ -133,6 +133,7 @@ func (l *raftLog) start() error {
 		// tickTime of 2 s a 1 s raft tick would make a first election
 		// (10–20 ticks) take 10–20 s, where ZooKeeper's takes about one.
 		TickInterval: min(max(opts.TickTime/2, 10*time.Millisecond), 100*time.Millisecond),
+		Ticks:        opts.RaftTicks,
 		Logger:       l.s.log,
 	})
 	if err != nil {

@@ -116,6 +116,12 @@ type Options struct {
 	// of TCP (zktest's in-process clusters use raftnode's in-memory
 	// network, whose links tests can cut). PeerListener is then unused.
 	PeerTransport raftnode.Transport
+	// RaftTicks, if set, replaces raft's wall clock (for tests and
+	// embedding; see raftnode.Config.Ticks): each value received is one
+	// raft tick, which elections, heartbeats and leader-loss detection
+	// count. Session timeouts and the other server timers still use wall
+	// time. zktest's clusters drive their members with it.
+	RaftTicks <-chan struct{}
 	// PeerListener, if set, is this member's listener for peer traffic
 	// (tests listen on port 0 first); otherwise the server listens on its
 	// own entry's Addr.

@@ -6,6 +6,13 @@
 // The server listens on a free loopback port, uses a short tick time so
 // sessions expire quickly, keeps its data in memory, and is closed by
 // t.Cleanup.
+//
+// StartCluster runs an ensemble in-process, over an in-memory network
+// whose links tests cut and heal. Its members' raft clocks are driven by
+// the cluster, not the wall clock: in lockstep by default, so that a slow
+// machine slows the whole cluster down rather than causing elections, or
+// tick by tick under the test's control with WithManualClock (see
+// Cluster).
 package zktest
 
 import (
@@ -58,6 +65,9 @@ func New(opts ...Option) (*Server, error) {
 	}
 	for _, fn := range opts {
 		fn(&o)
+	}
+	if o.RaftTicks == manualClock {
+		o.RaftTicks = nil // a cluster option; a server alone leads at once
 	}
 	s, err := server.New(o)
 	if err != nil {
