@@ -18,6 +18,9 @@
 //   latch-await MS          -> LEADER | TIMEOUT
 //   latch-close             -> OK
 //   leader PATH             -> the leader's id, as LeaderLatch sees it
+//   connect-string          -> the connection string Curator uses now
+//                              (its EnsembleTracker rewrites it from
+//                              /zookeeper/config)
 //   quit                    -> BYE
 
 import java.io.BufferedReader;
@@ -119,6 +122,9 @@ public class RecipePeer {
                         out = probe.getLeader().getId();
                         break;
                     }
+                    case "connect-string":
+                        out = client.getZookeeperClient().getCurrentConnectionString();
+                        break;
                     case "quit":
                         System.out.println("BYE");
                         System.out.flush();
