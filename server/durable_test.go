@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -113,9 +112,7 @@ func dumpTree(t *tree.Tree) []string {
 			return
 		}
 		out = append(out, fmt.Sprintf("%s %q %+v", p, n.Data(), n.Stat()))
-		kids := n.Children()
-		sort.Strings(kids)
-		for _, k := range kids {
+		for _, k := range n.Children() { // sorted, shared: not to be modified
 			if p == "/" {
 				walk("/" + k)
 			} else {

@@ -288,10 +288,7 @@ func (t *Tree) create(zxid int64, txn *Txn, op proto.OpCode, path string, data [
 	if err != nil {
 		return fail(proto.ErrInvalidACL)
 	}
-	parent := t.nodes[parentPath]
-	if parentPath == "" {
-		parent = t.nodes["/"]
-	}
+	parent := t.Get(parentPath)
 	if parent == nil {
 		return fail(proto.ErrNoNode)
 	}
@@ -299,22 +296,29 @@ func (t *Tree) create(zxid int64, txn *Txn, op proto.OpCode, path string, data [
 		return fail(proto.ErrNoAuth)
 	}
 	if mode.IsSequential() {
-		path = fmt.Sprintf("%s%010d", path, parent.stat.Cversion)
+		var cversion int32
+		if parent.kids != nil {
+			cversion = parent.kids.cversion
+		}
+		path = fmt.Sprintf("%s%010d", path, cversion)
 	}
 	if ValidatePath(path) != nil {
 		return fail(proto.ErrBadArguments)
 	}
-	if t.nodes[path] != nil {
+	_, name, _ := parentOf(path)
+	if path == "/" || parent.child(name) != nil {
 		return fail(proto.ErrNodeExists)
 	}
-	// The request may alias a network buffer: own the key we store.
-	path = strings.Clone(path)
-	if o := parent.stat.EphemeralOwner; o != 0 && o != ContainerOwner && !IsTTLOwner(o) {
+	if o := parent.owner; o != 0 && o != ContainerOwner && !IsTTLOwner(o) {
 		return fail(proto.ErrNoChildrenForEphemerals)
 	}
 	if code := t.checkQuota(path, 0, len(data), true); code != proto.ErrOk {
 		return fail(code)
 	}
+	// The request may alias a network buffer: own the path we keep (in
+	// the indexes, events and result).
+	path = strings.Clone(path)
+	name = path[len(path)-len(name):]
 
 	var owner int64
 	switch {
@@ -325,33 +329,28 @@ func (t *Tree) create(zxid int64, txn *Txn, op proto.OpCode, path string, data [
 	case mode.IsEphemeral():
 		owner = txn.Session
 	}
-	n := &Node{
-		stat: proto.Stat{
-			Czxid: zxid, Mzxid: zxid, Pzxid: zxid,
-			Ctime: txn.Time, Mtime: txn.Time,
-			EphemeralOwner: owner,
-			DataLength:     int32(len(data)),
-		},
-		data: cloneBytes(data),
-		acl:  t.acls.intern(fixed),
-	}
-	_, name, _ := parentOf(path)
-	oldParent := parent.stat
-	if parent.children == nil {
-		parent.children = make(map[string]struct{})
-	}
-	parent.children[name] = struct{}{}
-	parent.stat.Cversion++
-	parent.stat.Pzxid = zxid
-	parent.stat.NumChildren = int32(len(parent.children))
-	t.nodes[path] = n
+	n := newNode(name, data)
+	n.czxid, n.mzxid = zxid, zxid
+	n.ctime, n.mtime = txn.Time, txn.Time
+	n.owner = owner
+	n.acl = t.acls.intern(fixed)
+	hadKids := parent.kids != nil
+	k := parent.ensureKids()
+	oldPzxid, oldCversion := k.pzxid, k.cversion
+	k.add(n)
+	k.cversion++
+	k.pzxid = zxid
+	t.count++
 	t.index(path, owner, true)
 	t.updateQuotaStats(path, 1, int64(len(data)))
 	t.record(func() {
 		t.index(path, owner, false)
-		delete(t.nodes, path)
-		delete(parent.children, name)
-		parent.stat = oldParent
+		t.count--
+		k.remove(name)
+		k.pzxid, k.cversion = oldPzxid, oldCversion
+		if !hadKids {
+			parent.kids = nil
+		}
 		t.acls.release(n.acl)
 	})
 	t.events = append(t.events,
@@ -406,24 +405,22 @@ func (t *Tree) delete(zxid int64, txn *Txn, path string, version int32) OpResult
 	if !ok || strings.IndexByte(path, 0) >= 0 || isSpecialPath(path) {
 		return fail(proto.ErrBadArguments)
 	}
-	parent := t.nodes[parentPath]
-	if parentPath == "" {
-		parent = t.nodes["/"]
-	}
+	parent := t.Get(parentPath)
 	if parent == nil {
 		return fail(proto.ErrNoNode)
 	}
 	if !acl.Check(parent.acl.list, proto.PermDelete, txn.Auth) {
 		return fail(proto.ErrNoAuth)
 	}
-	n := t.nodes[path]
+	_, name, _ := parentOf(path)
+	n := parent.child(name)
 	if n == nil {
 		return fail(proto.ErrNoNode)
 	}
-	if version != -1 && version != n.stat.Version {
+	if version != -1 && version != n.version {
 		return fail(proto.ErrBadVersion)
 	}
-	if len(n.children) > 0 {
+	if n.NumChildren() > 0 {
 		return fail(proto.ErrNotEmpty)
 	}
 	t.removeNode(zxid, path, parentPath, parent, n)
@@ -432,24 +429,24 @@ func (t *Tree) delete(zxid int64, txn *Txn, path string, version int32) OpResult
 
 // removeNode unlinks a childless node and records the events.
 func (t *Tree) removeNode(zxid int64, path, parentPath string, parent, n *Node) {
+	k := parent.kids // not nil: n is a child
+	oldPzxid := k.pzxid
 	_, name, _ := parentOf(path)
-	oldParent := parent.stat
-	delete(t.nodes, path)
-	delete(parent.children, name)
-	parent.stat.NumChildren = int32(len(parent.children))
-	if zxid > parent.stat.Pzxid {
-		parent.stat.Pzxid = zxid
+	k.remove(name)
+	if zxid > k.pzxid {
+		k.pzxid = zxid
 	}
-	t.index(path, n.stat.EphemeralOwner, false)
-	t.updateQuotaStats(path, -1, -int64(len(n.data)))
+	t.count--
+	t.index(path, n.owner, false)
+	t.updateQuotaStats(path, -1, -int64(n.dataLen()))
 	nodeACL := n.acl.list
 	t.acls.release(n.acl)
 	t.record(func() {
 		t.acls.addRef(n.acl)
-		t.index(path, n.stat.EphemeralOwner, true)
-		parent.children[name] = struct{}{}
-		parent.stat = oldParent
-		t.nodes[path] = n
+		t.index(path, n.owner, true)
+		k.add(n)
+		k.pzxid = oldPzxid
+		t.count++
 	})
 	t.events = append(t.events,
 		Event{Type: proto.EventNodeDeleted, Path: path, ACL: nodeACL},
@@ -461,29 +458,29 @@ func (t *Tree) setData(zxid int64, txn *Txn, path string, data []byte, version i
 	if ValidatePath(path) != nil {
 		return fail(proto.ErrBadArguments)
 	}
-	n := t.nodes[path]
+	n := t.Get(path)
 	if n == nil {
 		return fail(proto.ErrNoNode)
 	}
 	if !acl.Check(n.acl.list, proto.PermWrite, txn.Auth) {
 		return fail(proto.ErrNoAuth)
 	}
-	if code := t.checkQuota(path, len(n.data), len(data), false); code != proto.ErrOk {
+	oldLen := n.dataLen()
+	if code := t.checkQuota(path, oldLen, len(data), false); code != proto.ErrOk {
 		return fail(code)
 	}
-	if version != -1 && version != n.stat.Version {
+	if version != -1 && version != n.version {
 		return fail(proto.ErrBadVersion)
 	}
-	oldStat, oldData := n.stat, n.data
-	n.data = cloneBytes(data)
-	n.stat.Version++
-	n.stat.Mzxid = zxid
-	n.stat.Mtime = txn.Time
-	n.stat.DataLength = int32(len(data))
+	oldBuf, oldMeta, oldVersion, oldMzxid, oldMtime := n.buf, n.meta, n.version, n.mzxid, n.mtime
+	n.setData(data)
+	n.version++
+	n.mzxid = zxid
+	n.mtime = txn.Time
 	t.record(func() {
-		n.stat, n.data = oldStat, oldData
+		n.buf, n.meta, n.version, n.mzxid, n.mtime = oldBuf, oldMeta, oldVersion, oldMzxid, oldMtime
 	})
-	t.updateQuotaStats(path, 0, int64(len(data)-len(oldData)))
+	t.updateQuotaStats(path, 0, int64(len(data)-oldLen))
 	t.events = append(t.events, Event{Type: proto.EventNodeDataChanged, Path: path, ACL: n.acl.list})
 	return OpResult{Op: proto.OpSetData, Stat: n.Stat()}
 }
@@ -497,20 +494,20 @@ func (t *Tree) setACL(txn *Txn, path string, acls []proto.ACL, version int32) Op
 	if err != nil {
 		return fail(proto.ErrInvalidACL)
 	}
-	n := t.nodes[path]
+	n := t.Get(path)
 	if n == nil {
 		return fail(proto.ErrNoNode)
 	}
 	if !acl.Check(n.acl.list, proto.PermAdmin, txn.Auth) {
 		return fail(proto.ErrNoAuth)
 	}
-	if version != -1 && version != n.stat.Aversion {
+	if version != -1 && version != n.aversion {
 		return fail(proto.ErrBadVersion)
 	}
 	old := n.acl
 	n.acl = t.acls.intern(fixed)
 	t.acls.release(old)
-	n.stat.Aversion++
+	n.aversion++
 	return OpResult{Op: proto.OpSetACL, Stat: n.Stat()}
 }
 
@@ -519,14 +516,14 @@ func (t *Tree) check(txn *Txn, path string, version int32) OpResult {
 	if ValidatePath(path) != nil {
 		return fail(proto.ErrBadArguments)
 	}
-	n := t.nodes[path]
+	n := t.Get(path)
 	if n == nil {
 		return fail(proto.ErrNoNode)
 	}
 	if !acl.Check(n.acl.list, proto.PermRead, txn.Auth) {
 		return fail(proto.ErrNoAuth)
 	}
-	if version != -1 && version != n.stat.Version {
+	if version != -1 && version != n.version {
 		return fail(proto.ErrBadVersion)
 	}
 	return OpResult{Op: proto.OpCheck, Stat: n.Stat()}
@@ -542,17 +539,17 @@ func (t *Tree) deleteContainer(zxid int64, txn *Txn, path string) OpResult {
 	if !ok || isSpecialPath(path) {
 		return fail(proto.ErrBadArguments)
 	}
-	n := t.nodes[path]
+	parent, n := t.lookup(path)
 	if n == nil {
 		return fail(proto.ErrNoNode)
 	}
-	if len(n.children) > 0 {
+	if n.NumChildren() > 0 {
 		return fail(proto.ErrNotEmpty)
 	}
-	owner := n.stat.EphemeralOwner
+	owner := n.owner
 	switch {
 	case owner == ContainerOwner:
-		if n.stat.Cversion == 0 {
+		if n.kids == nil || n.kids.cversion == 0 {
 			return fail(proto.ErrBadVersion)
 		}
 	case IsTTLOwner(owner):
@@ -562,7 +559,6 @@ func (t *Tree) deleteContainer(zxid int64, txn *Txn, path string) OpResult {
 	default:
 		return fail(proto.ErrBadVersion)
 	}
-	parent := t.nodes[nonEmpty(parentPath)]
 	t.removeNode(zxid, path, parentPath, parent, n)
 	return OpResult{Op: proto.OpDeleteContainer}
 }
@@ -570,23 +566,13 @@ func (t *Tree) deleteContainer(zxid int64, txn *Txn, path string) OpResult {
 // closeSession deletes the session's ephemerals and forgets the session.
 func (t *Tree) closeSession(zxid int64, session int64) {
 	for _, p := range t.Ephemerals(session) {
-		n := t.nodes[p]
-		parentPath, _, _ := parentOf(p)
-		parent := t.nodes[nonEmpty(parentPath)]
+		parent, n := t.lookup(p)
 		if n == nil || parent == nil {
 			continue
 		}
+		parentPath, _, _ := parentOf(p)
 		t.removeNode(zxid, p, parentPath, parent, n)
 	}
 	delete(t.ephemerals, session)
 	delete(t.sessions, session)
-}
-
-func cloneBytes(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	out := make([]byte, len(b))
-	copy(out, b)
-	return out
 }

@@ -566,8 +566,9 @@ func (e *scenarioEnv) run(t *testing.T, d *datadriven.TestData) (string, error) 
 		var b strings.Builder
 		tr.Walk(func(p string, n *Node) {
 			if p == root || strings.HasPrefix(p, root+"/") || root == "/" {
+				st := n.rawStat()
 				fmt.Fprintf(&b, "%s data=%q version=%d cversion=%d numChildren=%d pzxid=%d owner=%s\n",
-					p, n.Data(), n.stat.Version, n.stat.Cversion, n.stat.NumChildren, n.stat.Pzxid, ownerString(n.stat.EphemeralOwner))
+					p, n.Data(), st.Version, st.Cversion, st.NumChildren, st.Pzxid, ownerString(st.EphemeralOwner))
 			}
 		})
 		return b.String(), nil

@@ -56,7 +56,7 @@ func statString(s proto.Stat) string {
 
 // nodeLine renders one node for walk-style dumps.
 func nodeLine(p string, n *Node) string {
-	return fmt.Sprintf("%s data=%q %s acl=%s", p, n.data, statString(n.stat), aclString(n.acl.list))
+	return fmt.Sprintf("%s data=%q %s acl=%s", p, n.Data(), statString(n.rawStat()), aclString(n.acl.list))
 }
 
 // dumpState renders the whole replicated state of t canonically: every node
@@ -108,10 +108,24 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
+// nodeMap returns every node by path, the root under "/".
+func nodeMap(t *Tree) map[string]*Node {
+	m := make(map[string]*Node)
+	t.walkPaths(func(p []byte, n *Node) { m[string(p)] = n })
+	return m
+}
+
+// childSet returns the names of n's children.
+func childSet(n *Node) map[string]struct{} {
+	set := make(map[string]struct{})
+	n.forEachChild(func(c *Node) { set[string(c.name())] = struct{}{} })
+	return set
+}
+
 // cloneTree returns a deep copy of t sharing nothing mutable with it.
 func cloneTree(t *Tree) *Tree {
 	c := &Tree{
-		nodes:        make(map[string]*Node, len(t.nodes)),
+		count:        t.count,
 		acls:         newACLCache(),
 		ephemerals:   make(map[int64]map[string]struct{}, len(t.ephemerals)),
 		containers:   make(map[string]struct{}, len(t.containers)),
@@ -127,28 +141,26 @@ func cloneTree(t *Tree) *Tree {
 		c.acls.byKey[k] = ne
 		entries[e] = ne
 	}
-	copied := make(map[*Node]*Node)
-	for p, n := range t.nodes {
-		if cn, ok := copied[n]; ok { // the root is stored under "" and "/"
-			c.nodes[p] = cn
-			continue
-		}
-		cn := &Node{stat: n.stat, data: cloneBytes(n.data)}
+	var clone func(n *Node) *Node
+	clone = func(n *Node) *Node {
+		cn := &Node{}
+		cn.setBuf(string(n.name()), n.Data())
+		st := n.rawStat()
+		cn.setRawStat(&st)
 		if e := entries[n.acl]; e != nil {
 			cn.acl = e
 		} else { // an entry no longer in the cache (refcount bug): keep a private copy
 			cn.acl = &aclEntry{key: n.acl.key, list: append([]proto.ACL(nil), n.acl.list...), refs: n.acl.refs}
 			entries[n.acl] = cn.acl
 		}
-		if n.children != nil {
-			cn.children = make(map[string]struct{}, len(n.children))
-			for k := range n.children {
-				cn.children[k] = struct{}{}
-			}
+		if n.kids != nil {
+			k := cn.ensureKids()
+			k.pzxid, k.cversion = n.kids.pzxid, n.kids.cversion
+			n.kids.forEach(func(child *Node) { k.add(clone(child)) })
 		}
-		copied[n] = cn
-		c.nodes[p] = cn
+		return cn
 	}
+	c.root = clone(t.root)
 	for o, set := range t.ephemerals {
 		cs := make(map[string]struct{}, len(set))
 		for p := range set {
@@ -174,32 +186,76 @@ func cloneTree(t *Tree) *Tree {
 	return c
 }
 
+// checkChildren verifies the structure of a children set: the count, the
+// packed or hashed layout, that every child is found by name, and that the
+// listing cache (if built) lists exactly the children, sorted.
+func checkChildren(p string, n *Node, add func(string, ...any)) {
+	k := n.kids
+	if k == nil {
+		return
+	}
+	seen := 0
+	names := make(map[string]bool)
+	for _, c := range k.slots {
+		if c == nil {
+			if !k.hashed {
+				add("%s: nil among packed children", p)
+			}
+			continue
+		}
+		seen++
+		name := string(c.name())
+		if names[name] {
+			add("%s: child %q twice", p, name)
+		}
+		names[name] = true
+		if k.get(name) != c {
+			add("%s: child %q not found by name", p, name)
+		}
+	}
+	if seen != k.count {
+		add("%s: count %d but %d children", p, k.count, seen)
+	}
+	if k.hashed {
+		if len(k.slots)&(len(k.slots)-1) != 0 || k.count*4 > len(k.slots)*3 {
+			add("%s: table of %d slots for %d children", p, len(k.slots), k.count)
+		}
+	} else if len(k.slots) > smallKids {
+		add("%s: %d packed children", p, len(k.slots))
+	}
+	if l := k.list.Load(); l != nil {
+		want := make([]string, 0, len(names))
+		for name := range names {
+			want = append(want, name)
+		}
+		sort.Strings(want)
+		if strings.Join(*l, "/") != strings.Join(want, "/") || len(*l) != len(want) {
+			add("%s: listing cache %q, children %q", p, *l, want)
+		}
+	}
+}
+
 // checkInvariants verifies the structural invariants of t and returns a
 // description of every violation.
 func checkInvariants(t *Tree) []string {
 	var bad []string
 	add := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
-	if t.nodes["/"] == nil || t.nodes[""] != t.nodes["/"] {
-		add("root not stored under both \"\" and \"/\"")
+	if t.root == nil || t.root.nameLen() != 0 {
+		add("no root, or a root with a name")
+		return bad
 	}
+	nodes := nodeMap(t)
 	refs := make(map[*aclEntry]int)
 	seen := 0
-	for p, n := range t.nodes {
-		if p == "" {
-			continue
-		}
+	for p, n := range nodes {
 		seen++
 		refs[n.acl]++
-		if int(n.stat.NumChildren) != len(n.children) {
-			add("%s: NumChildren=%d but %d children", p, n.stat.NumChildren, len(n.children))
+		checkChildren(p, n, add)
+		if n.kids == nil && n.NumChildren() != 0 {
+			add("%s: children without a children set", p)
 		}
-		if int(n.stat.DataLength) != len(n.data) {
-			add("%s: DataLength=%d but %d data bytes", p, n.stat.DataLength, len(n.data))
-		}
-		for c := range n.children {
-			if t.nodes[joinPath(p, c)] == nil {
-				add("%s: child %q has no node", p, c)
-			}
+		if n.meta&nilData != 0 && n.dataLen() != 0 {
+			add("%s: null data of %d bytes", p, n.dataLen())
 		}
 		if p == "/" {
 			continue
@@ -208,18 +264,21 @@ func checkInvariants(t *Tree) []string {
 			add("%s: stored under an invalid path", p)
 		}
 		parent, name, _ := parentOf(p)
-		pn := t.nodes[nonEmpty(parent)]
+		if string(n.name()) != name {
+			add("%s: named %q", p, n.name())
+		}
+		pn := nodes[nonEmpty(parent)]
 		if pn == nil {
 			add("%s: parent %q missing", p, parent)
 			continue
 		}
-		if _, ok := pn.children[name]; !ok {
-			add("%s: not listed among its parent's children", p)
+		if t.Get(p) != n {
+			add("%s: Get finds another node", p)
 		}
-		if o := pn.stat.EphemeralOwner; o != 0 && o != ContainerOwner && !IsTTLOwner(o) {
+		if o := pn.owner; o != 0 && o != ContainerOwner && !IsTTLOwner(o) {
 			add("%s: child of an ephemeral node", p)
 		}
-		o := n.stat.EphemeralOwner
+		o := n.owner
 		_, inC := t.containers[p]
 		_, inT := t.ttls[p]
 		_, inE := t.ephemerals[o][p]
@@ -248,23 +307,33 @@ func checkInvariants(t *Tree) []string {
 	if seen+1 != t.NodeCount() { // ZooKeeper counts the root twice
 		add("NodeCount()=%d but %d nodes", t.NodeCount(), seen)
 	}
+	var size int64
+	for p, n := range nodes {
+		size += int64(len(p) + len(n.Data()))
+	}
+	if got := t.ApproximateDataSize(); got != size {
+		add("ApproximateDataSize()=%d, paths and data add up to %d", got, size)
+	}
+	if got := t.CountDescendants("/"); got != seen-1 {
+		add("CountDescendants(/)=%d but %d nodes below the root", got, seen-1)
+	}
 	for o, set := range t.ephemerals {
 		if len(set) == 0 {
 			add("empty ephemeral set kept for %s", ownerString(o))
 		}
 		for p := range set {
-			if n := t.nodes[p]; n == nil || n.stat.EphemeralOwner != o {
+			if n := t.Get(p); n == nil || n.owner != o {
 				add("ephemeral index %s lists %s which it does not own", ownerString(o), p)
 			}
 		}
 	}
 	for p := range t.containers {
-		if n := t.nodes[p]; n == nil || n.stat.EphemeralOwner != ContainerOwner {
+		if n := t.Get(p); n == nil || n.owner != ContainerOwner {
 			add("container index lists %s", p)
 		}
 	}
 	for p := range t.ttls {
-		if n := t.nodes[p]; n == nil || !IsTTLOwner(n.stat.EphemeralOwner) {
+		if n := t.Get(p); n == nil || !IsTTLOwner(n.owner) {
 			add("ttl index lists %s", p)
 		}
 	}
@@ -282,9 +351,18 @@ func checkInvariants(t *Tree) []string {
 		}
 	}
 	for q := range t.quotas {
-		if t.nodes[QuotaPath+q+"/"+quotaLimitNode] == nil {
+		if t.Get(QuotaPath+q+"/"+quotaLimitNode) == nil {
 			add("quota index lists %s without a limit node", q)
 		}
 	}
 	return bad
+}
+
+func cloneBytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	out := make([]byte, len(b))
+	copy(out, b)
+	return out
 }

@@ -69,10 +69,9 @@ func (s statsTrack) format() []byte {
 // setQuotaData replaces a quota node's data without a version change,
 // recording the undo step inside a multi.
 func (t *Tree) setQuotaData(n *Node, data []byte) {
-	old, oldLen := n.data, n.stat.DataLength
-	t.record(func() { n.data, n.stat.DataLength = old, oldLen })
-	n.data = data
-	n.stat.DataLength = int32(len(data))
+	oldBuf, oldMeta := n.buf, n.meta
+	t.record(func() { n.buf, n.meta = oldBuf, oldMeta })
+	n.setData(data)
 }
 
 // maxQuotaPrefix returns the longest path among p and its ancestors that
@@ -101,13 +100,13 @@ func (t *Tree) checkQuota(p string, oldLen, newLen int, isCreate bool) proto.Err
 	if prefix == "" {
 		return proto.ErrOk
 	}
-	limitNode := t.nodes[QuotaPath+prefix+"/"+quotaLimitNode]
-	statNode := t.nodes[QuotaPath+prefix+"/"+quotaStatNode]
+	limitNode := t.Get(QuotaPath + prefix + "/" + quotaLimitNode)
+	statNode := t.Get(QuotaPath + prefix + "/" + quotaStatNode)
 	if limitNode == nil || statNode == nil {
 		return proto.ErrOk
 	}
-	limits := parseStats(limitNode.data)
-	cur := parseStats(statNode.data)
+	limits := parseStats(limitNode.Data())
+	cur := parseStats(statNode.Data())
 	var countDiff int64
 	if isCreate {
 		countDiff = 1
@@ -148,11 +147,11 @@ func (t *Tree) updateQuotaStats(p string, countDiff, bytesDiff int64) {
 	if prefix == "" || (countDiff == 0 && bytesDiff == 0) {
 		return
 	}
-	statNode := t.nodes[QuotaPath+prefix+"/"+quotaStatNode]
+	statNode := t.Get(QuotaPath + prefix + "/" + quotaStatNode)
 	if statNode == nil {
 		return
 	}
-	cur := parseStats(statNode.data)
+	cur := parseStats(statNode.Data())
 	cur["count"] = cur.get("count") + countDiff
 	cur["bytes"] = cur.get("bytes") + bytesDiff
 	t.setQuotaData(statNode, cur.format())
@@ -183,9 +182,9 @@ func (t *Tree) quotaNodeChanged(p string, countDiff int64) {
 		}
 	case quotaStatNode:
 		if countDiff > 0 {
-			if n := t.nodes[p]; n != nil {
+			if n := t.Get(p); n != nil {
 				count, bytes := t.usage(target)
-				st := parseStats(n.data)
+				st := parseStats(n.Data())
 				st["count"], st["bytes"] = count, bytes
 				t.setQuotaData(n, st.format())
 			}
@@ -195,15 +194,17 @@ func (t *Tree) quotaNodeChanged(p string, countDiff int64) {
 
 // usage counts the nodes and data bytes of the subtree at p, p included.
 func (t *Tree) usage(p string) (count, bytes int64) {
-	n := t.nodes[p]
+	n := t.Get(p)
 	if n == nil {
 		return 0, 0
 	}
-	count, bytes = 1, int64(len(n.data))
-	for c := range n.children {
-		cc, cb := t.usage(joinPath(p, c))
-		count += cc
-		bytes += cb
-	}
+	return subtreeUsage(n)
+}
+
+func subtreeUsage(n *Node) (count, bytes int64) {
+	forSubtree(n, func(m *Node) {
+		count++
+		bytes += int64(m.dataLen())
+	})
 	return count, bytes
 }

@@ -287,13 +287,14 @@ func TestRandomOps(t *testing.T) {
 			fail("invariants broken after %v %#v:\n%s", txn.Op, txn.Req, strings.Join(bad, "\n"))
 		}
 		a.Walk(func(p string, n *Node) {
-			k := nodeKey{p, n.stat.Czxid}
-			if old, ok := cversions[k]; ok && n.stat.Cversion < old {
-				fail("%s: cversion went from %d to %d", p, old, n.stat.Cversion)
+			st := n.rawStat()
+			k := nodeKey{p, st.Czxid}
+			if old, ok := cversions[k]; ok && st.Cversion < old {
+				fail("%s: cversion went from %d to %d", p, old, st.Cversion)
 			}
-			cversions[k] = n.stat.Cversion
-			if n.stat.Mzxid > zxid || n.stat.Pzxid > zxid || n.stat.Czxid > zxid {
-				fail("%s: stat from the future: %s", p, statString(n.stat))
+			cversions[k] = st.Cversion
+			if st.Mzxid > zxid || st.Pzxid > zxid || st.Czxid > zxid {
+				fail("%s: stat from the future: %s", p, statString(st))
 			}
 		})
 		if sn := a.Get(statPath); sn != nil {

@@ -120,14 +120,13 @@ const (
 	nodeFixedSize = 4 + 4 + 4 + proto.StatSize
 	// snapBufSize is the bufio buffer size on both sides.
 	snapBufSize = 64 << 10
-	// presizeMax caps the map sizes ReadSnapshot derives from counts in the
-	// input (the header's, a parent's numChildren), so that a forged count
-	// costs little memory before records back it, unless the reader tells
-	// how many bytes remain (see ReadSnapshot).
+	// presizeMax caps the session map size ReadSnapshot derives from the
+	// header's count, so that a forged count costs little memory before
+	// records back it, unless the reader tells how many bytes remain (see
+	// ReadSnapshot). Children sets are not presized: they grow as children
+	// are read.
 	presizeMax = 1 << 12
-	// minNodeBytes and minSessionBytes are the smallest node and session
-	// records, header included.
-	minNodeBytes    = recHeaderSize + nodeFixedSize + 1
+	// minSessionBytes is the smallest session record, header included.
 	minSessionBytes = recHeaderSize + 8 + 4 + 4
 )
 
@@ -147,14 +146,11 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // t's children sets do not reach every node (a broken tree; the output is
 // then unusable).
 func (t *Tree) WriteSnapshot(w io.Writer) error {
-	root := t.nodes["/"]
+	root := t.root
 	if root == nil {
 		return errors.New("tree: snapshot: no root")
 	}
-	nodeCount := len(t.nodes)
-	if t.nodes[""] != nil {
-		nodeCount--
-	}
+	nodeCount := t.count
 	if nodeCount > math.MaxInt32 || len(t.sessions) > math.MaxInt32 {
 		return errors.New("tree: snapshot: too many nodes or sessions")
 	}
@@ -164,43 +160,40 @@ func (t *Tree) WriteSnapshot(w io.Writer) error {
 	// Depth-first, parents before children, siblings sorted: Walk's order,
 	// with an explicit stack (paths may be deep), an early stop on error,
 	// and the current path built in one reused buffer (no allocation per
-	// node: map lookups by string(pathBuf) do not copy).
+	// node).
 	type pending struct {
-		prefix int    // length of the parent's path in pathBuf ("/" counts as 0)
-		name   string // "" for the root
+		prefix int // length of the parent's path in pathBuf ("/" counts as 0)
+		n      *Node
 	}
 	aclIndex := make(map[*aclEntry]int32)
 	written := 0
-	stack := []pending{{}}
-	var names []string
+	stack := []pending{{0, root}}
+	var kids []*Node
 	var pathBuf []byte
 	for len(stack) > 0 && sw.err == nil {
 		top := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		pathBuf = append(append(pathBuf[:top.prefix], '/'), top.name...)
-		n := t.nodes[string(pathBuf)]
-		if n == nil {
-			return fmt.Errorf("tree: snapshot: %q is listed as a child but has no node", pathBuf)
-		}
+		n := top.n
+		pathBuf = append(append(pathBuf[:top.prefix], '/'), n.name()...)
 		idx, ok := aclIndex[n.acl]
 		if !ok {
 			idx = int32(len(aclIndex))
 			aclIndex[n.acl] = idx
 			sw.acl(n.acl.list)
 		}
-		sw.node(pathBuf, n.data, idx, &n.stat)
+		st := n.rawStat()
+		sw.node(pathBuf, n.Data(), idx, &st)
 		written++
-		names = names[:0]
-		for c := range n.children {
-			names = append(names, c)
+		if written > nodeCount {
+			break
 		}
-		slices.Sort(names)
+		kids = n.sortedChildren(kids[:0])
 		prefix := len(pathBuf)
-		if top.name == "" {
+		if n == root {
 			prefix = 0
 		}
-		for i := len(names) - 1; i >= 0; i-- {
-			stack = append(stack, pending{prefix, names[i]})
+		for i := len(kids) - 1; i >= 0; i-- {
+			stack = append(stack, pending{prefix, kids[i]})
 		}
 	}
 	if sw.err == nil && written != nodeCount {
@@ -370,17 +363,15 @@ func ReadSnapshot(r io.Reader, opts ReadOptions) (*Tree, error) {
 		return nil, sr.bad(24, "session count %d outside [0, %d]", sessionCount, maxSessions)
 	}
 
-	// Presize maps from the counts, bounded by what the remaining input can
-	// hold when r tells its length (bytes.Reader, bytes.Buffer,
+	// Presize the session map from the count, bounded by what the remaining
+	// input can hold when r tells its length (bytes.Reader, bytes.Buffer,
 	// strings.Reader: a snapshot held in memory) and by presizeMax if not.
 	sessionCap := presizeMax
-	sr.nodeCap = presizeMax
 	if l, ok := r.(interface{ Len() int }); ok {
 		left := l.Len() + sr.br.Buffered()
-		sr.nodeCap, sessionCap = left/minNodeBytes+1, left/minSessionBytes+1
+		sessionCap = left/minSessionBytes + 1
 	}
 	t := &Tree{
-		nodes:      make(map[string]*Node, min(int(nodeCount)+1, sr.nodeCap)),
 		acls:       newACLCache(),
 		ephemerals: make(map[int64]map[string]struct{}),
 		containers: make(map[string]struct{}),
@@ -455,14 +446,15 @@ func ReadSnapshot(r io.Reader, opts ReadOptions) (*Tree, error) {
 		t.sessions[s.ID] = s
 	}
 
-	// Checks on the whole tree. Maps iterate in random order: on failure,
-	// name the first offender by path so the error is deterministic.
+	// Checks on the whole tree. Children sets and maps iterate in random
+	// order: on failure, name the first offender by path so the error is
+	// deterministic.
 	var bad []string
-	for p, n := range t.nodes {
-		if int(n.stat.NumChildren) != len(n.children) {
-			bad = append(bad, fmt.Sprintf("%s: numChildren %d but %d children", nonEmpty(p), n.stat.NumChildren, len(n.children)))
+	t.walkPaths(func(p []byte, n *Node) {
+		if declared := sr.numChildren[n]; int(declared) != n.NumChildren() {
+			bad = append(bad, fmt.Sprintf("%s: numChildren %d but %d children", p, declared, n.NumChildren()))
 		}
-	}
+	})
 	for owner, set := range t.ephemerals {
 		if t.sessions[owner] == nil {
 			for p := range set {
@@ -474,7 +466,7 @@ func ReadSnapshot(r io.Reader, opts ReadOptions) (*Tree, error) {
 		return nil, sr.bad(sr.off, "%s", slices.Min(bad))
 	}
 	for _, p := range []string{ZookeeperPath, QuotaPath, ConfigPath} {
-		if t.nodes[p] == nil {
+		if t.Get(p) == nil {
 			return nil, sr.bad(sr.off, "system node %s missing", p)
 		}
 	}
@@ -502,20 +494,22 @@ func ReadSnapshot(r io.Reader, opts ReadOptions) (*Tree, error) {
 // (the root when read is 0).
 func (sr *snapReader) node(t *Tree, read int, at int64, body []byte, aclLists [][]proto.ACL, aclEntries []*aclEntry, pendingACL bool) error {
 	d := &sr.dec
-	d.Reset(body, false)
+	// The path and data alias body (sr.buf, reused): the node copies them
+	// into its own buffer, and what else is kept is cloned.
+	d.Reset(body, true)
 	path := d.ReadString()
 	data := d.ReadBuffer()
 	aclIdx := d.ReadInt()
-	n := &Node{data: data}
-	n.stat.Decode(d)
+	var st proto.Stat
+	st.Decode(d)
 	if err := d.Finish(); err != nil {
 		return sr.bad(at, "node record %d: %v", read, err)
 	}
 	if len(path) > sr.maxBuf || len(data) > sr.maxBuf {
 		return sr.bad(at, "node %d: path of %d or data of %d bytes over the limit %d", read, len(path), len(data), sr.maxBuf)
 	}
-	if int(n.stat.DataLength) != len(data) {
-		return sr.bad(at, "%s: dataLength %d but %d data bytes", path, n.stat.DataLength, len(data))
+	if int(st.DataLength) != len(data) {
+		return sr.bad(at, "%s: dataLength %d but %d data bytes", path, st.DataLength, len(data))
 	}
 	if aclIdx < 0 || int(aclIdx) >= len(aclLists) {
 		return sr.bad(at, "%s: ACL index %d of %d", path, aclIdx, len(aclLists))
@@ -523,11 +517,14 @@ func (sr *snapReader) node(t *Tree, read int, at int64, body []byte, aclLists []
 	if pendingACL && int(aclIdx) != len(aclLists)-1 {
 		return sr.bad(at, "%s: ACL index %d, but ACL record %d precedes it", path, aclIdx, len(aclLists)-1)
 	}
-	owner := n.stat.EphemeralOwner
+	owner := st.EphemeralOwner
+	var n *Node
 	if read == 0 {
 		if path != "/" || owner != 0 {
 			return sr.bad(at, "first node %q (owner %#x), want the root", path, owner)
 		}
+		n = newNode("", data)
+		t.root = n
 	} else {
 		if path == "/" || ValidatePath(path) != nil {
 			return sr.bad(at, "node %d: bad path %q", read, path)
@@ -536,25 +533,29 @@ func (sr *snapReader) node(t *Tree, read int, at int64, body []byte, aclLists []
 		// Siblings are usually consecutive: remember the last parent.
 		parent := sr.lastParent
 		if parentPath != sr.lastParentPath || parent == nil {
-			parent = t.nodes[parentPath]
+			parent = t.Get(parentPath)
 			if parent == nil {
 				return sr.bad(at, "%s: parent not read before it", path)
 			}
-			sr.lastParentPath, sr.lastParent = parentPath, parent
+			sr.lastParentPath, sr.lastParent = strings.Clone(parentPath), parent
 		}
-		if o := parent.stat.EphemeralOwner; o != 0 && o != ContainerOwner && !IsTTLOwner(o) {
+		if o := parent.owner; o != 0 && o != ContainerOwner && !IsTTLOwner(o) {
 			return sr.bad(at, "%s: child of an ephemeral node", path)
 		}
-		if parent.children == nil {
-			parent.children = make(map[string]struct{}, min(max(int(parent.stat.NumChildren), 0), sr.nodeCap))
-		}
-		parent.children[name] = struct{}{}
-		before := len(t.nodes)
-		t.nodes[path] = n
-		if len(t.nodes) == before {
+		if parent.child(name) != nil {
 			return sr.bad(at, "%s: duplicate node", path)
 		}
+		n = newNode(name, data)
+		parent.ensureKids().add(n)
 	}
+	n.setRawStat(&st)
+	if st.NumChildren != 0 {
+		if sr.numChildren == nil {
+			sr.numChildren = make(map[*Node]int32)
+		}
+		sr.numChildren[n] = st.NumChildren
+	}
+	t.count++
 	if e := aclEntries[aclIdx]; e != nil {
 		t.acls.addRef(e)
 		n.acl = e
@@ -563,19 +564,19 @@ func (sr *snapReader) node(t *Tree, read int, at int64, body []byte, aclLists []
 		aclEntries[aclIdx] = n.acl
 	}
 	if read == 0 {
-		t.nodes["/"] = n
-		t.nodes[""] = n
 		return nil
 	}
 	// The indexes Apply keeps, built as create builds them.
-	t.index(path, owner, true)
+	if owner != 0 {
+		t.index(strings.Clone(path), owner, true)
+	}
 	if underQuota(path) {
 		parentPath, name, _ := parentOf(path)
 		if target := strings.TrimPrefix(parentPath, QuotaPath); name == quotaLimitNode && target != "" && target != parentPath {
 			if t.quotas == nil {
 				t.quotas = make(map[string]struct{})
 			}
-			t.quotas[target] = struct{}{}
+			t.quotas[strings.Clone(target)] = struct{}{}
 		}
 	}
 	return nil
@@ -591,9 +592,9 @@ type snapReader struct {
 	dec    jute.Decoder
 	maxBuf int
 
-	nodeCap        int // presizing bound (see presizeMax)
 	lastParentPath string
 	lastParent     *Node
+	numChildren    map[*Node]int32 // declared numChildren, when not 0
 }
 
 func (sr *snapReader) bad(at int64, format string, args ...any) error {

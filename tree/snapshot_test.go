@@ -80,25 +80,23 @@ func diffTrees(a, b *Tree) []string {
 	if a.opts != b.opts {
 		add("opts %+v vs %+v", a.opts, b.opts)
 	}
-	if len(a.nodes) != len(b.nodes) {
-		add("%d vs %d nodes", len(a.nodes), len(b.nodes))
-	}
-	if a.nodes[""] != a.nodes["/"] || b.nodes[""] != b.nodes["/"] {
-		add(`root not stored under both "" and "/"`)
+	aNodes, bNodes := nodeMap(a), nodeMap(b)
+	if len(aNodes) != len(bNodes) || a.count != b.count {
+		add("%d vs %d nodes (counts %d vs %d)", len(aNodes), len(bNodes), a.count, b.count)
 	}
 	entryAB := map[*aclEntry]*aclEntry{}
 	entryBA := map[*aclEntry]*aclEntry{}
-	for _, p := range sortedKeys(a.nodes) {
-		na, nb := a.nodes[p], b.nodes[p]
+	for _, p := range sortedKeys(aNodes) {
+		na, nb := aNodes[p], bNodes[p]
 		if nb == nil {
 			add("%s: missing in b", p)
 			continue
 		}
-		if na.stat != nb.stat {
-			add("%s: stat\n  %s\n  %s", p, statString(na.stat), statString(nb.stat))
+		if na.rawStat() != nb.rawStat() {
+			add("%s: stat\n  %s\n  %s", p, statString(na.rawStat()), statString(nb.rawStat()))
 		}
-		if (na.data == nil) != (nb.data == nil) || !bytes.Equal(na.data, nb.data) {
-			add("%s: data %#v vs %#v", p, na.data, nb.data)
+		if da, db := na.Data(), nb.Data(); (da == nil) != (db == nil) || !bytes.Equal(da, db) {
+			add("%s: data %#v vs %#v", p, da, db)
 		}
 		if !reflect.DeepEqual(na.acl.list, nb.acl.list) || na.acl.key != nb.acl.key || na.acl.refs != nb.acl.refs {
 			add("%s: acl %s refs=%d vs %s refs=%d", p, aclString(na.acl.list), na.acl.refs, aclString(nb.acl.list), nb.acl.refs)
@@ -110,12 +108,12 @@ func diffTrees(a, b *Tree) []string {
 			add("%s: ACL entries shared differently", p)
 		}
 		entryAB[na.acl], entryBA[nb.acl] = nb.acl, na.acl
-		if !setsEqual(na.children, nb.children) {
-			add("%s: children %v vs %v", p, sortedKeys(na.children), sortedKeys(nb.children))
+		if ca, cb := childSet(na), childSet(nb); !setsEqual(ca, cb) {
+			add("%s: children %v vs %v", p, sortedKeys(ca), sortedKeys(cb))
 		}
 	}
-	for p := range b.nodes {
-		if a.nodes[p] == nil {
+	for p := range bNodes {
+		if aNodes[p] == nil {
 			add("%s: missing in a", p)
 		}
 	}
@@ -190,12 +188,18 @@ func TestSnapshotCoversEveryField(t *testing.T) {
 		typ  reflect.Type
 		want []string
 	}{
-		// nodes, sessions, lastZxid: written. acls, ephemerals, containers,
-		// ttls, quotas: rebuilt from the nodes. opts, QuotaWarning:
-		// configuration. events, journal, inMulti: Apply's scratch.
-		{reflect.TypeFor[Tree](), []string{"nodes", "acls", "ephemerals", "containers", "ttls", "sessions", "quotas", "opts", "lastZxid", "QuotaWarning", "events", "journal", "inMulti"}},
-		// stat, data, acl: written; children: rebuilt.
-		{reflect.TypeFor[Node](), []string{"stat", "data", "acl", "children"}},
+		// root (the nodes), sessions, lastZxid: written. count, acls,
+		// ephemerals, containers, ttls, quotas: rebuilt from the nodes.
+		// opts, QuotaWarning: configuration. events, journal, inMulti:
+		// Apply's scratch.
+		{reflect.TypeFor[Tree](), []string{"root", "count", "acls", "ephemerals", "containers", "ttls", "sessions", "quotas", "opts", "lastZxid", "QuotaWarning", "events", "journal", "inMulti"}},
+		// buf (name, in the path; data), acl, the stat fields and meta's
+		// null-data bit: written; kids: written as pzxid and cversion,
+		// its children rebuilt.
+		{reflect.TypeFor[Node](), []string{"buf", "acl", "kids", "czxid", "mzxid", "ctime", "mtime", "owner", "version", "aversion", "meta"}},
+		// pzxid, cversion: written in the parent's stat; the rest rebuilt
+		// (slots, tags, count, hashed) or a cache (list, handed, edits).
+		{reflect.TypeFor[children](), []string{"pzxid", "cversion", "hashed", "count", "slots", "tags", "list", "handed", "edits"}},
 		{reflect.TypeFor[Session](), []string{"ID", "Timeout", "Passwd"}},
 		// list: written; key, refs: rebuilt.
 		{reflect.TypeFor[aclEntry](), []string{"key", "list", "refs"}},
@@ -541,7 +545,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 // nil root data): clients can tell a null buffer from an empty one.
 func TestSnapshotKeepsNilVersusEmpty(t *testing.T) {
 	tr := New()
-	tr.nodes["/"].data = nil
+	tr.root.setData(nil)
 	tr.sessions[3] = &Session{ID: 3, Timeout: 1}
 	tr.sessions[4] = &Session{ID: 4, Timeout: 1, Passwd: []byte{}}
 	c := restore(t, tr)
@@ -551,13 +555,13 @@ func TestSnapshotKeepsNilVersusEmpty(t *testing.T) {
 }
 
 // TestWriteSnapshotBrokenTree checks that WriteSnapshot refuses a tree whose
-// children sets and node map disagree instead of writing a snapshot that
+// node count and children sets disagree instead of writing a snapshot that
 // would not read back.
 func TestWriteSnapshotBrokenTree(t *testing.T) {
-	orphan := New()
-	orphan.nodes["/orphan"] = &Node{acl: orphan.nodes["/"].acl}
-	ghost := New()
-	ghost.nodes["/"].children["ghost"] = struct{}{}
+	orphan := New() // counts a node no children set reaches
+	orphan.count++
+	ghost := New() // a child the count does not include
+	ghost.count--
 	for name, tr := range map[string]*Tree{"orphan": orphan, "ghost": ghost} {
 		if err := tr.WriteSnapshot(io.Discard); err == nil {
 			t.Errorf("%s: WriteSnapshot succeeded", name)

@@ -9,7 +9,8 @@
 //
 // A Tree is not safe for concurrent use: one goroutine (the server's apply
 // loop) owns it. Readers on other goroutines must be serialised with Apply by
-// the owner (the server holds a RWMutex around both).
+// the owner (the server holds a RWMutex around both); reads may run
+// concurrently with each other (Node.Children builds its cache safely).
 package tree
 
 import (
@@ -44,16 +45,137 @@ func TTLOf(owner int64) int64 { return owner & MaxTTL }
 
 // Node is one znode. Fields are read through the Tree's read methods; the
 // Tree is the only writer.
+//
+// The layout is chosen for memory (96 bytes, one size class): the node keeps
+// only its name (not its path: the tree is reached from the root), stored
+// with its data in one allocation; the ACL is a shared, reference-counted
+// list; pzxid, the child-create count and the children live in a separate
+// children set that only nodes which ever had a child carry; dataLength
+// and numChildren are not stored but derived.
 type Node struct {
-	stat     proto.Stat
-	data     []byte
-	acl      *aclEntry
-	children map[string]struct{}
+	// buf holds the name (meta's low bits give its length), then the data.
+	// It is never modified once set: setData replaces it, so a slice of it
+	// handed to a reader stays valid.
+	buf   []byte
+	acl   *aclEntry
+	kids  *children // nil: no children ever (pzxid = czxid, cversion 0)
+	czxid int64
+	mzxid int64
+	ctime int64
+	mtime int64
+	owner int64 // ephemeralOwner, with the container and TTL markers
+	// version and aversion as in Stat; meta is the name length plus the
+	// nilData bit (the data is null, not empty: clients see the difference).
+	version  int32
+	aversion int32
+	meta     uint32
+}
+
+const nilData uint32 = 1 << 31
+
+// newNode returns a node called name holding a copy of data.
+func newNode(name string, data []byte) *Node {
+	n := &Node{}
+	n.setBuf(name, data)
+	return n
+}
+
+// setBuf stores name and a copy of data in a new buffer.
+func (n *Node) setBuf(name string, data []byte) {
+	buf := make([]byte, len(name)+len(data))
+	copy(buf, name)
+	copy(buf[len(name):], data)
+	n.buf, n.meta = buf, uint32(len(name))
+	if data == nil {
+		n.meta |= nilData
+	}
+}
+
+// setData replaces the node's data with a copy of data, keeping its name.
+func (n *Node) setData(data []byte) {
+	l := n.nameLen()
+	buf := make([]byte, l+len(data))
+	copy(buf, n.buf[:l])
+	copy(buf[l:], data)
+	n.buf, n.meta = buf, uint32(l)
+	if data == nil {
+		n.meta |= nilData
+	}
+}
+
+func (n *Node) nameLen() int { return int(n.meta &^ nilData) }
+
+// name returns the node's name; the caller must not modify or keep it.
+func (n *Node) name() []byte { return n.buf[:n.nameLen()] }
+
+func (n *Node) nameIs(s string) bool {
+	l := n.nameLen()
+	return l == len(s) && string(n.buf[:l]) == s
+}
+
+func (n *Node) dataLen() int { return len(n.buf) - n.nameLen() }
+
+// child returns the child called name, or nil.
+func (n *Node) child(name string) *Node {
+	if n.kids == nil || n.kids.count == 0 {
+		return nil
+	}
+	return n.kids.get(name)
+}
+
+// ensureKids returns the node's children set, creating it.
+func (n *Node) ensureKids() *children {
+	if n.kids == nil {
+		n.kids = &children{pzxid: n.czxid}
+	}
+	return n.kids
+}
+
+// forEachChild calls fn for every child, in no particular order.
+func (n *Node) forEachChild(fn func(*Node)) {
+	if n.kids != nil {
+		n.kids.forEach(fn)
+	}
+}
+
+// sortedChildren appends the children to buf in name order.
+func (n *Node) sortedChildren(buf []*Node) []*Node {
+	if n.kids == nil {
+		return buf
+	}
+	return n.kids.sorted(buf)
+}
+
+// rawStat returns the tree's internal Stat of the node, as snapshots hold
+// it: cversion counts child creates, ephemeralOwner carries the container
+// and TTL markers.
+func (n *Node) rawStat() proto.Stat {
+	st := proto.Stat{
+		Czxid: n.czxid, Mzxid: n.mzxid, Ctime: n.ctime, Mtime: n.mtime,
+		Version: n.version, Aversion: n.aversion, EphemeralOwner: n.owner,
+		DataLength: int32(n.dataLen()), Pzxid: n.czxid,
+	}
+	if k := n.kids; k != nil {
+		st.Pzxid, st.Cversion, st.NumChildren = k.pzxid, k.cversion, int32(k.count)
+	}
+	return st
+}
+
+// setRawStat sets the node's fields from an internal Stat (snapshots);
+// dataLength and numChildren are not stored.
+func (n *Node) setRawStat(st *proto.Stat) {
+	n.czxid, n.mzxid, n.ctime, n.mtime = st.Czxid, st.Mzxid, st.Ctime, st.Mtime
+	n.version, n.aversion, n.owner = st.Version, st.Aversion, st.EphemeralOwner
+	if st.Pzxid != st.Czxid || st.Cversion != 0 {
+		k := n.ensureKids()
+		k.pzxid, k.cversion = st.Pzxid, st.Cversion
+	}
 }
 
 // Tree is the znode tree plus the replicated session table.
 type Tree struct {
-	nodes      map[string]*Node
+	root       *Node
+	count      int // znodes, the root once
 	acls       aclCache
 	ephemerals map[int64]map[string]struct{}
 	containers map[string]struct{}
@@ -87,7 +209,6 @@ type Session struct {
 // "/zookeeper/config" as ZooKeeper creates them.
 func New() *Tree {
 	t := &Tree{
-		nodes:      make(map[string]*Node),
 		acls:       newACLCache(),
 		ephemerals: make(map[int64]map[string]struct{}),
 		containers: make(map[string]struct{}),
@@ -95,26 +216,24 @@ func New() *Tree {
 		sessions:   make(map[int64]*Session),
 	}
 	open := []proto.ACL{{Perms: proto.PermAll, ID: proto.Id{Scheme: "world", ID: "anyone"}}}
-	root := &Node{data: []byte{}, acl: t.acls.intern(open)}
-	t.nodes["/"] = root
-	t.nodes[""] = root
+	t.root = newNode("", []byte{})
+	t.root.acl = t.acls.intern(open)
+	t.count = 1
 	t.addSystemNode(ZookeeperPath, open)
 	t.addSystemNode(QuotaPath, open)
 	readOnly := []proto.ACL{{Perms: proto.PermRead, ID: proto.Id{Scheme: "world", ID: "anyone"}}}
 	t.addSystemNode(ConfigPath, readOnly)
-	t.nodes[ConfigPath].stat.Aversion = -1 // as ZooKeeper creates it
+	t.Get(ConfigPath).aversion = -1 // as ZooKeeper creates it
 	return t
 }
 
 func (t *Tree) addSystemNode(p string, acls []proto.ACL) {
 	parent, name, _ := parentOf(p)
-	pn := t.nodes[parent]
-	if pn.children == nil {
-		pn.children = make(map[string]struct{})
-	}
-	pn.children[name] = struct{}{}
-	pn.stat.NumChildren++
-	t.nodes[p] = &Node{data: []byte{}, acl: t.acls.intern(acls)}
+	pn := t.Get(parent)
+	n := newNode(name, []byte{})
+	n.acl = t.acls.intern(acls)
+	pn.ensureKids().add(n) // cversion and pzxid stay 0, as in ZooKeeper
+	t.count++
 }
 
 // LastZxid returns the zxid of the last applied transaction.
@@ -123,11 +242,39 @@ func (t *Tree) LastZxid() int64 { return t.lastZxid }
 // NodeCount returns the number of znodes as ZooKeeper reports it: the root
 // is counted twice (ZooKeeper keeps it under "" and "/"), so a fresh tree
 // has 5.
-func (t *Tree) NodeCount() int { return len(t.nodes) }
+func (t *Tree) NodeCount() int { return t.count + 1 }
 
 // Get returns a node by path, or nil. Like ZooKeeper, "" finds the root.
+// Only a path as ValidatePath accepts it finds a node other than the root.
 func (t *Tree) Get(p string) *Node {
-	return t.nodes[p]
+	_, n := t.lookup(p)
+	return n
+}
+
+// lookup returns the node at p and its parent (nil for the root), or a nil
+// node.
+func (t *Tree) lookup(p string) (parent, n *Node) {
+	if len(p) <= 1 {
+		if p == "" || p == "/" {
+			return nil, t.root
+		}
+		return nil, nil
+	}
+	if p[0] != '/' {
+		return nil, nil
+	}
+	n = t.root
+	rest := p[1:]
+	for {
+		i := strings.IndexByte(rest, '/')
+		if i < 0 {
+			return n, n.child(rest)
+		}
+		if n = n.child(rest[:i]); n == nil {
+			return nil, nil
+		}
+		rest = rest[i+1:]
+	}
 }
 
 // Stat returns the node's Stat as clients see it. Like ZooKeeper's
@@ -136,35 +283,51 @@ func (t *Tree) Get(p string) *Node {
 // (2*creates - current children); containers and TTL nodes show
 // ephemeralOwner 0.
 func (n *Node) Stat() proto.Stat {
-	st := n.stat
-	st.NumChildren = int32(len(n.children))
-	st.Cversion = n.stat.Cversion*2 - st.NumChildren
-	st.DataLength = int32(len(n.data))
+	st := n.rawStat()
+	st.Cversion = st.Cversion*2 - st.NumChildren
 	if o := st.EphemeralOwner; o == ContainerOwner || IsTTLOwner(o) {
 		st.EphemeralOwner = 0
 	}
 	return st
 }
 
-// Data returns the node's data. The caller must not modify it; the slice
-// stays valid after later changes (the tree replaces, never mutates, data).
-func (n *Node) Data() []byte { return n.data }
+// Data returns the node's data (nil if it is null). The caller must not
+// modify it; the slice stays valid after later changes (the tree replaces,
+// never mutates, data).
+func (n *Node) Data() []byte {
+	if n.meta&nilData != 0 {
+		return nil
+	}
+	return n.buf[n.nameLen():len(n.buf):len(n.buf)]
+}
 
 // ACL returns the node's ACL list; the caller must not modify it.
 func (n *Node) ACL() []proto.ACL { return n.acl.list }
 
-// Children returns the node's child names in sorted order.
+// Children returns the node's child names in sorted (byte-wise) order, an
+// empty non-nil slice when it has none.
+//
+// The slice is shared: the tree caches it per node and returns the same
+// one to every caller until the children change, so the caller must not
+// modify it (nor append to it in place: its capacity is its length). It
+// stays valid and unchanged after later changes (the tree then builds a new
+// one). Children may be called by concurrent readers (under the owner's
+// read lock); the cache is built on the first call after a change that it
+// could not follow, and kept in step with creates and deletes after that.
 func (n *Node) Children() []string {
-	out := make([]string, 0, len(n.children))
-	for c := range n.children {
-		out = append(out, c)
+	if n.kids == nil || n.kids.count == 0 {
+		return noChildren
 	}
-	sort.Strings(out)
-	return out
+	return n.kids.listing()
 }
 
 // NumChildren returns the number of children.
-func (n *Node) NumChildren() int { return len(n.children) }
+func (n *Node) NumChildren() int {
+	if n.kids == nil {
+		return 0
+	}
+	return n.kids.count
+}
 
 // CountDescendants returns the number of nodes below p (getAllChildrenNumber).
 func (t *Tree) CountDescendants(p string) int {
@@ -172,19 +335,25 @@ func (t *Tree) CountDescendants(p string) int {
 	if n == nil {
 		return 0
 	}
+	return countBelow(n)
+}
+
+func countBelow(n *Node) int {
 	total := 0
-	var walk func(prefix string, n *Node)
-	walk = func(prefix string, n *Node) {
-		for c := range n.children {
-			total++
-			cp := joinPath(prefix, c)
-			if cn := t.nodes[cp]; cn != nil {
-				walk(cp, cn)
-			}
-		}
+	forSubtree(n, func(*Node) { total++ })
+	return total - 1
+}
+
+// forSubtree calls fn for n and every node below it, in no particular
+// order. It keeps an explicit stack: paths may be deep.
+func forSubtree(n *Node, fn func(*Node)) {
+	stack := []*Node{n}
+	for len(stack) > 0 {
+		m := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		fn(m)
+		m.forEachChild(func(c *Node) { stack = append(stack, c) })
 	}
-	walk(p, n)
-	return total
 }
 
 // Ephemerals returns the paths of the ephemeral nodes owned by session,
@@ -224,14 +393,9 @@ func (t *Tree) Sessions() []*Session {
 // ApproximateDataSize returns the sum of path lengths and data lengths, as
 // ZooKeeper's zk_approximate_data_size.
 func (t *Tree) ApproximateDataSize() int64 {
-	var n int64
-	for p, node := range t.nodes {
-		if p == "" {
-			continue
-		}
-		n += int64(len(p) + len(node.data))
-	}
-	return n
+	var size int64
+	t.walkPaths(func(p []byte, n *Node) { size += int64(len(p) + n.dataLen()) })
+	return size
 }
 
 // ReapCandidates returns the containers and TTL nodes that the periodic
@@ -242,14 +406,14 @@ func (t *Tree) ApproximateDataSize() int64 {
 func (t *Tree) ReapCandidates(now int64) []string {
 	var out []string
 	for p := range t.containers {
-		n := t.nodes[p]
-		if n != nil && len(n.children) == 0 && n.stat.Cversion > 0 {
+		n := t.Get(p)
+		if n != nil && n.NumChildren() == 0 && n.kids != nil && n.kids.cversion > 0 {
 			out = append(out, p)
 		}
 	}
 	for p := range t.ttls {
-		n := t.nodes[p]
-		if n != nil && len(n.children) == 0 && ttlExpired(n, now) {
+		n := t.Get(p)
+		if n != nil && n.NumChildren() == 0 && ttlExpired(n, now) {
 			out = append(out, p)
 		}
 	}
@@ -258,8 +422,8 @@ func (t *Tree) ReapCandidates(now int64) []string {
 }
 
 func ttlExpired(n *Node, now int64) bool {
-	ttl := TTLOf(n.stat.EphemeralOwner)
-	return ttl != 0 && now-n.stat.Mtime > ttl
+	ttl := TTLOf(n.owner)
+	return ttl != 0 && now-n.mtime > ttl
 }
 
 // Walk calls fn for every node in path order (parents before children,
@@ -268,14 +432,34 @@ func (t *Tree) Walk(fn func(path string, n *Node)) {
 	var walk func(p string, n *Node)
 	walk = func(p string, n *Node) {
 		fn(p, n)
-		for _, c := range n.Children() {
-			cp := joinPath(p, c)
-			if cn := t.nodes[cp]; cn != nil {
-				walk(cp, cn)
-			}
+		for _, c := range n.sortedChildren(nil) {
+			walk(joinPath(p, string(c.name())), c)
 		}
 	}
-	walk("/", t.nodes["/"])
+	walk("/", t.root)
+}
+
+// walkPaths calls fn for every node, parents before children, in no
+// particular sibling order, with its path in a reused buffer (valid during
+// the call only). It keeps an explicit stack: paths may be deep.
+func (t *Tree) walkPaths(fn func(path []byte, n *Node)) {
+	type pending struct {
+		prefix int // length of the parent's path in buf ("/" counts as 0)
+		n      *Node
+	}
+	stack := []pending{{0, t.root}}
+	var buf []byte
+	for len(stack) > 0 {
+		top := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		buf = append(append(buf[:top.prefix], '/'), top.n.name()...)
+		fn(buf, top.n)
+		prefix := len(buf)
+		if top.n == t.root {
+			prefix = 0
+		}
+		top.n.forEachChild(func(c *Node) { stack = append(stack, pending{prefix, c}) })
+	}
 }
 
 func joinPath(parent, name string) string {
@@ -307,10 +491,9 @@ func underQuota(p string) bool {
 // and dataLength change, nothing else. Every member derives the same text
 // from the same configuration.
 func (t *Tree) SetConfigData(data []byte) {
-	n := t.nodes[ConfigPath]
+	n := t.Get(ConfigPath)
 	if n == nil {
 		return
 	}
-	n.data = append([]byte(nil), data...)
-	n.stat.DataLength = int32(len(data))
+	n.setData(append([]byte(nil), data...)) // empty data becomes null, as it always has
 }
