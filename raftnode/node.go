@@ -58,6 +58,8 @@ type Node struct {
 	term    atomic.Uint64 // current term as of the last Ready
 	role    atomic.Int32  // Role as of the last Ready
 
+	snapSends sync.WaitGroup // goroutines sending snapshots (withoutSnapshots)
+
 	appliedMu sync.Mutex    // guards appliedCh
 	appliedCh chan struct{} // closed (and replaced) whenever applied grows
 
@@ -166,9 +168,16 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	if !raft.IsEmptySnap(snap) {
-		if err := n.sm.Restore(snap.Data, snap.Metadata.Index); err != nil {
+		// The MemoryStorage holds no snapshot data; the recovered
+		// snapshot's is in Recovered (a bootstrap snapshot has none).
+		var data []byte
+		if r := st.Recovered(); r.Snapshot.Metadata.Index == snap.Metadata.Index {
+			data = r.Snapshot.Data
+		}
+		if err := n.sm.Restore(data, snap.Metadata.Index); err != nil {
 			return nil, fmt.Errorf("raftnode: restoring snapshot %d: %w", snap.Metadata.Index, err)
 		}
+		st.ReleaseRecovered()
 	}
 	n.confState = snap.Metadata.ConfState
 	n.snapIndex = snap.Metadata.Index
@@ -424,7 +433,7 @@ func (n *Node) handleReady(rd raft.Ready) error {
 	// order, which costs the leader's fsync latency once per round trip
 	// and needs no reasoning about which messages may go early.
 	if len(rd.Messages) > 0 {
-		n.tr.Send(rd.Messages)
+		n.tr.Send(n.withoutSnapshots(rd.Messages))
 	}
 
 	// 3. Apply, on the apply goroutine. Committed entries are durable on
@@ -459,6 +468,44 @@ func (n *Node) handleReady(rd raft.Ready) error {
 		}
 	}
 	return nil
+}
+
+// withoutSnapshots returns msgs minus the snapshots raft built from the
+// MemoryStorage, which hold no data: each is sent by a goroutine once its
+// data is read from the snapshot file, so the read does not stall the run
+// loop. A snapshot whose file cannot be read is reported as failed (raft
+// retries later); it is never sent without its data, which the follower
+// would restore as an empty state.
+func (n *Node) withoutSnapshots(msgs []raftpb.Message) []raftpb.Message {
+	out := msgs[:0:0]
+	for i := range msgs {
+		m := msgs[i]
+		if m.Type != raftpb.MsgSnap || m.Snapshot == nil || len(m.Snapshot.Data) > 0 {
+			out = append(out, m)
+			continue
+		}
+		n.snapSends.Add(1)
+		go func() {
+			defer n.snapSends.Done()
+			md := m.Snapshot.Metadata
+			data, err := n.st.SnapshotData(md.Index, md.Term)
+			if err != nil {
+				n.log.Error("raftnode: reading a snapshot to send", "to", m.To, "index", md.Index, "err", err)
+				n.rn.ReportSnapshot(m.To, raft.SnapshotFailure)
+				return
+			}
+			snap := *m.Snapshot
+			snap.Data = data
+			m.Snapshot = &snap
+			select {
+			case <-n.stopc:
+				return
+			default:
+			}
+			n.tr.Send([]raftpb.Message{m})
+		}()
+	}
+	return out
 }
 
 func hasConfChange(ents []raftpb.Entry) bool {
@@ -899,6 +946,7 @@ func (n *Node) Stop() {
 		return
 	}
 	<-n.done
+	n.snapSends.Wait()
 	n.tr.Stop()
 	close(n.stopped)
 }

@@ -251,7 +251,13 @@ func (s *Storage) recover() error {
 	ms := raft.NewMemoryStorage()
 	st := State{Metadata: md, Repaired: repaired}
 	if snap != nil {
-		if err := ms.ApplySnapshot(*snap); err != nil {
+		// The MemoryStorage keeps the snapshot's metadata only: its data
+		// (the whole state, as large as the tree) is read from the file
+		// when a follower needs it (SnapshotData) instead of staying in
+		// memory. The data stays in Recovered until ReleaseRecovered.
+		msSnap := *snap
+		msSnap.Data = nil
+		if err := ms.ApplySnapshot(msSnap); err != nil {
 			w.Close()
 			return err
 		}
@@ -357,8 +363,34 @@ func (s *Storage) loadSnapshot(walSnaps []walpb.Snapshot) (*raftpb.Snapshot, err
 // Only Storage's methods may modify it.
 func (s *Storage) RaftStorage() *raft.MemoryStorage { return s.ms }
 
+// SnapshotData reads the data of the snapshot (index, term) from its
+// file. The MemoryStorage holds snapshots without their data, so a leader
+// that sends one to a lagging follower fills it in from here.
+func (s *Storage) SnapshotData(index, term uint64) ([]byte, error) {
+	snap, err := readSnapFile(filepath.Join(s.snapDir, snapFileName(index, term)), s.opts.MaxSnapshotBytes)
+	if err != nil {
+		return nil, err
+	}
+	if snap.Metadata.Index != index || snap.Metadata.Term != term {
+		return nil, fmt.Errorf("%w: snapshot file for %d/%d holds %d/%d", ErrCorrupt, index, term, snap.Metadata.Index, snap.Metadata.Term)
+	}
+	return snap.Data, nil
+}
+
+// ReleaseRecovered drops the recovered snapshot's data from Recovered
+// once the state machine has restored it.
+func (s *Storage) ReleaseRecovered() {
+	s.mu.Lock()
+	s.rec.Snapshot.Data = nil
+	s.mu.Unlock()
+}
+
 // Recovered returns what Open found.
-func (s *Storage) Recovered() State { return s.rec }
+func (s *Storage) Recovered() State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rec
+}
 
 // Dir returns the data directory.
 func (s *Storage) Dir() string { return s.dir }
@@ -475,7 +507,9 @@ func (s *Storage) SaveSnapshot(snap raftpb.Snapshot) error {
 		// file is now usable by recovery.
 		s.synced(PointWALSnapshot)
 	}
-	if err := s.ms.ApplySnapshot(snap); err != nil {
+	msSnap := snap
+	msSnap.Data = nil // read from the file when needed (SnapshotData)
+	if err := s.ms.ApplySnapshot(msSnap); err != nil {
 		return s.fail(err)
 	}
 	s.snapIndex = snap.Metadata.Index
@@ -529,7 +563,7 @@ func (s *Storage) CreateSnapshot(index uint64, cs *raftpb.ConfState, data []byte
 		// file is now usable by recovery.
 		s.synced(PointWALSnapshot)
 	}
-	if _, err := s.ms.CreateSnapshot(index, cs, data); err != nil {
+	if _, err := s.ms.CreateSnapshot(index, cs, nil); err != nil { // data: SnapshotData
 		return s.fail(err)
 	}
 	s.snapIndex = index
