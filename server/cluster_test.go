@@ -519,3 +519,37 @@ func TestClusterLostQuorum(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestClusterExpiresVanishedSessionAcrossFailover: a client on a follower
+// vanishes without closing its session and the leader dies before the
+// session times out. The new leader, which never saw the old leader's
+// deadlines, gives every session a fresh timeout and then expires the
+// vanished one: its ephemeral disappears from both survivors.
+func TestClusterExpiresVanishedSessionAcrossFailover(t *testing.T) {
+	c := startCluster(t, 3, 0)
+	lead := c.leader()
+	follower := (lead + 1) % 3
+	rc, err := rawzk.Dial(c.addr(follower), rawzk.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := rc.Call(proto.OpCreate, &proto.CreateRequest{Path: "/vanish-failover", ACL: acl.OpenACLUnsafe, Flags: proto.ModeEphemeral}, &proto.CreateResponse{})
+	if err != nil || h.Err != proto.ErrOk {
+		t.Fatalf("create: %+v %v", h, err)
+	}
+	for j := 0; j < 3; j++ {
+		c.waitNode(j, "/vanish-failover", "")
+	}
+	rc.Close() // no closeSession
+	c.members[lead].Close()
+	c.members[lead] = nil
+	newLead := c.leader()
+	if newLead == lead {
+		t.Fatal("the stopped member still leads")
+	}
+	for j := 0; j < 3; j++ {
+		if j != lead {
+			c.waitGone(j, "/vanish-failover")
+		}
+	}
+}
