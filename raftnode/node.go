@@ -477,6 +477,11 @@ func (n *Node) handleReady(rd raft.Ready) error {
 // retries later); it is never sent without its data, which the follower
 // would restore as an empty state.
 func (n *Node) withoutSnapshots(msgs []raftpb.Message) []raftpb.Message {
+	if !slices.ContainsFunc(msgs, func(m raftpb.Message) bool {
+		return m.Type == raftpb.MsgSnap && m.Snapshot != nil && len(m.Snapshot.Data) == 0
+	}) {
+		return msgs // the usual case: nothing to fill in, no copy
+	}
 	out := msgs[:0:0]
 	for i := range msgs {
 		m := msgs[i]
