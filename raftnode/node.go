@@ -477,9 +477,14 @@ func (n *Node) handleReady(rd raft.Ready) error {
 // retries later); it is never sent without its data, which the follower
 // would restore as an empty state.
 func (n *Node) withoutSnapshots(msgs []raftpb.Message) []raftpb.Message {
-	if !slices.ContainsFunc(msgs, func(m raftpb.Message) bool {
-		return m.Type == raftpb.MsgSnap && m.Snapshot != nil && len(m.Snapshot.Data) == 0
-	}) {
+	bare := false
+	for i := range msgs {
+		if msgs[i].Type == raftpb.MsgSnap && msgs[i].Snapshot != nil && len(msgs[i].Snapshot.Data) == 0 {
+			bare = true
+			break
+		}
+	}
+	if !bare {
 		return msgs // the usual case: nothing to fill in, no copy
 	}
 	out := msgs[:0:0]
