@@ -129,10 +129,7 @@ func (l *raftLog) start() error {
 		StateMachine: l,
 		Transport:    tr,
 		SnapCount:    uint64(opts.SnapCount),
-		// Half a tickTime, at most 100 ms: with ZooKeeper's default
-		// tickTime of 2 s a 1 s raft tick would make a first election
-		// (10–20 ticks) take 10–20 s, where ZooKeeper's takes about one.
-		TickInterval: min(max(opts.TickTime/2, 10*time.Millisecond), 100*time.Millisecond),
+		TickInterval: RaftTickInterval(opts.TickTime),
 		Ticks:        opts.RaftTicks,
 		Logger:       l.s.log,
 	})
@@ -380,4 +377,12 @@ func refuseJavaDataDir(dir string) error {
 		}
 	}
 	return nil
+}
+
+// RaftTickInterval is the length of a raft tick for a tickTime: half of
+// it, at least 10 ms and at most 100 ms. With ZooKeeper's default tickTime
+// of 2 s a 1 s raft tick would make a first election (10–20 ticks) take
+// 10–20 s, where ZooKeeper's takes about one.
+func RaftTickInterval(tickTime time.Duration) time.Duration {
+	return min(max(tickTime/2, 10*time.Millisecond), 100*time.Millisecond)
 }

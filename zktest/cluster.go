@@ -102,8 +102,8 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 	}
 	probe := c.options()
 	c.manual = probe.RaftTicks == manualClock
-	// A member's tick interval (server/raftlog.go).
-	c.period = min(max(probe.TickTime/2, 10*time.Millisecond), 100*time.Millisecond)
+	// The members' raft tick interval: one clock round per tick.
+	c.period = server.RaftTickInterval(probe.TickTime)
 	for i := 0; i < n; i++ {
 		observer := false
 		for _, id := range probe.Peers { // WithObservers marks them
