@@ -734,6 +734,28 @@ func (n *Node) Propose(ctx context.Context, data []byte) error {
 	return n.mapErr(n.rn.Propose(ctx, data))
 }
 
+// ProposeBatch proposes several entries as one raft message: they enter
+// the log in the given order, next to each other, for the price of one
+// hand-off to raft's goroutine. One entry is proposed as by Propose. A
+// batch is not waited for: raft may drop it (ErrProposalDropped for
+// Propose: a leadership transfer in progress, the uncommitted-size limit,
+// or no leader to forward to) without an error here, so the caller must
+// notice entries that never apply (a later proposal of the same caller
+// applying first, or a leader change).
+func (n *Node) ProposeBatch(ctx context.Context, datas [][]byte) error {
+	if len(datas) == 1 {
+		return n.Propose(ctx, datas[0])
+	}
+	ents := make([]raftpb.Entry, len(datas))
+	for i, d := range datas {
+		if len(d) == 0 {
+			return ErrEmptyProposal
+		}
+		ents[i].Data = d
+	}
+	return n.mapErr(n.rn.Step(ctx, raftpb.Message{Type: raftpb.MsgProp, Entries: ents}))
+}
+
 // ProposeConfChange proposes a membership change: adding or removing
 // voters and learners (ConfChangeAddNode, ConfChangeAddLearnerNode,
 // ConfChangeRemoveNode, several at once for a joint change). Like Propose,

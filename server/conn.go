@@ -54,6 +54,10 @@ type Conn struct {
 	// closeAfter makes the writer close the connection once the queued
 	// bytes are written (after a closeSession reply or a fatal error).
 	closeAfter bool
+	// holdKick: the apply goroutine is queuing replies of one batch of
+	// writes here; it wakes the writer once, after the batch, so that
+	// they leave in one write (kickHeld: a wake-up is owed).
+	holdKick, kickHeld bool
 
 	pipeMu   sync.Mutex // guards inflight, queue
 	inflight int        // writes proposed and not yet applied
@@ -196,7 +200,30 @@ func (c *Conn) sessionClosed() { c.closeAfterFlush() }
 // enqueue appends one reply frame to the outgoing queue and wakes the
 // writer.
 func (c *Conn) enqueue(hdr *proto.ReplyHeader, body proto.Record) {
-	if c.append(hdr, body) {
+	if ok, held := c.appendFrame(hdr, body); ok && !held {
+		c.kick()
+	}
+}
+
+// holdKicks defers waking the writer until releaseKick; the apply
+// goroutine calls it (with the tree locked) before queuing replies of a
+// batch, and releases every held connection at the end of the batch.
+func (c *Conn) holdKicks() {
+	c.outMu.Lock()
+	held := c.holdKick
+	c.holdKick = true
+	c.outMu.Unlock()
+	if !held {
+		c.s.heldConns = append(c.s.heldConns, c)
+	}
+}
+
+func (c *Conn) releaseKick() {
+	c.outMu.Lock()
+	owed := c.kickHeld
+	c.holdKick, c.kickHeld = false, false
+	c.outMu.Unlock()
+	if owed {
 		c.kick()
 	}
 }
@@ -206,22 +233,32 @@ func (c *Conn) enqueue(hdr *proto.ReplyHeader, body proto.Record) {
 // returns false if the connection is closed or was closed for exceeding
 // the queue limit.
 func (c *Conn) append(hdr *proto.ReplyHeader, body proto.Record) bool {
+	ok, _ := c.appendFrame(hdr, body)
+	return ok
+}
+
+// appendFrame is append that also reports whether waking the writer is
+// held back by the apply goroutine (holdKicks).
+func (c *Conn) appendFrame(hdr *proto.ReplyHeader, body proto.Record) (ok, held bool) {
 	c.outMu.Lock()
 	if c.outClosed {
 		c.outMu.Unlock()
-		return false
+		return false, false
 	}
 	proto.AppendReply(&c.out, hdr, body)
 	over := c.out.Len() > maxOutBytes
+	if c.holdKick {
+		c.kickHeld, held = true, true
+	}
 	c.outMu.Unlock()
 	c.packetsOut.Add(1)
 	c.s.stats.packetsSent.Add(1)
 	if over {
 		c.s.log.Warn("client is not reading its replies; closing connection", "session", hexID(c.sessionID))
 		c.close("outgoing queue over limit")
-		return false
+		return false, false
 	}
-	return true
+	return true, held
 }
 
 // flushInline writes the queued bytes from the reader goroutine, saving a
@@ -676,11 +713,26 @@ func (fixedReply) Decode(*jute.Decoder) {}
 
 // writeApplied runs on the apply loop, with the tree locked, once the
 // write r has been applied: it queues r's reply, then runs the reads that
-// were waiting behind r.
+// were waiting behind r. A nil res means r was lost (see txnLog.propose).
 func (c *Conn) writeApplied(r *request, zxid int64, res *tree.Result) {
+	if res == nil {
+		// The proposal was lost (a leader change, or dropped by raft):
+		// whether the write happens is unknown, which the client learns
+		// as a connection loss, as with ZooKeeper.
+		c.close("write outcome unknown (proposal lost)")
+		return
+	}
+	c.holdKicks()
 	c.pipeMu.Lock()
 	defer c.pipeMu.Unlock()
 	if len(c.queue) == 0 || c.queue[0] != r {
+		select {
+		case <-c.closed:
+			// An earlier write of this connection was lost and the
+			// connection closed; a later one may still apply.
+			return
+		default:
+		}
 		// Cannot happen: writes of one connection apply in order.
 		panic(fmt.Sprintf("server: write reply out of order (xid %d)", r.xid))
 	}

@@ -113,4 +113,10 @@ func (s *Server) applyBatch(batch []proposal) {
 		p.txn = nil
 		p.done = nil
 	}
+	// Wake each connection's writer once for all its replies of the batch.
+	for i, c := range s.heldConns {
+		c.releaseKick()
+		s.heldConns[i] = nil
+	}
+	s.heldConns = s.heldConns[:0]
 }

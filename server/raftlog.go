@@ -28,8 +28,10 @@ import (
 // and answered.
 type txnLog interface {
 	start() error
-	// propose queues txn; done (may be nil) runs once it is applied. It
-	// returns false if the log is stopped; done is then never called.
+	// propose queues txn; done (may be nil) runs once it is applied, or
+	// with a nil result (on any goroutine, without the tree lock) if the
+	// proposal was lost and its outcome is unknown. It returns false if
+	// the log is stopped; done is then never called.
 	propose(txn *tree.Txn, done applyFunc) bool
 	stop()
 }
@@ -57,16 +59,21 @@ type raftLog struct {
 
 	idBase uint64 // random high bits, so ids never repeat across restarts
 
-	mu      sync.Mutex // guards pending, nextID, stopped
-	pending map[uint64]applyFunc
+	mu      sync.Mutex     // guards everything below
+	pending []*pendingProp // proposals with a waiter, oldest first
 	nextID  uint64
 	stopped bool
+	// Proposals waiting to be handed to raft, and whether a proposer is
+	// handing them over (see propose).
+	queue      [][]byte
+	queueProps []*pendingProp
+	submitting bool
 }
 
 func newRaftLog(s *Server, dir string) *raftLog {
 	var b [4]byte
 	rand.Read(b[:])
-	return &raftLog{s: s, dir: dir, pending: make(map[uint64]applyFunc), quit: make(chan struct{}),
+	return &raftLog{s: s, dir: dir, quit: make(chan struct{}),
 		idBase: uint64(binary.BigEndian.Uint32(b[:])) << 32}
 }
 
@@ -234,6 +241,27 @@ func (l *raftLog) sendTouches() {
 	}
 }
 
+// pendingProp is a proposal made here that waits for its entry to apply.
+// seq is the low half of its proposal id.
+type pendingProp struct {
+	seq  uint32
+	done applyFunc // nil once called
+}
+
+// maxSubmitRounds bounds how many batches a proposer hands to raft for
+// others before a goroutine of its own takes over, so that one
+// connection's reader is not kept from its own requests under load.
+const maxSubmitRounds = 4
+
+// propose queues txn for raft. Proposals are combined: the proposer that
+// finds nobody handing proposals to raft becomes the submitter and hands
+// over everything queued, its own and what other proposers queue
+// meanwhile, as one raft message per round (raft appends them as adjacent
+// entries, in queue order), until the queue is empty. The others return
+// at once. Under load this turns many channel round trips into raft's
+// goroutine into one, and a single submitter keeps the log order of this
+// member's proposals equal to their order here, which takePending relies
+// on to notice a proposal raft dropped.
 func (l *raftLog) propose(txn *tree.Txn, done applyFunc) bool {
 	var e jute.Encoder
 	e.WriteLong(0) // the proposal id, filled in below
@@ -247,20 +275,71 @@ func (l *raftLog) propose(txn *tree.Txn, done applyFunc) bool {
 		return false
 	}
 	l.nextID++
-	id := l.idBase | l.nextID&0xffffffff
+	seq := uint32(l.nextID)
+	binary.BigEndian.PutUint64(data, l.idBase|uint64(seq))
+	var p *pendingProp
 	if done != nil {
-		l.pending[id] = done
+		p = &pendingProp{seq: seq, done: done}
+		l.pending = append(l.pending, p)
+	}
+	l.queue = append(l.queue, data)
+	l.queueProps = append(l.queueProps, p)
+	if l.submitting {
+		l.mu.Unlock()
+		return true
+	}
+	l.submitting = true
+	l.submit(maxSubmitRounds)
+	return true
+}
+
+// submit hands queued proposals to raft, rounds times at most (0: until
+// the queue is empty), then hands the rest to a new goroutine. It is
+// called with l.mu held and l.submitting set, and returns with l.mu
+// released.
+func (l *raftLog) submit(rounds int) {
+	for round := 0; len(l.queue) > 0; round++ {
+		if rounds > 0 && round == rounds {
+			go func() {
+				l.mu.Lock()
+				l.submit(0)
+			}()
+			l.mu.Unlock()
+			return
+		}
+		datas, props := l.queue, l.queueProps
+		l.queue, l.queueProps = nil, nil
+		l.mu.Unlock()
+		// A single proposal waits for raft to accept it, so a drop is
+		// reported at once; a batch is stepped without waiting, and a
+		// drop (rare: a leadership transfer, the uncommitted-size limit)
+		// shows when a later proposal of this member applies.
+		err := l.node.ProposeBatch(context.Background(), datas)
+		if err != nil {
+			l.s.log.Warn("proposal failed", "err", err, "proposals", len(datas))
+			l.fail(props)
+		}
+		l.mu.Lock()
+	}
+	l.submitting = false
+	l.mu.Unlock()
+}
+
+// fail tells the waiters of proposals that never reached the log that
+// their outcome is unknown (done with a nil result).
+func (l *raftLog) fail(props []*pendingProp) {
+	var dones []applyFunc
+	l.mu.Lock()
+	for _, p := range props {
+		if p != nil && p.done != nil {
+			dones = append(dones, p.done)
+			p.done = nil
+		}
 	}
 	l.mu.Unlock()
-	binary.BigEndian.PutUint64(data, id)
-	if err := l.node.Propose(context.Background(), data); err != nil {
-		l.mu.Lock()
-		delete(l.pending, id)
-		l.mu.Unlock()
-		l.s.log.Warn("proposal failed", "err", err)
-		return false
+	for _, done := range dones {
+		done(0, nil)
 	}
-	return true
 }
 
 func (l *raftLog) stop() {
@@ -309,12 +388,47 @@ func (l *raftLog) Apply(entries []raftpb.Entry) {
 }
 
 // takePending removes and returns the waiter of a proposal made here (nil
-// for entries proposed elsewhere or before a restart).
+// for entries proposed elsewhere or before a restart). This member's
+// proposals enter the log in the order they were made (one submitter at a
+// time, one raft message per batch), so waiters older than id whose
+// entries never applied were dropped by raft, or lost with a leader: they
+// are told the outcome is unknown.
 func (l *raftLog) takePending(id uint64) applyFunc {
+	if id&^0xffffffff != l.idBase {
+		return nil
+	}
+	seq := uint32(id)
+	var done applyFunc
+	var lost []applyFunc
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	done := l.pending[id]
-	delete(l.pending, id)
+	n := 0
+	for ; n < len(l.pending); n++ {
+		p := l.pending[n]
+		d := int32(p.seq - seq) // wraps with the 32-bit sequence
+		if d > 0 {
+			break // already failed; the entry applies late
+		}
+		if d == 0 {
+			done, p.done = p.done, nil
+			n++
+			break
+		}
+		if p.done != nil {
+			lost = append(lost, p.done)
+			p.done = nil
+		}
+	}
+	if n > 0 {
+		clear(l.pending[:n])
+		l.pending = l.pending[n:]
+		if len(l.pending) == 0 {
+			l.pending = l.pending[:0:0]
+		}
+	}
+	l.mu.Unlock()
+	for _, f := range lost {
+		f(0, nil)
+	}
 	return done
 }
 

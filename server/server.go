@@ -186,7 +186,10 @@ type Server struct {
 	log  *slog.Logger
 
 	treeMu sync.RWMutex // guards tree; the apply loop is the only writer
-	tree   *tree.Tree
+	// heldConns: connections whose writer the apply loop wakes at the end
+	// of the current batch (Conn.holdKicks); apply loop only.
+	heldConns []*Conn
+	tree      *tree.Tree
 
 	watches  *watch.Manager
 	sessions *sessionTracker
