@@ -16,15 +16,21 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 )
 
-// Snapshot file format; see doc.go.
+// Snapshot file format; see doc.go. Version 1 has the data length in the
+// header; version 2 (written now) has it in the trailer, so that the data
+// can be streamed into the file as the state machine produces it.
 const (
-	snapMagic      = "zkgosnap"
-	snapVersion    = 1
-	snapHeaderLen  = 8 + 4 + 4 + 8 // magic, version, metadata length, data length
-	snapTrailerLen = 4             // CRC-32C
-	snapSuffix     = ".snap"
-	tmpSuffix      = ".tmp"
-	brokenSuffix   = ".broken"
+	snapMagic        = "zkgosnap"
+	snapVersion1     = 1
+	snapVersion      = 2
+	snapHeaderLen1   = 8 + 4 + 4 + 8 // v1: magic, version, metadata length, data length
+	snapTrailerLen1  = 4             // v1: CRC-32C
+	snapHeaderLen    = 8 + 4 + 4     // v2: magic, version, metadata length
+	snapTrailerLen   = 8 + 4         // v2: data length, CRC-32C
+	snapMinFileBytes = 8 + 4 + 4 + 4 // the shortest header and trailer
+	snapSuffix       = ".snap"
+	tmpSuffix        = ".tmp"
+	brokenSuffix     = ".broken"
 
 	// maxSnapMetaBytes bounds the encoded raftpb.SnapshotMetadata (index,
 	// term and the ConfState, a few bytes per member).
@@ -98,73 +104,141 @@ func listSnapFiles(dir string) ([]snapFile, error) {
 // temporary file, which Open deletes). With noSync the fsyncs are skipped.
 // synced (may be nil) is told each durability step as it completes; with
 // noSync there are none.
-func writeSnapFile(dir string, snap *raftpb.Snapshot, noSync bool, synced func(SyncPoint)) (err error) {
-	if synced == nil || noSync {
-		synced = func(SyncPoint) {}
-	}
-	meta, err := snap.Metadata.Marshal()
+func writeSnapFile(dir string, snap *raftpb.Snapshot, noSync bool, synced func(SyncPoint)) error {
+	sf, err := createSnapFile(dir, snap.Metadata, -1, func(w io.Writer) error {
+		_, err := w.Write(snap.Data)
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	if len(meta) > maxSnapMetaBytes {
-		return fmt.Errorf("snapshot metadata is %d bytes, more than %d", len(meta), maxSnapMetaBytes)
+	return sf.install(noSync, synced)
+}
+
+// snapTemp is a snapshot file written under its temporary name, not yet
+// fsynced: install makes it durable under its final name.
+type snapTemp struct {
+	dir, tmp, final string
+	f               *os.File
+	size            int64 // bytes of state-machine data
+}
+
+// snapDataWriter feeds the data into the file and the CRC, counting it
+// against a bound.
+type snapDataWriter struct {
+	w     io.Writer
+	n     int64
+	limit int64 // < 0: none
+}
+
+func (d *snapDataWriter) Write(p []byte) (int, error) {
+	if d.limit >= 0 && d.n+int64(len(p)) > d.limit {
+		return 0, fmt.Errorf("%w: more than %d bytes of data", ErrSnapshotTooLarge, d.limit)
 	}
-	name := snapFileName(snap.Metadata.Index, snap.Metadata.Term)
-	final := filepath.Join(dir, name)
+	n, err := d.w.Write(p)
+	d.n += int64(n)
+	return n, err
+}
+
+// createSnapFile writes the snapshot file for meta under its temporary
+// name, with the data that write produces (at most limit bytes; < 0: no
+// bound), and returns it unsynced. On error nothing is left behind.
+func createSnapFile(dir string, meta raftpb.SnapshotMetadata, limit int64, write func(io.Writer) error) (_ *snapTemp, err error) {
+	mb, err := meta.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	if len(mb) > maxSnapMetaBytes {
+		return nil, fmt.Errorf("snapshot metadata is %d bytes, more than %d", len(mb), maxSnapMetaBytes)
+	}
+	final := filepath.Join(dir, snapFileName(meta.Index, meta.Term))
 	tmp := final + tmpSuffix
 	_ = os.Remove(tmp)
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() {
-		if f != nil {
-			f.Close()
-		}
 		if err != nil {
+			f.Close()
 			os.Remove(tmp)
 		}
 	}()
-
+	crc := crc32.New(crcTable)
+	bw := bufio.NewWriterSize(io.MultiWriter(f, crc), 1<<16)
 	var hdr [snapHeaderLen]byte
 	copy(hdr[:8], snapMagic)
 	binary.BigEndian.PutUint32(hdr[8:], snapVersion)
-	binary.BigEndian.PutUint32(hdr[12:], uint32(len(meta)))
-	binary.BigEndian.PutUint64(hdr[16:], uint64(len(snap.Data)))
-	crc := crc32.New(crcTable)
-	bw := bufio.NewWriterSize(io.MultiWriter(f, crc), 1<<16)
+	binary.BigEndian.PutUint32(hdr[12:], uint32(len(mb)))
 	bw.Write(hdr[:])
-	bw.Write(meta)
-	bw.Write(snap.Data)
-	if err = bw.Flush(); err != nil {
-		return err
+	bw.Write(mb)
+	dw := &snapDataWriter{w: bw, limit: limit}
+	if err = write(dw); err != nil {
+		return nil, err
 	}
 	var tr [snapTrailerLen]byte
-	binary.BigEndian.PutUint32(tr[:], crc.Sum32())
-	if _, err = f.Write(tr[:]); err != nil {
-		return err
+	binary.BigEndian.PutUint64(tr[:], uint64(dw.n))
+	bw.Write(tr[:8])
+	if err = bw.Flush(); err != nil {
+		return nil, err
 	}
+	binary.BigEndian.PutUint32(tr[8:], crc.Sum32())
+	if _, err = f.Write(tr[8:]); err != nil {
+		return nil, err
+	}
+	return &snapTemp{dir: dir, tmp: tmp, final: final, f: f, size: dw.n}, nil
+}
+
+// sync fsyncs and closes the temporary file (the slow part of install,
+// which needs no lock).
+func (sf *snapTemp) sync(noSync bool) error {
+	if sf.f == nil {
+		return nil
+	}
+	var err error
 	if !noSync {
-		if err = f.Sync(); err != nil {
-			return err
-		}
+		err = sf.f.Sync()
 	}
-	if err = f.Close(); err != nil {
-		f = nil
+	if cerr := sf.f.Close(); err == nil {
+		err = cerr
+	}
+	sf.f = nil
+	if err != nil {
+		os.Remove(sf.tmp)
+	}
+	return err
+}
+
+// abort closes and deletes the temporary file.
+func (sf *snapTemp) abort() {
+	if sf.f != nil {
+		sf.f.Close()
+		sf.f = nil
+	}
+	os.Remove(sf.tmp)
+}
+
+// install makes the file durable under its final name: fsync (unless done
+// by sync), rename, fsync of the directory.
+func (sf *snapTemp) install(noSync bool, synced func(SyncPoint)) error {
+	if synced == nil || noSync {
+		synced = func(SyncPoint) {}
+	}
+	if err := sf.sync(noSync); err != nil {
 		return err
 	}
-	f = nil
 	// Durability boundary: the content is durable, under the temporary
 	// name (which recovery deletes) until the rename is.
 	synced(PointSnapTempSynced)
-	if err = os.Rename(tmp, final); err != nil {
+	if err := os.Rename(sf.tmp, sf.final); err != nil {
+		os.Remove(sf.tmp)
 		return err
 	}
 	// Failpoint: renamed, but the rename is not durable before the
 	// directory is fsynced; a crash may leave either name.
 	synced(PointSnapRenamed)
 	if !noSync {
-		if err = syncDir(dir); err != nil {
+		if err := syncDir(sf.dir); err != nil {
 			return err
 		}
 	}
@@ -198,40 +272,71 @@ func readSnapFile(path string, maxData int64) (*raftpb.Snapshot, error) {
 	return snap, nil
 }
 
-// decodeSnapshot decodes a snapshot file of exactly size bytes from r.
+// decodeSnapshot decodes a snapshot file of exactly size bytes from r
+// (format version 1 or 2).
 func decodeSnapshot(r io.Reader, size, maxData int64) (*raftpb.Snapshot, error) {
-	if size < snapHeaderLen+snapTrailerLen {
+	if size < snapMinFileBytes {
 		return nil, fmt.Errorf("%w: %d bytes is shorter than the header", errBadSnapshot, size)
 	}
 	crc := crc32.New(crcTable)
 	tr := io.TeeReader(r, crc)
-	var hdr [snapHeaderLen]byte
-	if _, err := io.ReadFull(tr, hdr[:]); err != nil {
+	var hdr [snapHeaderLen1]byte
+	if _, err := io.ReadFull(tr, hdr[:snapHeaderLen]); err != nil {
 		return nil, fmt.Errorf("%w: header: %v", errBadSnapshot, err)
 	}
 	if string(hdr[:8]) != snapMagic {
 		return nil, fmt.Errorf("%w: bad magic", errBadSnapshot)
 	}
-	if v := binary.BigEndian.Uint32(hdr[8:]); v != snapVersion {
-		return nil, fmt.Errorf("%w: unknown version %d", errBadSnapshot, v)
-	}
+	version := binary.BigEndian.Uint32(hdr[8:])
 	metaLen := int64(binary.BigEndian.Uint32(hdr[12:]))
-	dataLen := binary.BigEndian.Uint64(hdr[16:])
 	if metaLen > maxSnapMetaBytes {
 		return nil, fmt.Errorf("%w: metadata length %d exceeds %d", errBadSnapshot, metaLen, maxSnapMetaBytes)
 	}
-	if dataLen > uint64(maxData) {
-		return nil, fmt.Errorf("%w: %w: data length %d exceeds %d", errBadSnapshot, ErrSnapshotTooLarge, dataLen, maxData)
+	var dataLen int64
+	switch version {
+	case snapVersion1:
+		if size < snapHeaderLen1+snapTrailerLen1 {
+			return nil, fmt.Errorf("%w: %d bytes is shorter than the header", errBadSnapshot, size)
+		}
+		if _, err := io.ReadFull(tr, hdr[snapHeaderLen:]); err != nil {
+			return nil, fmt.Errorf("%w: header: %v", errBadSnapshot, err)
+		}
+		d := binary.BigEndian.Uint64(hdr[16:])
+		if d > uint64(maxData) {
+			return nil, fmt.Errorf("%w: %w: data length %d exceeds %d", errBadSnapshot, ErrSnapshotTooLarge, d, maxData)
+		}
+		dataLen = int64(d)
+		if want := snapHeaderLen1 + metaLen + dataLen + snapTrailerLen1; want != size {
+			return nil, fmt.Errorf("%w: lengths add up to %d bytes, file has %d", errBadSnapshot, want, size)
+		}
+	case snapVersion:
+		// The data length is in the trailer; the file size gives it, and
+		// the trailer must agree.
+		dataLen = size - snapHeaderLen - metaLen - snapTrailerLen
+		if dataLen < 0 {
+			return nil, fmt.Errorf("%w: metadata length %d does not fit in %d bytes", errBadSnapshot, metaLen, size)
+		}
+		if dataLen > maxData {
+			return nil, fmt.Errorf("%w: %w: data length %d exceeds %d", errBadSnapshot, ErrSnapshotTooLarge, dataLen, maxData)
+		}
+	default:
+		return nil, fmt.Errorf("%w: unknown version %d", errBadSnapshot, version)
 	}
-	if want := snapHeaderLen + metaLen + int64(dataLen) + snapTrailerLen; want != size {
-		return nil, fmt.Errorf("%w: lengths add up to %d bytes, file has %d", errBadSnapshot, want, size)
-	}
-	buf := make([]byte, metaLen+int64(dataLen))
+	buf := make([]byte, metaLen+dataLen)
 	if _, err := io.ReadFull(tr, buf); err != nil {
 		return nil, fmt.Errorf("%w: body: %v", errBadSnapshot, err)
 	}
+	if version == snapVersion {
+		var dl [8]byte
+		if _, err := io.ReadFull(tr, dl[:]); err != nil {
+			return nil, fmt.Errorf("%w: trailer: %v", errBadSnapshot, err)
+		}
+		if got := binary.BigEndian.Uint64(dl[:]); got != uint64(dataLen) {
+			return nil, fmt.Errorf("%w: trailer says %d bytes of data, the file holds %d", errBadSnapshot, got, dataLen)
+		}
+	}
 	sum := crc.Sum32()
-	var trl [snapTrailerLen]byte
+	var trl [4]byte
 	if _, err := io.ReadFull(r, trl[:]); err != nil {
 		return nil, fmt.Errorf("%w: trailer: %v", errBadSnapshot, err)
 	}

@@ -519,42 +519,127 @@ func (s *Storage) SaveSnapshot(snap raftpb.Snapshot) error {
 
 // CreateSnapshot records a snapshot taken locally by the state machine at
 // index (which must be applied, hence committed) with the configuration
-// cs. It writes the snapshot file, then the WAL snapshot record (fsynced,
-// which also makes the hard state that committed index durable), installs
-// it in the MemoryStorage, compacts the MemoryStorage up to
-// index-CatchUpEntries, and deletes snapshot files beyond SnapRetain and
-// the WAL segments that only those needed.
+// cs: BeginSnapshot with data, then Commit.
 //
 // It returns raft.ErrSnapOutOfDate if index is not above the newest
 // snapshot, ErrSnapshotIndex if index is not in the log, and
 // ErrSnapshotTooLarge for oversized data; none of these change anything.
-// data is retained (it is what the leader sends to lagging followers) and
-// must not be modified afterwards.
 func (s *Storage) CreateSnapshot(index uint64, cs *raftpb.ConfState, data []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.usable(); err != nil {
+	p, err := s.BeginSnapshot(index, cs, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+	if err != nil {
 		return err
 	}
-	if int64(len(data)) > s.opts.MaxSnapshotBytes {
-		return fmt.Errorf("%w: %d bytes, limit %d", ErrSnapshotTooLarge, len(data), s.opts.MaxSnapshotBytes)
+	return p.Commit()
+}
+
+// PendingSnapshot is a local snapshot whose file is written but not yet
+// durable or installed (BeginSnapshot); Commit finishes it, Abort drops it.
+type PendingSnapshot struct {
+	s     *Storage
+	meta  raftpb.SnapshotMetadata
+	file  *snapTemp
+	bytes int64
+}
+
+// BeginSnapshot starts a snapshot taken locally at index (which must be
+// applied, hence committed) with the configuration cs: it writes the data
+// that write produces into a temporary file, without fsync and without
+// holding the lock that Save needs, so the WAL goes on being written
+// meanwhile. The state machine streams its state through write (bounded
+// by Options.MaxSnapshotBytes), so no copy of it is held in memory; the
+// caller keeps the state unchanged until write returns, then may go on
+// applying while Commit, typically on another goroutine, does the slow
+// part.
+//
+// Errors as for CreateSnapshot; on error nothing is left behind.
+func (s *Storage) BeginSnapshot(index uint64, cs *raftpb.ConfState, write func(io.Writer) error) (*PendingSnapshot, error) {
+	s.mu.Lock()
+	if err := s.usable(); err != nil {
+		s.mu.Unlock()
+		return nil, err
 	}
 	if index <= s.snapIndex {
-		return raft.ErrSnapOutOfDate
+		s.mu.Unlock()
+		return nil, raft.ErrSnapOutOfDate
 	}
 	last, _ := s.ms.LastIndex()
 	if index > last {
-		return fmt.Errorf("%w: %d is above the last index %d", ErrSnapshotIndex, index, last)
+		s.mu.Unlock()
+		return nil, fmt.Errorf("%w: %d is above the last index %d", ErrSnapshotIndex, index, last)
 	}
 	term, err := s.ms.Term(index)
+	s.mu.Unlock()
 	if err != nil {
-		return fmt.Errorf("%w: %d: %w", ErrSnapshotIndex, index, err)
+		return nil, fmt.Errorf("%w: %d: %w", ErrSnapshotIndex, index, err)
 	}
-	snap := raftpb.Snapshot{Data: data, Metadata: raftpb.SnapshotMetadata{Index: index, Term: term, ConfState: *cs}}
-	if err := writeSnapFile(s.snapDir, &snap, s.opts.NoSync, s.synced); err != nil {
+	meta := raftpb.SnapshotMetadata{Index: index, Term: term, ConfState: *cs}
+	f, err := createSnapFile(s.snapDir, meta, s.opts.MaxSnapshotBytes, write)
+	if err != nil {
+		if errors.Is(err, ErrSnapshotTooLarge) {
+			return nil, err
+		}
+		// The state machine's own error, or the disk's: the snapshot
+		// is not taken; the storage stays usable (nothing was changed).
+		return nil, fmt.Errorf("writing snapshot file: %w", err)
+	}
+	return &PendingSnapshot{s: s, meta: meta, file: f, bytes: f.size}, nil
+}
+
+// Index returns the snapshot's index.
+func (p *PendingSnapshot) Index() uint64 { return p.meta.Index }
+
+// Bytes returns the size of the snapshot's data.
+func (p *PendingSnapshot) Bytes() int64 { return p.bytes }
+
+// Abort deletes the snapshot's file.
+func (p *PendingSnapshot) Abort() {
+	if p.file != nil {
+		p.file.abort()
+		p.file = nil
+	}
+}
+
+// Commit makes the snapshot durable and installs it: the file is fsynced
+// (without the lock), renamed and its directory fsynced; then the WAL
+// snapshot record is written (fsynced, which also makes the hard state
+// that committed the index durable), the MemoryStorage installs it and is
+// compacted up to index-CatchUpEntries, and snapshot files beyond
+// SnapRetain and the WAL segments only they needed are deleted.
+//
+// It returns raft.ErrSnapOutOfDate (and deletes the file) if a newer
+// snapshot was installed meanwhile (one sent by the leader). Any other
+// error means the disk failed; the storage is then unusable.
+func (p *PendingSnapshot) Commit() error {
+	s := p.s
+	f := p.file
+	if f == nil {
+		return errors.New("storage: snapshot already committed or aborted")
+	}
+	p.file = nil
+	if err := f.sync(s.opts.NoSync); err != nil {
+		f.abort()
+		s.mu.Lock()
+		defer s.mu.Unlock()
 		return s.fail(fmt.Errorf("writing snapshot file: %w", err))
 	}
-	ws := walpb.Snapshot{Index: index, Term: term, ConfState: &snap.Metadata.ConfState}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		f.abort()
+		return err
+	}
+	index := p.meta.Index
+	if index <= s.snapIndex {
+		f.abort()
+		return raft.ErrSnapOutOfDate
+	}
+	if err := f.install(s.opts.NoSync, s.synced); err != nil {
+		return s.fail(fmt.Errorf("writing snapshot file: %w", err))
+	}
+	ws := walpb.Snapshot{Index: index, Term: p.meta.Term, ConfState: &p.meta.ConfState}
 	if err := s.w.SaveSnapshot(ws); err != nil {
 		return s.fail(fmt.Errorf("WAL snapshot record: %w", err))
 	}
@@ -563,7 +648,8 @@ func (s *Storage) CreateSnapshot(index uint64, cs *raftpb.ConfState, data []byte
 		// file is now usable by recovery.
 		s.synced(PointWALSnapshot)
 	}
-	if _, err := s.ms.CreateSnapshot(index, cs, nil); err != nil { // data: SnapshotData
+	cs := p.meta.ConfState
+	if _, err := s.ms.CreateSnapshot(index, &cs, nil); err != nil { // data: SnapshotData
 		return s.fail(err)
 	}
 	s.snapIndex = index
