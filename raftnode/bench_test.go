@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -33,7 +34,7 @@ func (s *benchSM) Apply(ents []raftpb.Entry) {
 	}
 }
 
-func (s *benchSM) Snapshot() ([]byte, error)           { return []byte("-"), nil }
+func (s *benchSM) Snapshot(w io.Writer) error          { _, err := w.Write([]byte("-")); return err }
 func (s *benchSM) Restore(data []byte, _ uint64) error { return nil }
 
 func (s *benchSM) wait(id uint64) chan struct{} {

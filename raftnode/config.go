@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
@@ -52,15 +53,16 @@ type StateMachine interface {
 	// must not call the Node's blocking methods (Propose, ReadIndex,
 	// WaitApplied, Stop): the run loop may be waiting for Apply to return.
 	Apply(entries []raftpb.Entry)
-	// Snapshot returns the state as of the last applied entry. It is
-	// called between Apply calls, every SnapCount entries and after each
-	// configuration change (so that a joining member is sent a snapshot
-	// whose configuration names it). The returned bytes are kept and sent
-	// to lagging followers, so they must not be modified afterwards. While it
-	// runs, the node goes on persisting and replicating entries but applies
-	// none: keep it short (a copy-on-write state makes it cheap). An error
-	// is logged and the snapshot retried after another SnapCount entries.
-	Snapshot() ([]byte, error)
+	// Snapshot writes the state as of the last applied entry to w (the
+	// snapshot file, streamed). It is called between Apply calls, every
+	// SnapCount entries and after each configuration change (so that a
+	// joining member is sent a snapshot whose configuration names it).
+	// While it runs, the node goes on persisting and replicating entries
+	// but applies none: keep it short. The file's fsync and the
+	// compaction of the log happen afterwards, while applying goes on. An
+	// error is logged and the snapshot retried after another SnapCount
+	// entries.
+	Snapshot(w io.Writer) error
 	// Restore replaces the state with a snapshot taken at index: at start
 	// (from the newest local snapshot) and when the leader sends one to a
 	// lagging member. Empty data means the initial, empty state. An error

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"slices"
@@ -70,10 +71,10 @@ func (s *testSM) Apply(ents []raftpb.Entry) {
 	s.notify()
 }
 
-func (s *testSM) Snapshot() ([]byte, error) {
+func (s *testSM) Snapshot(w io.Writer) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return json.Marshal(s.log)
+	return json.NewEncoder(w).Encode(s.log)
 }
 
 func (s *testSM) Restore(data []byte, index uint64) error {

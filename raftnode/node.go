@@ -52,6 +52,10 @@ type Node struct {
 	applyDone chan struct{} // closed when the apply goroutine returns
 	failc     chan struct{} // closed by the apply goroutine on a fatal error
 	applyErr  error         // written before failc is closed
+	failOnce  sync.Once     // closes failc
+	// snapBusy: a snapshot is being committed (snapWG: its goroutine).
+	snapBusy atomic.Bool
+	snapWG   sync.WaitGroup
 
 	applied atomic.Uint64 // last applied index (written by run)
 	leader  atomic.Uint64 // leader id as of the last Ready (0: none known)
@@ -305,6 +309,7 @@ func (n *Node) run() {
 		// not started are in the log and are applied after a restart).
 		close(n.applyc)
 		<-n.applyDone
+		n.snapWG.Wait()
 	}()
 	// The wall clock, unless Config.Ticks replaces it (a nil channel
 	// never fires).
@@ -546,8 +551,7 @@ func (n *Node) applyLoop() {
 			close(job.done)
 		}
 		if err != nil {
-			n.applyErr = err
-			close(n.failc)
+			n.fail(err)
 			return
 		}
 	}
@@ -637,30 +641,61 @@ func decodeConfChange(e raftpb.Entry) (raftpb.ConfChangeV2, error) {
 	return cc, err
 }
 
+// maybeSnapshot takes a snapshot when one is due. The state machine
+// writes its state into the snapshot file here, on the apply goroutine (no
+// entry is applied meanwhile); the file's fsync, the WAL snapshot record,
+// the compaction and the purge follow on a goroutine of their own while
+// applying goes on. One snapshot is in progress at a time: a snapshot due
+// while the previous one is being committed waits for the next batch.
 func (n *Node) maybeSnapshot() error {
 	applied := n.applied.Load()
 	if (applied < n.nextSnap && !n.confSnap) || applied <= n.snapIndex {
 		return nil
 	}
-	n.confSnap = false
-	data, err := n.sm.Snapshot()
-	if err != nil {
-		n.log.Error("raftnode: state machine snapshot failed; retrying later", "index", applied, "err", err)
-		n.nextSnap = applied + n.cfg.SnapCount
+	if n.snapBusy.Load() {
 		return nil
 	}
-	if err := n.st.CreateSnapshot(applied, &n.confState, data); err != nil {
-		if errors.Is(err, storage.ErrSnapshotTooLarge) {
-			n.log.Error("raftnode: snapshot too large; retrying later", "index", applied, "err", err)
-			n.nextSnap = applied + n.cfg.SnapCount
-			return nil
+	confSnap := n.confSnap
+	n.confSnap = false
+	p, err := n.st.BeginSnapshot(applied, &n.confState, n.sm.Snapshot)
+	if err != nil {
+		if errors.Is(err, storage.ErrFailed) || errors.Is(err, storage.ErrClosed) || errors.Is(err, storage.ErrSnapshotIndex) {
+			return fmt.Errorf("creating snapshot at %d: %w", applied, err)
 		}
-		return fmt.Errorf("creating snapshot at %d: %w", applied, err)
+		// The state machine failed, the data is over the limit, or the
+		// disk refused the file: nothing changed; try again later.
+		n.log.Error("raftnode: snapshot failed; retrying later", "index", applied, "err", err)
+		n.nextSnap = applied + n.cfg.SnapCount
+		n.confSnap = confSnap
+		return nil
 	}
 	n.snapIndex = applied
 	n.nextSnap = applied + n.cfg.SnapCount
-	n.log.Info("raftnode: snapshot taken", "index", applied, "bytes", len(data))
+	n.snapBusy.Store(true)
+	n.snapWG.Add(1)
+	go func() {
+		defer n.snapWG.Done()
+		defer n.snapBusy.Store(false)
+		if err := p.Commit(); err != nil {
+			if errors.Is(err, raft.ErrSnapOutOfDate) {
+				// A newer snapshot (from the leader) came first.
+				return
+			}
+			n.fail(fmt.Errorf("committing snapshot at %d: %w", p.Index(), err))
+			return
+		}
+		n.log.Info("raftnode: snapshot taken", "index", p.Index(), "bytes", p.Bytes())
+	}()
 	return nil
+}
+
+// fail stops the node after a fatal error of the apply goroutine or of a
+// snapshot's commit: the run goroutine sees failc closed and stops.
+func (n *Node) fail(err error) {
+	n.failOnce.Do(func() {
+		n.applyErr = err
+		close(n.failc)
+	})
 }
 
 // roleFor maps raft's state to a Role; a follower that is a learner in the

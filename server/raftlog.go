@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -448,13 +449,13 @@ func (l *raftLog) applyTouches(b []byte) {
 	}
 }
 
-// Snapshot implements raftnode.StateMachine.
-func (l *raftLog) Snapshot() ([]byte, error) {
-	var buf bytes.Buffer
+// Snapshot implements raftnode.StateMachine: the tree, streamed into the
+// snapshot file under the read lock (the apply goroutine calls it, so no
+// write is applied meanwhile; reads go on).
+func (l *raftLog) Snapshot(w io.Writer) error {
 	l.s.treeMu.RLock()
-	err := l.s.tree.WriteSnapshot(&buf)
-	l.s.treeMu.RUnlock()
-	return buf.Bytes(), err
+	defer l.s.treeMu.RUnlock()
+	return l.s.tree.WriteSnapshot(w)
 }
 
 // Restore implements raftnode.StateMachine: empty data is the initial,
