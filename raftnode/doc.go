@@ -20,8 +20,9 @@
 //     (ApplyConfChange) and reported to Config.OnConfChange between
 //     batches;
 //  4. every SnapCount applied entries (and after a configuration change),
-//     StateMachine.Snapshot and Storage.CreateSnapshot, which compacts the
-//     log and purges old files;
+//     StateMachine.Snapshot streams the state into Storage.BeginSnapshot's
+//     file; its Commit (fsync, WAL record, compaction, purge) runs on a
+//     goroutine of its own while applying goes on;
 //  5. Advance.
 //
 // Group commit falls out of this loop: proposals that arrive while an

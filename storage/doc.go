@@ -16,7 +16,8 @@
 //	SaveSnapshot(rd.Snapshot)          // if any: file, WAL record, MemoryStorage
 //	Save(rd.HardState, rd.Entries)     // WAL append + fsync, then MemoryStorage
 //	... send messages, apply committed entries ...
-//	CreateSnapshot(applied, &cs, data) // now and then: snapshot + compaction + purge
+//	p := BeginSnapshot(applied, &cs, sm) // now and then: the state machine writes the file
+//	go p.Commit()                        // fsync, WAL record, compaction + purge
 //
 // When Save returns nil, the records are on stable storage (unless
 // Options.NoSync): only then may raft's messages be sent and writes be
@@ -43,20 +44,25 @@
 // 64 MB (SetWALSegmentSize) and the next one is preallocated. Every length
 // read is bounded by the bytes left in the file.
 //
-// Snapshot files, all integers big-endian:
+// Snapshot files, all integers big-endian. Format version 2, written now
+// (the data length is in the trailer so that the data can be streamed
+// into the file while the state machine produces it):
 //
 //	offset      size  field
 //	0           8     magic "zkgosnap"
-//	8           4     format version (1)
+//	8           4     format version (2)
 //	12          4     M = length of the metadata (≤ 1 MiB)
-//	16          8     D = length of the state-machine data (≤ Options.MaxSnapshotBytes)
-//	24          M     raftpb.SnapshotMetadata (protobuf): index, term, conf state
-//	24+M        D     state-machine data, opaque to this package
+//	16          M     raftpb.SnapshotMetadata (protobuf): index, term, conf state
+//	16+M        D     state-machine data, opaque to this package (≤ Options.MaxSnapshotBytes)
+//	16+M+D      8     D
 //	24+M+D      4     CRC-32C (Castagnoli) of bytes [0, 24+M+D)
 //
-// The file size must be exactly 28+M+D and the name must match the index
-// and term inside; lengths are checked against both before allocating. A
-// file is written atomically: <name>.tmp is written and fsynced, renamed to
+// D follows from the file size (28+M+D bytes) and must equal the trailer's.
+// Version 1, written by earlier releases and still read, has D at offset
+// 16 (8 bytes) before the metadata and only the CRC as trailer (also
+// 28+M+D bytes). The name must match the index and term inside; lengths
+// are checked against the size and the bounds before allocating. A file is
+// written atomically: <name>.tmp is written and fsynced, renamed to
 // <name>, and the directory is fsynced.
 //
 // # Recovery
@@ -83,8 +89,12 @@
 //
 // # Snapshots and compaction
 //
-// A locally taken snapshot (CreateSnapshot) is written as a file, then a
-// WAL snapshot record (fsynced). The MemoryStorage keeps CatchUpEntries
+// A locally taken snapshot (BeginSnapshot, then Commit; CreateSnapshot does
+// both) is streamed into its temporary file by the state machine without
+// the storage lock, so Save goes on meanwhile; Commit fsyncs it (still
+// without the lock), then under the lock renames it, fsyncs the directory
+// and writes the WAL snapshot record (fsynced); a snapshot overtaken by a
+// newer one (from the leader) is deleted instead. The MemoryStorage keeps CatchUpEntries
 // entries before it. Snapshot files beyond SnapRetain (default 3, like
 // ZooKeeper's autopurge.snapRetainCount) are deleted, and WAL segments
 // holding only entries older than the oldest kept snapshot are released
