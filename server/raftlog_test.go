@@ -2,10 +2,15 @@ package server_test
 
 import (
 	"fmt"
+	"io"
+	"log/slog"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/zkgo/zkgo/internal/rawzk"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/server"
 )
 
 // TestPipelinedWritesDurable: several connections pipeline many creates
@@ -14,13 +19,29 @@ import (
 // once, in request order per connection, with its own path, and the tree
 // holds them all.
 func TestPipelinedWritesDurable(t *testing.T) {
-	srv := durableServer(t, t.TempDir(), 0)
+	// A long session timeout: under the race detector and a loaded disk,
+	// 400 pipelined creates may take longer than a short one, and the
+	// client sends nothing (no ping) while it waits for their replies.
+	srv, err := server.New(server.Options{
+		Addr: "127.0.0.1:0", TickTime: 100 * time.Millisecond, MaxSessionTimeout: time.Minute,
+		DataDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
 	defer srv.Close()
 	const conns, each = 8, 400
 	var wg sync.WaitGroup
 	errs := make(chan error, conns)
 	for w := 0; w < conns; w++ {
-		c := dial(t, srv.Addr().String())
+		c, err := rawzk.Dial(srv.Addr().String(), rawzk.Options{Timeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
