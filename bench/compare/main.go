@@ -153,12 +153,28 @@ func main() {
 	standalone := flag.Bool("standalone", true, "compare standalone servers (the workloads, then the memory and restart measurement)")
 	clusters := flag.Bool("clusters", true, "compare 3-member ensembles on this machine (workloads "+strings.Join(clusterIDs, ", ")+"; -only applies)")
 	clusterHeap := flag.String("cluster-heap", "512m", "each ZooKeeper ensemble member's fixed heap (-Xms and -Xmx)")
+	plot := flag.String("plot", "", "SVG file for the latency plot of the standalone workloads (default: -out with -latency.svg for .md; \"none\": no plot)")
+	plotFrom := flag.String("plot-from", "", "only render -plot from this JSON file written earlier with -raw; run nothing")
 	flag.Parse()
+
+	switch *plot {
+	case "":
+		*plot = strings.TrimSuffix(*out, ".md") + "-latency.svg"
+	case "none":
+		*plot = ""
+	}
+	if *plotFrom != "" {
+		if err := plotFromRaw(*plotFrom, *plot); err != nil {
+			fmt.Fprintln(os.Stderr, "compare:", err)
+			os.Exit(1)
+		}
+		return
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := compare(ctx, options{*zkgoBin, *duration, *warmup, *repeats, *znodes, *loadTimeout, *heap, *only, *out, *raw, *tmp,
-		*standalone, *clusters, *clusterHeap}); err != nil {
+		*standalone, *clusters, *clusterHeap, *plot}); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
 	}
@@ -174,6 +190,7 @@ type options struct {
 	standalone       bool
 	clusters         bool
 	clusterHeap      string
+	plot             string // SVG latency plot ("" for none)
 }
 
 func logf(format string, args ...any) {
@@ -262,6 +279,11 @@ func compare(ctx context.Context, o options) error {
 	if o.raw != "" {
 		data, _ := json.MarshalIndent(rep, "", "  ")
 		if err := os.WriteFile(o.raw, data, 0o644); err != nil {
+			return err
+		}
+	}
+	if o.plot != "" && len(rep.Runs) > 0 {
+		if err := os.WriteFile(o.plot, renderPlot(rep.Runs, rep.specOrder, rep.specLabels, plotTitle(rep)), 0o644); err != nil {
 			return err
 		}
 	}
