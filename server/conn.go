@@ -76,20 +76,21 @@ type Conn struct {
 	lastZxid              atomic.Int64
 	lastXid               atomic.Int32
 	lastResp              atomic.Int64 // unix ms of the last reply
-	lastOp                atomic.Value // string
+	lastOp                atomic.Int64 // 1<<32 | the opcode of the last reply; 0: none yet
 
 	lat latencyStats
 }
 
 // noteReply records a reply's statistics.
 func (c *Conn) noteReply(r *request, zxid int64) {
-	d := time.Since(r.start)
+	now := time.Now()
+	d := now.Sub(r.start)
 	c.s.stats.lat.add(d)
 	c.lat.add(d)
 	c.lastZxid.Store(zxid)
 	c.lastXid.Store(r.xid)
-	c.lastOp.Store(opName(r.op))
-	c.lastResp.Store(time.Now().UnixMilli())
+	c.lastOp.Store(1<<32 | int64(uint32(r.op)))
+	c.lastResp.Store(now.UnixMilli())
 }
 
 type request struct {
@@ -118,7 +119,6 @@ func (s *Server) newConn(nc net.Conn) {
 	}
 	ids := []proto.Id{{Scheme: "ip", ID: host}}
 	c.auth.Store(&ids)
-	c.lastOp.Store("NA")
 
 	s.connsMu.Lock()
 	if s.closing.Load() {

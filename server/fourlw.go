@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/zkgo/zkgo/proto"
 )
 
 // Version is the version string the four-letter words report. Tools such
@@ -281,7 +283,10 @@ func (c *Conn) describe(full bool) string {
 	if !full {
 		return fmt.Sprintf(" /%s[1](queued=%d,recved=%d,sent=%d)", addr, len(c.slots), c.packetsIn.Load(), c.packetsOut.Load())
 	}
-	lastOp, _ := c.lastOp.Load().(string)
+	lastOp := "NA"
+	if v := c.lastOp.Load(); v != 0 {
+		lastOp = opName(proto.OpCode(int32(uint32(v))))
+	}
 	minLat, avg, maxLat, llat := c.lat.get()
 	avgLat := int64(avg)
 	return fmt.Sprintf(" /%s[1](queued=%d,recved=%d,sent=%d,sid=%s,lop=%s,est=%d,to=%d,lcxid=0x%x,lzxid=0x%x,lresp=%d,llat=%d,minlat=%d,avglat=%d,maxlat=%d)",

@@ -290,6 +290,7 @@ func TestFourLetterWords(t *testing.T) {
 		{"wchs", "1 connections watching 1 paths\nTotal watches:1\n"},
 		{"wchp", "/e\n\t0x"},
 		{"cons", "sid=0x"},
+		{"cons", ",lop=GETD,"}, // c's last reply
 		{"dump", "\t/e\n"},
 		{"conf", "tickTime=100\n"},
 		{"envi", "Environment:\n"},
