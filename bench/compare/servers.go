@@ -60,18 +60,26 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// newServerDir makes a fresh directory under root with a zoo.cfg (plus
+// extra lines) for a server on a free port.
+func newServerDir(root, prefix, extra string) (dir string, port int, cfg string, err error) {
+	if dir, err = os.MkdirTemp(root, prefix); err != nil {
+		return "", 0, "", err
+	}
+	if port, err = freePort(); err != nil {
+		return "", 0, "", err
+	}
+	cfg = filepath.Join(dir, "zoo.cfg")
+	if err = os.WriteFile(cfg, []byte(zooCfg(dir, port, extra)), 0o644); err != nil {
+		return "", 0, "", err
+	}
+	return dir, port, cfg, nil
+}
+
 // newZkgo prepares "zkgo server zoo.cfg" in a fresh directory.
 func newZkgo(binary, root string) (*server, error) {
-	dir, err := os.MkdirTemp(root, "zkgo-")
+	dir, port, cfg, err := newServerDir(root, "zkgo-", "")
 	if err != nil {
-		return nil, err
-	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	cfg := filepath.Join(dir, "zoo.cfg")
-	if err := os.WriteFile(cfg, []byte(zooCfg(dir, port, "")), 0o644); err != nil {
 		return nil, err
 	}
 	return &server{name: "zkgo", dir: dir, port: port,
@@ -82,16 +90,8 @@ func newZkgo(binary, root string) (*server, error) {
 // (G1), full JIT (no -XX:TieredStopAtLevel), Debian's jars, logging at WARN
 // through slf4j-simple to a file (zkgo logs at warn too).
 func newZooKeeper(root, heap string) (*server, error) {
-	dir, err := os.MkdirTemp(root, "zookeeper-")
+	dir, port, cfg, err := newServerDir(root, "zookeeper-", "admin.enableServer=false\n")
 	if err != nil {
-		return nil, err
-	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	cfg := filepath.Join(dir, "zoo.cfg")
-	if err := os.WriteFile(cfg, []byte(zooCfg(dir, port, "admin.enableServer=false\n")), 0o644); err != nil {
 		return nil, err
 	}
 	argv, err := zooKeeperArgv(dir, heap, "org.apache.zookeeper.server.ZooKeeperServerMain", cfg)
