@@ -13,27 +13,14 @@ import (
 )
 
 // kvClient is the part of a client library that get, set and mixed use, so
-// that the same workload runs on this package's raw client, zkgo's Go client
-// (package zk) or go-zookeeper/zk: against one server, the difference is the
-// client's cost.
+// that the same workload runs on zkgo's Go client (package zk) or
+// go-zookeeper/zk as on this package's raw client (kvLoad.run): against one
+// server, the difference is the client's cost.
 type kvClient interface {
 	get(path string) error
 	set(path string, data []byte) error
 	close()
 }
-
-type rawKV struct{ c *Conn }
-
-func (r rawKV) get(p string) error {
-	// The reply is read whole; its body is not decoded (see childrenLoad).
-	return check(r.c.Do(proto.OpGetData, &proto.GetDataRequest{Path: p}, nil))
-}
-
-func (r rawKV) set(p string, d []byte) error {
-	return check(r.c.Do(proto.OpSetData, &proto.SetDataRequest{Path: p, Data: d, Version: -1}, nil))
-}
-
-func (r rawKV) close() { r.c.Close() }
 
 type zkKV struct{ c *zk.Conn }
 

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -148,6 +149,30 @@ func (c *Conn) Go(op proto.OpCode, req, resp proto.Record, cb func(proto.ErrCode
 func (c *Conn) Ping() error { return c.send(nil, proto.OpPing, nil) }
 
 func (c *Conn) send(cl *call, op proto.OpCode, req proto.Record) error {
+	return c.enqueue(cl, op, req, true)
+}
+
+// Queue is Go without the write: the request leaves with the next Flush, or
+// when the reader goroutine has handled every reply it holds. A closed-loop
+// worker that queues its next request from cb thus joins the requests of the
+// other callbacks of the same read in one write, as a pipelining client
+// does, and no goroutine is woken per request.
+func (c *Conn) Queue(op proto.OpCode, req, resp proto.Record, cb func(proto.ErrCode, error)) error {
+	return c.enqueue(&call{resp: resp, cb: cb}, op, req, false)
+}
+
+// Flush writes the queued requests (unless another caller is writing; it
+// writes them too).
+func (c *Conn) Flush() {
+	c.mu.Lock()
+	if c.writing || c.enc.Len() == 0 {
+		c.mu.Unlock()
+		return
+	}
+	c.flushLocked()
+}
+
+func (c *Conn) enqueue(cl *call, op proto.OpCode, req proto.Record, write bool) error {
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -167,11 +192,17 @@ func (c *Conn) send(cl *call, op proto.OpCode, req proto.Record) error {
 		cl.xid = xid
 		c.pending.push(cl)
 	}
-	if c.writing {
+	if !write || c.writing {
 		c.mu.Unlock()
 		return nil
 	}
-	// This caller writes, also what others append meanwhile.
+	c.flushLocked()
+	return nil
+}
+
+// flushLocked writes the encoder's contents, also what others append
+// meanwhile; it is called with c.mu held and returns with it released.
+func (c *Conn) flushLocked() {
 	c.writing = true
 	for c.enc.Len() > 0 && c.err == nil {
 		buf := c.enc.Bytes()
@@ -186,7 +217,6 @@ func (c *Conn) send(cl *call, op proto.OpCode, req proto.Record) error {
 	}
 	c.writing = false
 	c.mu.Unlock()
-	return nil
 }
 
 // fail breaks the connection: every pending request fails with err.
@@ -228,6 +258,11 @@ func (c *Conn) readLoop(br *bufio.Reader) {
 	buf := make([]byte, 16<<10)
 	var d jute.Decoder
 	for {
+		if !frameBuffered(br) {
+			// The next read may block: requests queued by the
+			// callbacks so far leave now, in one write.
+			c.Flush()
+		}
 		frame, err := proto.ReadFrameInto(br, &hdr, buf, 16<<20)
 		if err != nil {
 			c.fail(err)
@@ -312,6 +347,17 @@ func (c *Conn) CloseAsync(cb func(error)) {
 func (c *Conn) abort() {
 	c.fail(ErrConnClosed)
 	<-c.readDone
+}
+
+// frameBuffered reports whether br holds a whole frame, so that reading it
+// makes no system call.
+func frameBuffered(br *bufio.Reader) bool {
+	n := br.Buffered()
+	if n < proto.FrameHeaderSize {
+		return false
+	}
+	b, _ := br.Peek(proto.FrameHeaderSize)
+	return n-proto.FrameHeaderSize >= int(binary.BigEndian.Uint32(b))
 }
 
 // fifo is a queue of pending calls.

@@ -316,6 +316,91 @@ func (e *env) loop(ctx context.Context, prepare func(w *worker), op opFunc) erro
 	return err
 }
 
+// asyncOp starts worker w's next operation on w.conn with Conn.Queue and
+// reports its outcome (as opFunc returns it) to done: on the connection's
+// reader goroutine, or at once if nothing could be sent.
+type asyncOp func(w *worker, done func(*series, error))
+
+// loopRaw runs op as cfg.Workers workers on the load connections. Closed
+// loop, the workers are callbacks: each reply's callback records it and
+// queues the worker's next request, and the connection's reader writes the
+// requests queued while it handled one read's replies in one system call.
+// The load generator thus costs little per request (it shares the machine
+// with the server it measures) and the server sees what a pipelining client
+// sends. Open loop (-rate), each worker is a goroutine as in loop.
+func (e *env) loopRaw(ctx context.Context, prepare func(w *worker), op asyncOp) error {
+	if e.cfg.Rate > 0 {
+		return e.loop(ctx, prepare, func(w *worker) (*series, error) {
+			type outcome struct {
+				s   *series
+				err error
+			}
+			ch := make(chan outcome, 1)
+			op(w, func(s *series, err error) { ch <- outcome{s, err} })
+			w.conn.Flush()
+			o := <-ch
+			return o.s, o.err
+		})
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var first firstError
+	seed := uint64(time.Now().UnixNano())
+	for i := 0; i < e.cfg.Workers; i++ {
+		w := &worker{id: i, rng: rand.New(rand.NewPCG(uint64(i)+1, seed)), conn: e.conns[i%len(e.conns)]}
+		if prepare != nil {
+			prepare(w)
+		}
+		var t0 time.Time
+		var next func()
+		done := func(s *series, err error) {
+			w.n++
+			switch {
+			case err == nil:
+				s.record(time.Since(t0))
+			case errors.Is(err, errStop):
+				wg.Done()
+				return
+			case isCode(err):
+				s.fail()
+			default:
+				if ctx.Err() == nil {
+					first.set(err)
+				}
+				cancel()
+				wg.Done()
+				return
+			}
+			next()
+		}
+		next = func() {
+			if ctx.Err() != nil {
+				wg.Done()
+				return
+			}
+			t0 = time.Now()
+			op(w, done)
+		}
+		wg.Add(1)
+		next()
+	}
+	for _, c := range e.conns {
+		c.Flush()
+	}
+	wg.Wait()
+	return first.get()
+}
+
+// queue sends one request of an asyncOp: a reply with an error code is a
+// codeError, a broken connection its error.
+func queue(w *worker, s *series, op proto.OpCode, req, resp proto.Record, done func(*series, error)) {
+	err := w.conn.Queue(op, req, resp, func(code proto.ErrCode, err error) { done(s, check(code, err)) })
+	if err != nil {
+		done(s, err)
+	}
+}
+
 func isCode(err error) bool {
 	var c codeError
 	return errors.As(err, &c)
@@ -378,18 +463,29 @@ func (l *kvLoad) setup(ctx context.Context, e *env) error {
 func (l *kvLoad) run(ctx context.Context, e *env) error {
 	ratio := e.cfg.Ratio
 	payload := e.payload
-	return e.loop(ctx, func(w *worker) {
-		if l.kvs != nil {
-			w.kv = l.kvs[w.id%len(l.kvs)]
-		} else {
-			w.kv = rawKV{w.conn}
-		}
-	}, func(w *worker) (*series, error) {
-		key := l.keys[0]
+	next := func(w *worker) (key string, write bool) {
+		key = l.keys[0]
 		if len(l.keys) > 1 {
 			key = l.keys[w.rng.IntN(len(l.keys))]
 		}
-		write := l.kind == "set" || (l.kind == "mixed" && w.n%(ratio+1) == ratio)
+		return key, l.kind == "set" || (l.kind == "mixed" && w.n%(ratio+1) == ratio)
+	}
+	if l.kvs == nil {
+		return e.loopRaw(ctx, nil, func(w *worker, done func(*series, error)) {
+			key, write := next(w)
+			if write {
+				queue(w, l.set, proto.OpSetData, &proto.SetDataRequest{Path: key, Data: payload, Version: -1}, nil, done)
+				return
+			}
+			// The reply is read whole; its body is not decoded (see
+			// childrenLoad).
+			queue(w, l.get, proto.OpGetData, &proto.GetDataRequest{Path: key}, nil, done)
+		})
+	}
+	return e.loop(ctx, func(w *worker) {
+		w.kv = l.kvs[w.id%len(l.kvs)]
+	}, func(w *worker) (*series, error) {
+		key, write := next(w)
 		if write {
 			return l.set, w.kv.set(key, payload)
 		}
@@ -430,19 +526,29 @@ func (l *createLoad) setup(ctx context.Context, e *env) error {
 }
 
 func (l *createLoad) run(ctx context.Context, e *env) error {
-	return e.loop(ctx, nil, func(w *worker) (*series, error) {
+	return e.loopRaw(ctx, nil, func(w *worker, done func(*series, error)) {
 		chunk, i := w.n/perParent, w.n%perParent
 		parent := fmt.Sprintf("%s/w%03d/c%04d", e.run, w.id, chunk)
-		if i == 0 {
-			if err := check(w.conn.Do(proto.OpCreate, &proto.CreateRequest{Path: parent, ACL: openACL}, nil)); err != nil {
-				return l.created, err
-			}
-		}
 		path := fmt.Sprintf("%s/n%05d", parent, i)
 		if l.mode == proto.ModeEphemeralSequential {
 			path = parent + "/e-"
 		}
-		return l.created, check(w.conn.Do(proto.OpCreate, &proto.CreateRequest{Path: path, Data: e.payload, ACL: openACL, Flags: l.mode}, nil))
+		create := func() {
+			queue(w, l.created, proto.OpCreate, &proto.CreateRequest{Path: path, Data: e.payload, ACL: openACL, Flags: l.mode}, nil, done)
+		}
+		if i != 0 {
+			create()
+			return
+		}
+		// A new parent first; the create follows it (one session's
+		// requests are applied in the order sent).
+		queue(w, l.created, proto.OpCreate, &proto.CreateRequest{Path: parent, ACL: openACL}, nil, func(s *series, err error) {
+			if err != nil {
+				done(s, err)
+				return
+			}
+			create()
+		})
 	})
 }
 
@@ -507,11 +613,12 @@ func (l *deleteLoad) setup(ctx context.Context, e *env) error {
 }
 
 func (l *deleteLoad) run(ctx context.Context, e *env) error {
-	return e.loop(ctx, nil, func(w *worker) (*series, error) {
+	return e.loopRaw(ctx, nil, func(w *worker, done func(*series, error)) {
 		if w.n >= l.share[w.id] {
-			return l.deleted, errStop
+			done(l.deleted, errStop)
+			return
 		}
-		return l.deleted, check(w.conn.Do(proto.OpDelete, &proto.DeleteRequest{Path: deletePath(e.run, w.id, w.n), Version: -1}, nil))
+		queue(w, l.deleted, proto.OpDelete, &proto.DeleteRequest{Path: deletePath(e.run, w.id, w.n), Version: -1}, nil, done)
 	})
 }
 
@@ -552,8 +659,8 @@ func (l *childrenLoad) run(ctx context.Context, e *env) error {
 	req := &proto.GetChildrenRequest{Path: l.parent}
 	// The reply is read but not decoded: decoding 1,000 names per request
 	// would make the client, not the server, the bottleneck.
-	return e.loop(ctx, nil, func(w *worker) (*series, error) {
-		return l.list, check(w.conn.Do(proto.OpGetChildren, req, nil))
+	return e.loopRaw(ctx, nil, func(w *worker, done func(*series, error)) {
+		queue(w, l.list, proto.OpGetChildren, req, nil, done)
 	})
 }
 
@@ -589,24 +696,26 @@ func (l *multiLoad) setup(ctx context.Context, e *env) error {
 }
 
 func (l *multiLoad) run(ctx context.Context, e *env) error {
-	return e.loop(ctx, nil, func(w *worker) (*series, error) {
+	return e.loopRaw(ctx, nil, func(w *worker, done func(*series, error)) {
 		req := &proto.MultiRequest{Ops: make([]proto.MultiOp, len(l.paths[w.id]))}
 		for k, p := range l.paths[w.id] {
 			req.Ops[k] = proto.MultiOp{Type: proto.OpSetData, Req: &proto.SetDataRequest{Path: p, Data: e.payload, Version: -1}}
 		}
-		var resp proto.MultiResponse
-		if err := check(w.conn.Do(proto.OpMulti, req, &resp)); err != nil {
-			return l.multi, err
-		}
-		for _, r := range resp.Results {
-			if r.Type == proto.OpError {
-				return l.multi, codeError(r.Err)
+		resp := new(proto.MultiResponse)
+		queue(w, l.multi, proto.OpMulti, req, resp, func(s *series, err error) {
+			if err == nil {
+				for _, r := range resp.Results {
+					if r.Type == proto.OpError {
+						err = codeError(r.Err)
+						break
+					}
+				}
 			}
-		}
-		if len(resp.Results) != len(req.Ops) {
-			return l.multi, fmt.Errorf("multi: %d results for %d ops", len(resp.Results), len(req.Ops))
-		}
-		return l.multi, nil
+			if err == nil && len(resp.Results) != len(req.Ops) {
+				err = fmt.Errorf("multi: %d results for %d ops", len(resp.Results), len(req.Ops))
+			}
+			done(s, err)
+		})
 	})
 }
 
