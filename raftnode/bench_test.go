@@ -34,7 +34,15 @@ func (s *benchSM) Apply(ents []raftpb.Entry) {
 	}
 }
 
-func (s *benchSM) Snapshot(w io.Writer) error          { _, err := w.Write([]byte("-")); return err }
+func (s *benchSM) Snapshot() (func(io.Writer) error, error) {
+	return func(w io.Writer) error {
+		if w == nil {
+			return nil
+		}
+		_, err := w.Write([]byte("-"))
+		return err
+	}, nil
+}
 func (s *benchSM) Restore(data []byte, _ uint64) error { return nil }
 
 func (s *benchSM) wait(id uint64) chan struct{} {

@@ -53,16 +53,19 @@ type StateMachine interface {
 	// must not call the Node's blocking methods (Propose, ReadIndex,
 	// WaitApplied, Stop): the run loop may be waiting for Apply to return.
 	Apply(entries []raftpb.Entry)
-	// Snapshot writes the state as of the last applied entry to w (the
-	// snapshot file, streamed). It is called between Apply calls, every
+	// Snapshot captures the state as of the last applied entry and returns
+	// a function that writes it (to the snapshot file, streamed). Snapshot
+	// is called on the apply goroutine between Apply calls, every
 	// SnapCount entries and after each configuration change (so that a
-	// joining member is sent a snapshot whose configuration names it).
-	// While it runs, the node goes on persisting and replicating entries
-	// but applies none: keep it short. The file's fsync and the
-	// compaction of the log happen afterwards, while applying goes on. An
-	// error is logged and the snapshot retried after another SnapCount
-	// entries.
-	Snapshot(w io.Writer) error
+	// joining member is sent a snapshot whose configuration names it); keep
+	// it short. The node calls write exactly once, on another goroutine,
+	// while Apply goes on: it must write the state as of the capture. With
+	// a nil writer (the snapshot was abandoned before its file was
+	// created), write only releases what the capture holds. The file's
+	// fsync and the compaction of the log follow, still beside Apply. An
+	// error from either is logged and the snapshot retried after another
+	// SnapCount entries.
+	Snapshot() (write func(w io.Writer) error, err error)
 	// Restore replaces the state with a snapshot taken at index: at start
 	// (from the newest local snapshot) and when the leader sends one to a
 	// lagging member. Empty data means the initial, empty state. An error

@@ -71,10 +71,17 @@ func (s *testSM) Apply(ents []raftpb.Entry) {
 	s.notify()
 }
 
-func (s *testSM) Snapshot(w io.Writer) error {
+func (s *testSM) Snapshot() (func(io.Writer) error, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return json.NewEncoder(w).Encode(s.log)
+	data, err := json.Marshal(s.log)
+	s.mu.Unlock()
+	return func(w io.Writer) error {
+		if w == nil {
+			return nil
+		}
+		_, err := w.Write(data)
+		return err
+	}, err
 }
 
 func (s *testSM) Restore(data []byte, index uint64) error {

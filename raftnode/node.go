@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"sync"
@@ -55,7 +56,10 @@ type Node struct {
 	failOnce  sync.Once     // closes failc
 	// snapBusy: a snapshot is being committed (snapWG: its goroutine).
 	snapBusy atomic.Bool
-	snapWG   sync.WaitGroup
+	// confSnapRetry: a snapshot after a configuration change failed in
+	// the background; the apply goroutine asks for another.
+	confSnapRetry atomic.Bool
+	snapWG        sync.WaitGroup
 
 	applied atomic.Uint64 // last applied index (written by run)
 	leader  atomic.Uint64 // leader id as of the last Ready (0: none known)
@@ -642,12 +646,15 @@ func decodeConfChange(e raftpb.Entry) (raftpb.ConfChangeV2, error) {
 }
 
 // maybeSnapshot takes a snapshot when one is due. The state machine
-// writes its state into the snapshot file here, on the apply goroutine (no
-// entry is applied meanwhile); the file's fsync, the WAL snapshot record,
-// the compaction and the purge follow on a goroutine of their own while
-// applying goes on. One snapshot is in progress at a time: a snapshot due
-// while the previous one is being committed waits for the next batch.
+// captures its state here, on the apply goroutine; writing it into the
+// snapshot file, the file's fsync, the WAL snapshot record, the compaction
+// and the purge follow on a goroutine of their own while applying goes on.
+// One snapshot is in progress at a time: a snapshot due while the previous
+// one is being written or committed waits for the next batch.
 func (n *Node) maybeSnapshot() error {
+	if n.confSnapRetry.Swap(false) {
+		n.confSnap = true
+	}
 	applied := n.applied.Load()
 	if (applied < n.nextSnap && !n.confSnap) || applied <= n.snapIndex {
 		return nil
@@ -657,34 +664,61 @@ func (n *Node) maybeSnapshot() error {
 	}
 	confSnap := n.confSnap
 	n.confSnap = false
-	p, err := n.st.BeginSnapshot(applied, &n.confState, n.sm.Snapshot)
+	write, err := n.sm.Snapshot()
 	if err != nil {
-		if errors.Is(err, storage.ErrFailed) || errors.Is(err, storage.ErrClosed) || errors.Is(err, storage.ErrSnapshotIndex) {
-			return fmt.Errorf("creating snapshot at %d: %w", applied, err)
-		}
-		// The state machine failed, the data is over the limit, or the
-		// disk refused the file: nothing changed; try again later.
 		n.log.Error("raftnode: snapshot failed; retrying later", "index", applied, "err", err)
 		n.nextSnap = applied + n.cfg.SnapCount
 		n.confSnap = confSnap
 		return nil
 	}
+	n.confMu.Lock()
+	cs := n.confState
+	n.confMu.Unlock()
 	n.snapIndex = applied
 	n.nextSnap = applied + n.cfg.SnapCount
 	n.snapBusy.Store(true)
 	n.snapWG.Add(1)
+	// The state is written, fsynced and installed while applying goes on.
 	go func() {
 		defer n.snapWG.Done()
 		defer n.snapBusy.Store(false)
+		wrote := false
+		start := time.Now()
+		p, err := n.st.BeginSnapshot(applied, &cs, func(w io.Writer) error {
+			wrote = true
+			return write(w)
+		})
+		if !wrote {
+			write(nil)
+		}
+		if err != nil {
+			switch {
+			case errors.Is(err, raft.ErrSnapOutOfDate):
+				// A newer snapshot (from the leader) came first.
+			case errors.Is(err, storage.ErrFailed) || errors.Is(err, storage.ErrClosed) || errors.Is(err, storage.ErrSnapshotIndex):
+				n.fail(fmt.Errorf("creating snapshot at %d: %w", applied, err))
+			default:
+				// The state machine failed, the data is over the
+				// limit, or the disk refused the file: nothing
+				// changed; the next snapshot is due after SnapCount
+				// more entries (or the next configuration change).
+				n.log.Error("raftnode: snapshot failed; retrying later", "index", applied, "err", err)
+				if confSnap {
+					n.confSnapRetry.Store(true)
+				}
+			}
+			return
+		}
+		written := time.Now()
 		if err := p.Commit(); err != nil {
 			if errors.Is(err, raft.ErrSnapOutOfDate) {
-				// A newer snapshot (from the leader) came first.
 				return
 			}
 			n.fail(fmt.Errorf("committing snapshot at %d: %w", p.Index(), err))
 			return
 		}
-		n.log.Info("raftnode: snapshot taken", "index", p.Index(), "bytes", p.Bytes())
+		n.log.Info("raftnode: snapshot taken", "index", p.Index(), "bytes", p.Bytes(),
+			"write", written.Sub(start).Round(time.Millisecond), "commit", time.Since(written).Round(time.Millisecond))
 	}()
 	return nil
 }

@@ -449,13 +449,19 @@ func (l *raftLog) applyTouches(b []byte) {
 	}
 }
 
-// Snapshot implements raftnode.StateMachine: the tree, streamed into the
-// snapshot file under the read lock (the apply goroutine calls it, so no
-// write is applied meanwhile; reads go on).
-func (l *raftLog) Snapshot(w io.Writer) error {
-	l.s.treeMu.RLock()
-	defer l.s.treeMu.RUnlock()
-	return l.s.tree.WriteSnapshot(w)
+// Snapshot implements raftnode.StateMachine: the tree as of now (the apply
+// goroutine calls it between applies), streamed into the snapshot file
+// while applying goes on; tree.Snapshot.Write reads the tree under the read
+// lock one node at a time and Apply keeps the pre-images of what it changes
+// meanwhile.
+func (l *raftLog) Snapshot() (func(io.Writer) error, error) {
+	l.s.treeMu.Lock()
+	sn, err := l.s.tree.BeginSnapshot()
+	l.s.treeMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return func(w io.Writer) error { return sn.Write(w, l.s.treeMu.RLocker()) }, nil
 }
 
 // Restore implements raftnode.StateMachine: empty data is the initial,

@@ -334,6 +334,7 @@ func (t *Tree) create(zxid int64, txn *Txn, op proto.OpCode, path string, data [
 	n.ctime, n.mtime = txn.Time, txn.Time
 	n.owner = owner
 	n.acl = t.acls.intern(fixed)
+	t.preserve(parent)
 	hadKids := parent.kids != nil
 	k := parent.ensureKids()
 	oldPzxid, oldCversion := k.pzxid, k.cversion
@@ -429,6 +430,7 @@ func (t *Tree) delete(zxid int64, txn *Txn, path string, version int32) OpResult
 
 // removeNode unlinks a childless node and records the events.
 func (t *Tree) removeNode(zxid int64, path, parentPath string, parent, n *Node) {
+	t.preserve(parent)
 	k := parent.kids // not nil: n is a child
 	oldPzxid := k.pzxid
 	_, name, _ := parentOf(path)
@@ -472,6 +474,7 @@ func (t *Tree) setData(zxid int64, txn *Txn, path string, data []byte, version i
 	if version != -1 && version != n.version {
 		return fail(proto.ErrBadVersion)
 	}
+	t.preserve(n)
 	oldBuf, oldMeta, oldVersion, oldMzxid, oldMtime := n.buf, n.meta, n.version, n.mzxid, n.mtime
 	n.setData(data)
 	n.version++
@@ -504,6 +507,7 @@ func (t *Tree) setACL(txn *Txn, path string, acls []proto.ACL, version int32) Op
 	if version != -1 && version != n.aversion {
 		return fail(proto.ErrBadVersion)
 	}
+	t.preserve(n)
 	old := n.acl
 	n.acl = t.acls.intern(fixed)
 	t.acls.release(old)

@@ -69,6 +69,7 @@ func (s statsTrack) format() []byte {
 // setQuotaData replaces a quota node's data without a version change,
 // recording the undo step inside a multi.
 func (t *Tree) setQuotaData(n *Node, data []byte) {
+	t.preserve(n)
 	oldBuf, oldMeta := n.buf, n.meta
 	t.record(func() { n.buf, n.meta = oldBuf, oldMeta })
 	n.setData(data)

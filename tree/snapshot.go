@@ -146,63 +146,11 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // t's children sets do not reach every node (a broken tree; the output is
 // then unusable).
 func (t *Tree) WriteSnapshot(w io.Writer) error {
-	root := t.root
-	if root == nil {
-		return errors.New("tree: snapshot: no root")
+	sn, err := t.fixSnapshot()
+	if err != nil {
+		return err
 	}
-	nodeCount := t.count
-	if nodeCount > math.MaxInt32 || len(t.sessions) > math.MaxInt32 {
-		return errors.New("tree: snapshot: too many nodes or sessions")
-	}
-	sw := &snapWriter{bw: bufio.NewWriterSize(w, snapBufSize)}
-	sw.header(t.lastZxid, int32(nodeCount), int32(len(t.sessions)))
-
-	// Depth-first, parents before children, siblings sorted: Walk's order,
-	// with an explicit stack (paths may be deep), an early stop on error,
-	// and the current path built in one reused buffer (no allocation per
-	// node).
-	type pending struct {
-		prefix int // length of the parent's path in pathBuf ("/" counts as 0)
-		n      *Node
-	}
-	aclIndex := make(map[*aclEntry]int32)
-	written := 0
-	stack := []pending{{0, root}}
-	var kids []*Node
-	var pathBuf []byte
-	for len(stack) > 0 && sw.err == nil {
-		top := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		n := top.n
-		pathBuf = append(append(pathBuf[:top.prefix], '/'), n.name()...)
-		idx, ok := aclIndex[n.acl]
-		if !ok {
-			idx = int32(len(aclIndex))
-			aclIndex[n.acl] = idx
-			sw.acl(n.acl.list)
-		}
-		st := n.rawStat()
-		sw.node(pathBuf, n.Data(), idx, &st)
-		written++
-		if written > nodeCount {
-			break
-		}
-		kids = n.sortedChildren(kids[:0])
-		prefix := len(pathBuf)
-		if n == root {
-			prefix = 0
-		}
-		for i := len(kids) - 1; i >= 0; i-- {
-			stack = append(stack, pending{prefix, kids[i]})
-		}
-	}
-	if sw.err == nil && written != nodeCount {
-		return fmt.Errorf("tree: snapshot: %d nodes reachable from the root, %d in the tree", written, nodeCount)
-	}
-	for _, s := range t.Sessions() {
-		sw.session(s)
-	}
-	return sw.finish()
+	return sn.Write(w, nil)
 }
 
 // snapWriter encodes records one at a time into a reused buffer and writes

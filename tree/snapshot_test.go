@@ -191,8 +191,8 @@ func TestSnapshotCoversEveryField(t *testing.T) {
 		// root (the nodes), sessions, lastZxid: written. count, acls,
 		// ephemerals, containers, ttls, quotas: rebuilt from the nodes.
 		// opts, QuotaWarning: configuration. events, journal, inMulti:
-		// Apply's scratch.
-		{reflect.TypeFor[Tree](), []string{"root", "count", "acls", "ephemerals", "containers", "ttls", "sessions", "quotas", "opts", "lastZxid", "QuotaWarning", "events", "journal", "inMulti"}},
+		// Apply's scratch. snap: a snapshot being written.
+		{reflect.TypeFor[Tree](), []string{"root", "count", "acls", "ephemerals", "containers", "ttls", "sessions", "quotas", "opts", "lastZxid", "QuotaWarning", "events", "journal", "inMulti", "snap"}},
 		// buf (name, in the path; data), acl, the stat fields and meta's
 		// null-data bit: written; kids: written as pzxid and cversion,
 		// its children rebuilt.

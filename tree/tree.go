@@ -195,6 +195,10 @@ type Tree struct {
 	events  []Event
 	journal []func()
 	inMulti bool
+
+	// snap is the snapshot being written while Apply goes on, if any (see
+	// snapconc.go).
+	snap *snapState
 }
 
 // Session is a session as replicated state: its id, negotiated timeout and
@@ -495,5 +499,6 @@ func (t *Tree) SetConfigData(data []byte) {
 	if n == nil {
 		return
 	}
+	t.preserve(n)
 	n.setData(append([]byte(nil), data...)) // empty data becomes null, as it always has
 }
