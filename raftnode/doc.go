@@ -20,9 +20,10 @@
 //     (ApplyConfChange) and reported to Config.OnConfChange between
 //     batches;
 //  4. every SnapCount applied entries (and after a configuration change),
-//     StateMachine.Snapshot streams the state into Storage.BeginSnapshot's
-//     file; its Commit (fsync, WAL record, compaction, purge) runs on a
-//     goroutine of its own while applying goes on;
+//     StateMachine.Snapshot captures the state; on a goroutine of its own,
+//     while applying goes on, the captured state is streamed into
+//     Storage.BeginSnapshot's file and Commit (fsync, WAL record,
+//     compaction, purge) follows;
 //  5. Advance.
 //
 // Group commit falls out of this loop: proposals that arrive while an

@@ -19,21 +19,37 @@ import (
 	"github.com/zkgo/zkgo/storage"
 )
 
-// Node runs one member of a raft group: it owns a raft.Node, drives its
+// Node runs one member of a raft group: it owns a raft.RawNode, drives its
 // clock and Ready loop (persist, send, apply, snapshot) on one goroutine,
 // and offers proposals, linearizable read barriers and status to any
 // goroutine.
 //
-// Lock order: readMu and appliedMu are leaves (never held together, nor
-// while calling raft, the transport or the state machine).
+// The RawNode is guarded by rnMu and called directly by whichever
+// goroutine needs it (a proposer, the transport stepping a message, the
+// run goroutine taking a Ready), each for a few microseconds; a call that
+// may give raft work wakes the run goroutine. raft.Node would instead run
+// raft on a goroutine of its own and reach it through channels: two more
+// goroutine hand-offs per Ready (proposals in, Ready out, Advance back),
+// which at one fsync per Ready were a large part of a write's latency.
+//
+// Lock order: rnMu before confMu and leadMu; readMu, appliedMu and
+// leadWaitMu are leaves (never held together, nor while calling the
+// transport or the state machine).
 type Node struct {
 	cfg Config
 	id  uint64
-	rn  raft.Node
-	st  *storage.Storage
-	sm  StateMachine
-	tr  Transport
-	log *slog.Logger
+
+	rnMu      sync.Mutex
+	rn        *raft.RawNode
+	rnStopped bool          // the run goroutine ended: raft is not driven any more
+	wake      chan struct{} // capacity 1: raft may have a Ready for the run goroutine
+
+	leadWaitMu sync.Mutex
+	leadWait   chan struct{} // closed (and replaced) when the leader raft knows changes
+	st         *storage.Storage
+	sm         StateMachine
+	tr         Transport
+	log        *slog.Logger
 
 	// Owned by the apply goroutine (confState is also read by the run
 	// goroutine, under confMu).
@@ -156,6 +172,8 @@ func Start(cfg Config) (*Node, error) {
 		reads:     map[string]chan uint64{},
 		leaderCh:  make(chan LeaderChange, 1),
 		applyc:    make(chan applyJob, applyQueue),
+		wake:      make(chan struct{}, 1),
+		leadWait:  make(chan struct{}),
 		applyDone: make(chan struct{}),
 		failc:     make(chan struct{}),
 		stopc:     make(chan struct{}),
@@ -215,9 +233,12 @@ func Start(cfg Config) (*Node, error) {
 		DisableProposalForwarding: false,
 	}
 	// raft first: the transport may deliver messages as soon as it starts.
-	n.rn = raft.RestartNode(rc)
+	rn, err := raft.NewRawNode(rc)
+	if err != nil {
+		return nil, fmt.Errorf("raftnode: %w", err)
+	}
+	n.rn = rn
 	if err := n.tr.Start(n); err != nil {
-		n.rn.Stop()
 		return nil, err
 	}
 	for _, p := range cfg.Peers {
@@ -241,7 +262,7 @@ func Start(cfg Config) (*Node, error) {
 	}
 	if alone {
 		// Alone: no need to wait for an election timeout.
-		if err := n.rn.Campaign(context.Background()); err != nil {
+		if err := n.withRaft(func(rn *raft.RawNode) error { return rn.Campaign() }); err != nil {
 			n.log.Warn("raftnode: campaign", "err", err)
 		}
 	}
@@ -307,7 +328,11 @@ type applyJob struct {
 func (n *Node) run() {
 	defer close(n.done)
 	defer n.role.Store(int32(RoleStopped))
-	defer n.rn.Stop()
+	defer func() {
+		n.rnMu.Lock()
+		n.rnStopped = true
+		n.rnMu.Unlock()
+	}()
 	defer func() {
 		// The apply goroutine finishes the job it is in (entries it has
 		// not started are in the log and are applied after a restart).
@@ -324,12 +349,16 @@ func (n *Node) run() {
 		wall = ticker.C
 	}
 	for {
-		select {
-		case <-wall:
-			n.tick()
-		case <-n.cfg.Ticks:
-			n.tick()
-		case rd := <-n.rn.Ready():
+		// Every Ready raft has is handled before waiting: the Ready that
+		// commits what the previous one persisted follows at once.
+		n.rnMu.Lock()
+		var rd raft.Ready
+		ready := n.rn.HasReady()
+		if ready {
+			rd = n.rn.Ready()
+		}
+		n.rnMu.Unlock()
+		if ready {
 			if err := n.handleReady(rd); err != nil {
 				if !errors.Is(err, errStopping) {
 					n.err = err
@@ -337,7 +366,34 @@ func (n *Node) run() {
 				}
 				return
 			}
-			n.rn.Advance()
+			n.rnMu.Lock()
+			n.rn.Advance(rd)
+			n.rnMu.Unlock()
+		}
+		// Under load there is always a Ready: the clock, a failure and
+		// Stop are still looked at between two.
+		if ready {
+			select {
+			case <-wall:
+				n.tick()
+			case <-n.cfg.Ticks:
+				n.tick()
+			case <-n.failc:
+				n.err = n.applyErr
+				n.log.Error("raftnode: stopping after a fatal error", "err", n.err)
+				return
+			case <-n.stopc:
+				return
+			default:
+			}
+			continue
+		}
+		select {
+		case <-wall:
+			n.tick()
+		case <-n.cfg.Ticks:
+			n.tick()
+		case <-n.wake:
 		case <-n.failc:
 			n.err = n.applyErr
 			n.log.Error("raftnode: stopping after a fatal error", "err", n.err)
@@ -348,9 +404,57 @@ func (n *Node) run() {
 	}
 }
 
+// withRaft calls fn with the RawNode under rnMu and wakes the run
+// goroutine, which takes the Ready fn may have caused. It returns
+// raft.ErrStopped once the run goroutine has ended.
+func (n *Node) withRaft(fn func(rn *raft.RawNode) error) error {
+	n.rnMu.Lock()
+	if n.rnStopped {
+		n.rnMu.Unlock()
+		return raft.ErrStopped
+	}
+	err := fn(n.rn)
+	n.rnMu.Unlock()
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+	return err
+}
+
+// propose calls fn under rnMu once raft knows a leader, waiting
+// for one until ctx is done, as raft.Node's proposals do.
+func (n *Node) propose(ctx context.Context, fn func(rn *raft.RawNode) error) error {
+	for {
+		n.leadWaitMu.Lock()
+		wait := n.leadWait
+		n.leadWaitMu.Unlock()
+		noLeader := false
+		err := n.withRaft(func(rn *raft.RawNode) error {
+			if rn.BasicStatus().Lead == raft.None {
+				noLeader = true
+				return nil
+			}
+			return fn(rn)
+		})
+		if !noLeader {
+			return n.mapErr(err)
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-n.done:
+			return n.stoppedErr()
+		}
+	}
+}
+
 // tick advances raft's clock and, on a learner, notices a silent leader.
 func (n *Node) tick() {
+	n.rnMu.Lock()
 	n.rn.Tick()
+	n.rnMu.Unlock()
 	now := n.tickCount.Add(1)
 	if Role(n.role.Load()) != RoleLearner || n.raftLead.Load() == 0 {
 		return
@@ -399,7 +503,12 @@ func (n *Node) handleReady(rd raft.Ready) error {
 	if rd.SoftState != nil {
 		n.role.Store(int32(n.roleFor(rd.SoftState.RaftState)))
 		lead := rd.SoftState.Lead
-		n.raftLead.Store(lead)
+		if n.raftLead.Swap(lead) != lead {
+			n.leadWaitMu.Lock()
+			close(n.leadWait)
+			n.leadWait = make(chan struct{})
+			n.leadWaitMu.Unlock()
+		}
 		n.contact.Store(n.tickCount.Load())
 		n.leadMu.Lock()
 		n.silent = false
@@ -510,7 +619,7 @@ func (n *Node) withoutSnapshots(msgs []raftpb.Message) []raftpb.Message {
 			data, err := n.st.SnapshotData(md.Index, md.Term)
 			if err != nil {
 				n.log.Error("raftnode: reading a snapshot to send", "to", m.To, "index", md.Index, "err", err)
-				n.rn.ReportSnapshot(m.To, raft.SnapshotFailure)
+				n.ReportSnapshot(m.To, raft.SnapshotFailure)
 				return
 			}
 			snap := *m.Snapshot
@@ -614,7 +723,9 @@ func (n *Node) apply(ents []raftpb.Entry) error {
 			if err != nil {
 				return fmt.Errorf("entry %d: %w", e.Index, err)
 			}
+			n.rnMu.Lock()
 			cs := n.rn.ApplyConfChange(cc)
+			n.rnMu.Unlock()
 			n.confMu.Lock()
 			n.confState = *cs
 			n.confMu.Unlock()
@@ -800,7 +911,7 @@ func (n *Node) Propose(ctx context.Context, data []byte) error {
 	if len(data) == 0 {
 		return ErrEmptyProposal
 	}
-	return n.mapErr(n.rn.Propose(ctx, data))
+	return n.propose(ctx, func(rn *raft.RawNode) error { return rn.Propose(data) })
 }
 
 // ProposeBatch proposes several entries as one raft message: they enter
@@ -822,7 +933,9 @@ func (n *Node) ProposeBatch(ctx context.Context, datas [][]byte) error {
 		}
 		ents[i].Data = d
 	}
-	return n.mapErr(n.rn.Step(ctx, raftpb.Message{Type: raftpb.MsgProp, Entries: ents}))
+	return n.propose(ctx, func(rn *raft.RawNode) error {
+		return rn.Step(raftpb.Message{Type: raftpb.MsgProp, From: n.id, Entries: ents})
+	})
 }
 
 // ProposeConfChange proposes a membership change: adding or removing
@@ -831,7 +944,7 @@ func (n *Node) ProposeBatch(ctx context.Context, datas [][]byte) error {
 // it returns once raft accepted the proposal; the change takes effect when
 // its entry is applied, which Config.OnConfChange reports on every member.
 func (n *Node) ProposeConfChange(ctx context.Context, cc raftpb.ConfChangeV2) error {
-	return n.mapErr(n.rn.ProposeConfChange(ctx, cc))
+	return n.propose(ctx, func(rn *raft.RawNode) error { return rn.ProposeConfChange(cc) })
 }
 
 // ReadIndex is a linearizable read barrier: it returns an index such that
@@ -859,7 +972,7 @@ func (n *Node) ReadIndex(ctx context.Context) (uint64, error) {
 	retry := time.NewTicker(n.readRetryInterval())
 	defer retry.Stop()
 	for {
-		if err := n.rn.ReadIndex(ctx, rctx); err != nil {
+		if err := n.withRaft(func(rn *raft.RawNode) error { rn.ReadIndex(rctx); return nil }); err != nil {
 			return 0, n.mapErr(err)
 		}
 		select {
@@ -941,10 +1054,13 @@ func (n *Node) Status() Status {
 		return s
 	default:
 	}
-	rs := n.rn.Status()
-	if rs.ID == 0 {
-		return s // stopped meanwhile
+	n.rnMu.Lock()
+	if n.rnStopped {
+		n.rnMu.Unlock()
+		return s
 	}
+	rs := n.rn.Status()
+	n.rnMu.Unlock()
 	s.Leader, s.Term, s.Commit = rs.Lead, rs.Term, rs.Commit
 	switch rs.RaftState {
 	case raft.StateLeader:
@@ -983,12 +1099,17 @@ func (n *Node) Status() Status {
 // voter) and returns without waiting for the outcome, which LeaderChanges
 // reports.
 func (n *Node) TransferLeadership(ctx context.Context, transferee uint64) {
-	n.rn.TransferLeadership(ctx, n.leader.Load(), transferee)
+	n.withRaft(func(rn *raft.RawNode) error { rn.TransferLeader(transferee); return nil })
 }
 
 // Process implements Handler: it steps an inbound message into raft.
 func (n *Node) Process(ctx context.Context, m raftpb.Message) error {
-	err := n.mapErr(n.rn.Step(ctx, m))
+	err := n.mapErr(n.withRaft(func(rn *raft.RawNode) error { return rn.Step(m) }))
+	if errors.Is(err, raft.ErrStepLocalMsg) || errors.Is(err, raft.ErrStepPeerNotFound) {
+		// As raft.Node does: a local message from the network, or an
+		// answer from a member no longer in the configuration, is dropped.
+		return nil
+	}
 	if err == nil {
 		n.heard(m.From)
 	}
@@ -996,7 +1117,9 @@ func (n *Node) Process(ctx context.Context, m raftpb.Message) error {
 }
 
 // ReportUnreachable implements Handler.
-func (n *Node) ReportUnreachable(id uint64) { n.rn.ReportUnreachable(id) }
+func (n *Node) ReportUnreachable(id uint64) {
+	n.withRaft(func(rn *raft.RawNode) error { rn.ReportUnreachable(id); return nil })
+}
 
 // ReportProposalLost implements Handler: waiting proposers learn through
 // LeaderChanges (the same leader and term again), as when a change of
@@ -1014,7 +1137,7 @@ func (n *Node) ReportProposalLost(id uint64) {
 
 // ReportSnapshot implements Handler.
 func (n *Node) ReportSnapshot(id uint64, status raft.SnapshotStatus) {
-	n.rn.ReportSnapshot(id, status)
+	n.withRaft(func(rn *raft.RawNode) error { rn.ReportSnapshot(id, status); return nil })
 }
 
 // Done is closed when the node stops running: after Stop, or after a

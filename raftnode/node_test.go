@@ -288,8 +288,16 @@ func TestLaggingFollowerCatchesUpBySnapshot(t *testing.T) {
 	for _, k := range ks {
 		c.propose(lead, k, up...)
 	}
-	if si := c.stores[lead].SnapshotIndex(); si < 50 {
-		t.Fatalf("leader snapshot at %d", si)
+	// Snapshots are written in the background, one at a time: one that
+	// falls due meanwhile waits for a later apply. Propose on until the
+	// leader has snapshotted well past the lagging member.
+	for i := 0; c.stores[lead].SnapshotIndex() < 50; i++ {
+		if i == 200 {
+			t.Fatalf("leader snapshot at %d after 200 more proposals", c.stores[lead].SnapshotIndex())
+		}
+		k := fmt.Sprintf("pad%03d", i)
+		c.propose(lead, k, up...)
+		ks = append(ks, k)
 	}
 	if fi, _ := c.stores[lead].RaftStorage().FirstIndex(); fi <= c.nodes[lag].AppliedIndex()+1 {
 		t.Fatalf("leader log not compacted past the lagging member (first index %d)", fi)
