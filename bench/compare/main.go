@@ -67,7 +67,7 @@ func specs() []spec {
 		{"set-rate", "set, 1,000 keys, open loop 5,000/s", c("set", func(c *bench.Config) { c.Rate = 5000 })},
 		{"create", "create persistent", c("create", nil)},
 		{"create-eseq", "create ephemeral-sequential", c("create", func(c *bench.Config) { c.Mode = "ephemeral-sequential" })},
-		{"delete", "delete (150,000 znodes)", c("delete", func(c *bench.Config) { c.Count = 150000 })},
+		{"delete", "delete (600,000 znodes)", c("delete", func(c *bench.Config) { c.Count = 600000 })},
 		{"children", "getChildren, 1,000 children", c("children", nil)},
 		{"multi", "multi of 5 setData", c("multi", nil)},
 		{"mixed-2", "mixed 2:1 get:set", c("mixed", func(c *bench.Config) { c.Ratio = 2 })},
