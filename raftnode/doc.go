@@ -1,6 +1,7 @@
 // Package raftnode runs one member of a raft group (go.etcd.io/raft) on
-// top of package storage: it owns the raft.Node, its clock and its Ready
-// loop, and hands committed entries to a StateMachine.
+// top of package storage: it owns a raft.RawNode (behind a mutex, called
+// directly by proposers, the transport and the run loop), its clock and
+// its Ready loop, and hands committed entries to a StateMachine.
 //
 // # Goroutines and ordering
 //
@@ -30,8 +31,10 @@
 // fsync is in progress are appended and fsynced together in the next
 // Ready.
 //
-// The state machine is therefore only ever called from the run goroutine,
-// never concurrently, and must not call the Node's blocking methods. All
+// The state machine's methods are only ever called from the apply
+// goroutine, never concurrently (the write function a Snapshot returns runs
+// on a snapshot goroutine, beside Apply), and must not call the Node's
+// blocking methods. All
 // other methods (Propose, ProposeConfChange, ReadIndex, WaitApplied,
 // AppliedIndex, Status, Leader, Role, LeaderChanges, Stop) may be called
 // from any goroutine. The Transport calls the Handler methods (Process,
