@@ -5,8 +5,9 @@
 //
 // # Goroutines and ordering
 //
-// Start launches one goroutine, the run loop. It alone ticks raft, takes
-// each raft.Ready and handles it in this order:
+// Start launches two goroutines, the run loop and the apply loop. The run
+// loop alone ticks raft, takes each raft.Ready and handles it in this
+// order (step 3 on the apply loop):
 //
 //  1. persist: Storage.SaveSnapshot for a snapshot received from the
 //     leader, then Storage.Save of the hard state and new entries, which
