@@ -371,29 +371,18 @@ func (n *Node) run() {
 			n.rnMu.Unlock()
 		}
 		// Under load there is always a Ready: the clock, a failure and
-		// Stop are still looked at between two.
+		// Stop are still looked at between two (a closed channel in
+		// place of wake makes the select return at once).
+		wake := n.wake
 		if ready {
-			select {
-			case <-wall:
-				n.tick()
-			case <-n.cfg.Ticks:
-				n.tick()
-			case <-n.failc:
-				n.err = n.applyErr
-				n.log.Error("raftnode: stopping after a fatal error", "err", n.err)
-				return
-			case <-n.stopc:
-				return
-			default:
-			}
-			continue
+			wake = closedChan
 		}
 		select {
 		case <-wall:
 			n.tick()
 		case <-n.cfg.Ticks:
 			n.tick()
-		case <-n.wake:
+		case <-wake:
 		case <-n.failc:
 			n.err = n.applyErr
 			n.log.Error("raftnode: stopping after a fatal error", "err", n.err)
@@ -403,6 +392,13 @@ func (n *Node) run() {
 		}
 	}
 }
+
+// closedChan is always ready to receive from.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // withRaft calls fn with the RawNode under rnMu and wakes the run
 // goroutine, which takes the Ready fn may have caused. It returns

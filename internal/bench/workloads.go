@@ -294,18 +294,7 @@ func (e *env) loop(ctx context.Context, prepare func(w *worker), op opFunc) erro
 				}
 				s, err := op(w)
 				w.n++
-				switch {
-				case err == nil:
-					s.record(time.Since(t0))
-				case errors.Is(err, errStop):
-					return
-				case isCode(err):
-					s.fail()
-				default:
-					if ctx.Err() == nil {
-						first.set(err)
-					}
-					cancel()
+				if !settle(ctx, cancel, &first, s, err, t0) {
 					return
 				}
 			}
@@ -356,19 +345,7 @@ func (e *env) loopRaw(ctx context.Context, prepare func(w *worker), op asyncOp) 
 		var next func()
 		done := func(s *series, err error) {
 			w.n++
-			switch {
-			case err == nil:
-				s.record(time.Since(t0))
-			case errors.Is(err, errStop):
-				wg.Done()
-				return
-			case isCode(err):
-				s.fail()
-			default:
-				if ctx.Err() == nil {
-					first.set(err)
-				}
-				cancel()
+			if !settle(ctx, cancel, &first, s, err, t0) {
 				wg.Done()
 				return
 			}
@@ -398,6 +375,29 @@ func queue(w *worker, s *series, op proto.OpCode, req, resp proto.Record, done f
 	err := w.conn.Queue(op, req, resp, func(code proto.ErrCode, err error) { done(s, check(code, err)) })
 	if err != nil {
 		done(s, err)
+	}
+}
+
+// settle records the outcome of one operation started at t0 and reports
+// whether its worker goes on: a codeError counts as a failed operation,
+// errStop ends the worker, any other error ends the run (cancel) and is
+// kept in first unless the run was already ending.
+func settle(ctx context.Context, cancel context.CancelFunc, first *firstError, s *series, err error, t0 time.Time) bool {
+	switch {
+	case err == nil:
+		s.record(time.Since(t0))
+		return true
+	case errors.Is(err, errStop):
+		return false
+	case isCode(err):
+		s.fail()
+		return true
+	default:
+		if ctx.Err() == nil {
+			first.set(err)
+		}
+		cancel()
+		return false
 	}
 }
 
