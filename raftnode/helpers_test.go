@@ -139,6 +139,7 @@ type testCluster struct {
 	sms    map[uint64]*testSM
 	stores map[uint64]*storage.Storage
 	dirs   map[uint64]string
+	base   string // the members' directories are made in it
 
 	mu          sync.Mutex // guards changed and leadersSeen
 	changed     chan struct{}
@@ -160,6 +161,10 @@ func newCluster(t *testing.T, peers []Peer) *testCluster {
 		leadersSeen: map[uint64]bool{},
 		confChanges: map[uint64][]raftpb.ConfState{},
 	}
+	// The directory first: cleanups run last-registered first, so the
+	// members stop (and their background snapshots finish) before their
+	// directories are removed.
+	c.base = t.TempDir()
 	t.Cleanup(c.shutdown)
 	return c
 }
@@ -228,7 +233,11 @@ func (c *testCluster) startAll() {
 func (c *testCluster) start(id uint64, join bool) {
 	c.t.Helper()
 	if c.dirs[id] == "" {
-		c.dirs[id] = c.t.TempDir()
+		dir, err := os.MkdirTemp(c.base, fmt.Sprintf("member%d-", id))
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		c.dirs[id] = dir
 	}
 	opts := storage.Options{NoSync: c.noSync, Metadata: Metadata(id, 0xc1), Logger: testLogger(id)}
 	if c.stOpts != nil {
