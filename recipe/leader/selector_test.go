@@ -36,9 +36,14 @@ func TestSelectorTurns(t *testing.T) {
 				if inside.Add(1) != 1 {
 					t.Error("two leaders at once")
 				}
-				order <- i
 				total.Add(1)
 				inside.Add(-1)
+				// Turns go on after the test stops reading: a full
+				// channel must not keep the turn (and Close) waiting.
+				select {
+				case order <- i:
+				case <-ctx.Done():
+				}
 				return nil
 			}
 			s := NewSelector(e.Connect(t), path, fmt.Sprintf("s%d", i), fn, WithAutoRequeue())
