@@ -18,6 +18,7 @@ package zktest
 import (
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"testing"
 	"time"
@@ -95,4 +96,17 @@ func logOutput() io.Writer {
 		return os.Stderr
 	}
 	return io.Discard
+}
+
+// FreePort returns a loopback TCP port that was free a moment ago, for
+// configurations that must name a port before a process listens on it
+// (zoo.cfg's server.N lines).
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }

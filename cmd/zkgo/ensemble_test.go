@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,17 +14,8 @@ import (
 	"github.com/zkgo/zkgo/acl"
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/zk"
+	"github.com/zkgo/zkgo/zktest"
 )
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
 
 // TestEnsembleFromZooCfg: three `zkgo server zooN.cfg` processes with
 // unchanged ZooKeeper ensemble configuration (server.N lines, myid) form a
@@ -38,8 +28,8 @@ func TestEnsembleFromZooCfg(t *testing.T) {
 	var lines []string
 	clientPorts := make([]int, n)
 	for i := 0; i < n; i++ {
-		clientPorts[i] = freePort(t)
-		lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d;127.0.0.1:%d", i+1, freePort(t), freePort(t), clientPorts[i]))
+		clientPorts[i] = zktest.FreePort(t)
+		lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d;127.0.0.1:%d", i+1, zktest.FreePort(t), zktest.FreePort(t), clientPorts[i]))
 	}
 	cfgs := make([]string, n)
 	for i := 0; i < n; i++ {

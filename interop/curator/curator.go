@@ -253,11 +253,9 @@ type Peer struct {
 	dead chan struct{}
 }
 
-// StartPeer compiles (once) and starts a RecipePeer connected to
-// connectString. It skips the test when Java or the Curator jars are
-// missing (unless ZKGO_REQUIRE_APACHE_ZK=1). The peer is stopped when the
-// test ends.
-func StartPeer(t testing.TB, connectString string) *Peer {
+// sharedOrSkip returns the shared Curator setup, skipping the test when
+// Java or the jars are missing (unless ZKGO_REQUIRE_APACHE_ZK=1).
+func sharedOrSkip(t testing.TB) *Checker {
 	t.Helper()
 	c, err := Shared()
 	if err != nil {
@@ -266,6 +264,16 @@ func StartPeer(t testing.TB, connectString string) *Peer {
 		}
 		t.Fatal(err)
 	}
+	return c
+}
+
+// StartPeer compiles (once) and starts a RecipePeer connected to
+// connectString. It skips the test when Java or the Curator jars are
+// missing (unless ZKGO_REQUIRE_APACHE_ZK=1). The peer is stopped when the
+// test ends.
+func StartPeer(t testing.TB, connectString string) *Peer {
+	t.Helper()
+	c := sharedOrSkip(t)
 	cmd := exec.Command(c.java,
 		"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=error",
@@ -346,13 +354,7 @@ func (p *Peer) Want(t testing.TB, want, format string, args ...any) {
 // RunCuratorCheck when Java or the jars are missing.
 func RunSASLCheck(t testing.TB, connectString, user, password, path string, wantOK bool) {
 	t.Helper()
-	c, err := Shared()
-	if err != nil {
-		if errors.Is(err, ErrNotInstalled) && os.Getenv("ZKGO_REQUIRE_APACHE_ZK") != "1" {
-			t.Skip("skipping: " + err.Error())
-		}
-		t.Fatal(err)
-	}
+	c := sharedOrSkip(t)
 	q := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
 	jaas := filepath.Join(t.TempDir(), "client-jaas.conf")
 	text := fmt.Sprintf("Client {\n    org.apache.zookeeper.server.auth.DigestLoginModule required\n    username=\"%s\"\n    password=\"%s\";\n};\n",

@@ -14,18 +14,8 @@ import (
 	"github.com/zkgo/zkgo/config"
 	"github.com/zkgo/zkgo/interop/curator"
 	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/zktest"
 )
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
 
 // TestEnsembleTracker: Curator's EnsembleTracker (on by default) reads
 // /zookeeper/config from a zkgo ensemble and rewrites its connection string
@@ -42,8 +32,8 @@ func TestEnsembleTracker(t *testing.T) {
 			t.Fatal(err)
 		}
 		peerLns[i] = ln
-		clientAddrs[i] = fmt.Sprintf("127.0.0.1:%d", freePort(t))
-		fmt.Fprintf(&cfgText, "server.%d=127.0.0.1:%d:%d;%s\n", i+1, ln.Addr().(*net.TCPAddr).Port, freePort(t), clientAddrs[i])
+		clientAddrs[i] = fmt.Sprintf("127.0.0.1:%d", zktest.FreePort(t))
+		fmt.Fprintf(&cfgText, "server.%d=127.0.0.1:%d:%d;%s\n", i+1, ln.Addr().(*net.TCPAddr).Port, zktest.FreePort(t), clientAddrs[i])
 	}
 	fmt.Fprintf(&cfgText, "tickTime=100\ndataDir=%s\n", t.TempDir())
 	cfg, _, err := config.Parse(strings.NewReader(cfgText.String()), "zoo.cfg")
