@@ -95,7 +95,7 @@ func TestDurableRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"zkgo_in_memory_only\tfalse", "zkgo_raft_leader\t1", "zkgo_wal_syncs\t", "zkgo_wal_entries\t"} {
+	for _, want := range []string{"zkgo_in_memory_only\tfalse", "zkgo_raft_leader\t1", "zkgo_wal_syncs\t", "zkgo_wal_entries\t", "zkgo_wal_prefilled_bytes\t"} {
 		if !contains(out, want) {
 			t.Fatalf("mntr lacks %q:\n%s", want, out)
 		}

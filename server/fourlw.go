@@ -239,6 +239,7 @@ func (s *Server) mntr(b *strings.Builder) {
 		syncs, entries := rl.st.Counters()
 		kv("zkgo_wal_syncs", syncs)
 		kv("zkgo_wal_entries", entries)
+		kv("zkgo_wal_prefilled_bytes", rl.st.PrefilledBytes())
 	} else {
 		kv("zkgo_in_memory_only", "true")
 	}

@@ -42,6 +42,10 @@ type Options struct {
 	// the page cache) but a crash of the machine may lose acknowledged
 	// writes. Only for tests and benchmarks that are not about durability.
 	NoSync bool
+	// NoPrefill turns off writing zeros into the WAL's preallocated space
+	// ahead of the log (see prefill.go); it has no effect with NoSync,
+	// which never prefills.
+	NoPrefill bool
 	// Logger receives recovery and repair messages; nil discards them.
 	Logger *slog.Logger
 	// Metadata is recorded at the head of every WAL segment when the
@@ -136,6 +140,10 @@ type Storage struct {
 
 	syncs   atomic.Uint64 // Saves that appended entries (each is one WAL fsync unless NoSync)
 	entries atomic.Uint64 // entries appended
+
+	pf        *prefiller // nil when not prefilling
+	closeOnce sync.Once
+	prefilled atomic.Uint64 // bytes of zeros written ahead of the WAL
 }
 
 // SetWALSegmentSize sets the size at which WAL segment files are cut and
@@ -174,6 +182,7 @@ func Open(dir string, opts Options) (*Storage, error) {
 		lf.Close()
 		return nil, err
 	}
+	s.startPrefill()
 	return s, nil
 }
 
@@ -403,9 +412,14 @@ func (s *Storage) SnapshotIndex() uint64 {
 	return s.snapIndex
 }
 
+// PrefilledBytes returns how many bytes of zeros the prefiller has
+// written into the WAL's preallocated space (see Options.NoPrefill).
+func (s *Storage) PrefilledBytes() uint64 { return s.prefilled.Load() }
+
 // Counters returns how many Saves appended entries (each one fsync of the
 // WAL, unless NoSync) and how many entries they appended: entries/syncs is
 // the group-commit factor.
+
 func (s *Storage) Counters() (syncs, entries uint64) {
 	return s.syncs.Load(), s.entries.Load()
 }
@@ -442,6 +456,7 @@ func (s *Storage) Save(hs raftpb.HardState, ents []raftpb.Entry) error {
 		}
 		s.syncs.Add(1)
 		s.entries.Add(uint64(len(ents)))
+		s.pf.poke()
 	}
 	if !raft.IsEmptyHardState(hs) {
 		if err := s.ms.SetHardState(hs); err != nil {
@@ -772,6 +787,7 @@ func (s *Storage) removeStaleSegments() error {
 // Close syncs and closes the WAL and releases the directory lock. The
 // MemoryStorage stays readable. Close is idempotent.
 func (s *Storage) Close() error {
+	s.closeOnce.Do(s.pf.halt)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
