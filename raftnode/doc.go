@@ -7,7 +7,12 @@
 //
 // Start launches two goroutines, the run loop and the apply loop. The run
 // loop alone ticks raft, takes each raft.Ready and handles it in this
-// order (step 3 on the apply loop):
+// order (step 3 on the apply loop). Committed entries that an earlier
+// Ready already persisted — on a leader and in a group of one, all of
+// them — are handed to the apply loop first, so that step 3 for them
+// runs while step 1 fsyncs the new entries; a follower's entries that
+// are committed in the Ready that brings them, and a snapshot from the
+// leader, are handed over after step 1:
 //
 //  1. persist: Storage.SaveSnapshot for a snapshot received from the
 //     leader, then Storage.Save of the hard state and new entries, which

@@ -64,6 +64,10 @@ type Node struct {
 	confSnap bool
 	batch    []raftpb.Entry
 
+	// persisted is the index of the last entry in the log on disk (or of
+	// the snapshot it starts from); run goroutine only.
+	persisted uint64
+
 	// The run goroutine hands committed work to the apply goroutine.
 	applyc    chan applyJob
 	applyDone chan struct{} // closed when the apply goroutine returns
@@ -251,6 +255,7 @@ func Start(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	n.persisted, _ = st.RaftStorage().LastIndex()
 	go n.applyLoop()
 	go n.run()
 	// Entries committed before a restart are applied before Start
@@ -528,6 +533,35 @@ func (n *Node) handleReady(rd raft.Ready) error {
 		n.deliverRead(rs)
 	}
 
+	// Committed entries that were persisted by an earlier Ready (always,
+	// on a leader and in a group of one: it persists before it sends or
+	// counts its own acknowledgement) go to the apply goroutine first,
+	// so that they are applied and answered while this Ready's entries
+	// are fsynced: a write then waits for one fsync, not for its own and
+	// the next batch's. A follower may learn that entries are committed
+	// in the same Ready that brings them (committed on a quorum without
+	// it); those, and a snapshot from the leader, are applied after the
+	// persist below, because the snapshots the apply goroutine takes
+	// must not run ahead of this member's log on disk.
+	var job applyJob
+	hasWork := !raft.IsEmptySnap(rd.Snapshot) || len(rd.CommittedEntries) > 0
+	if hasWork {
+		job = applyJob{snap: rd.Snapshot, ents: rd.CommittedEntries}
+		if !raft.IsEmptySnap(rd.Snapshot) || hasConfChange(rd.CommittedEntries) {
+			// Applied before Advance: raft's next Readies build on the
+			// restored state, and raft must know a new configuration
+			// before it counts votes or acks again (etcd waits for the
+			// same reasons).
+			job.done = make(chan struct{})
+		}
+	}
+	early := applyBeforePersist(rd, n.persisted)
+	if early {
+		if err := n.handOff(job); err != nil {
+			return err
+		}
+	}
+
 	// 1. Persist. A received snapshot goes first (file, WAL record) so
 	// that the hard state and entries that follow it in the WAL can be
 	// replayed from it; then the hard state and entries, fsynced.
@@ -535,9 +569,15 @@ func (n *Node) handleReady(rd raft.Ready) error {
 		if err := n.st.SaveSnapshot(rd.Snapshot); err != nil {
 			return fmt.Errorf("saving snapshot %d: %w", rd.Snapshot.Metadata.Index, err)
 		}
+		n.persisted = rd.Snapshot.Metadata.Index
 	}
 	if err := n.st.Save(rd.HardState, rd.Entries); err != nil {
 		return fmt.Errorf("saving %d entries: %w", len(rd.Entries), err)
+	}
+	if len(rd.Entries) > 0 {
+		// The log on disk now ends here (entries may also have replaced
+		// a conflicting uncommitted tail).
+		n.persisted = rd.Entries[len(rd.Entries)-1].Index
 	}
 
 	// 2. Send, only now that what the messages promise is durable: a vote,
@@ -550,29 +590,18 @@ func (n *Node) handleReady(rd raft.Ready) error {
 		n.tr.Send(n.withoutSnapshots(rd.Messages))
 	}
 
-	// 3. Apply, on the apply goroutine. Committed entries are durable on
-	// a quorum, and their order is fixed, so they may be applied while
-	// the next Ready is persisted. Two cases wait for the apply to finish
-	// before Advance: a snapshot from the leader (raft's next Readies
-	// build on the restored state) and a configuration change (raft must
-	// know the new configuration before it counts votes or acks again;
-	// etcd waits for the same reason).
-	if raft.IsEmptySnap(rd.Snapshot) && len(rd.CommittedEntries) == 0 {
+	// 3. Apply, on the apply goroutine, if not handed over above.
+	// Committed entries are durable on a quorum, and their order is
+	// fixed, so they may be applied while the next Ready is persisted.
+	if !hasWork {
 		return nil
 	}
-	job := applyJob{snap: rd.Snapshot, ents: rd.CommittedEntries}
-	wait := !raft.IsEmptySnap(rd.Snapshot) || hasConfChange(rd.CommittedEntries)
-	if wait {
-		job.done = make(chan struct{})
+	if !early {
+		if err := n.handOff(job); err != nil {
+			return err
+		}
 	}
-	select {
-	case n.applyc <- job:
-	case <-n.failc:
-		return n.applyErr
-	case <-n.stopc:
-		return errStopping
-	}
-	if wait {
+	if job.done != nil {
 		select {
 		case <-job.done:
 		case <-n.failc:
@@ -582,6 +611,27 @@ func (n *Node) handleReady(rd raft.Ready) error {
 		}
 	}
 	return nil
+}
+
+// applyBeforePersist reports whether rd's committed entries may go to the
+// apply goroutine before rd is persisted: there are some, no snapshot
+// comes with them, and all of them are in the log on disk, which ends at
+// index persisted.
+func applyBeforePersist(rd raft.Ready, persisted uint64) bool {
+	return raft.IsEmptySnap(rd.Snapshot) && len(rd.CommittedEntries) > 0 &&
+		rd.CommittedEntries[len(rd.CommittedEntries)-1].Index <= persisted
+}
+
+// handOff queues a job for the apply goroutine.
+func (n *Node) handOff(job applyJob) error {
+	select {
+	case n.applyc <- job:
+		return nil
+	case <-n.failc:
+		return n.applyErr
+	case <-n.stopc:
+		return errStopping
+	}
 }
 
 // withoutSnapshots returns msgs minus the snapshots raft built from the
