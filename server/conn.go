@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"crypto/subtle"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -68,8 +69,11 @@ type Conn struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 
-	inlinePending bool   // reader goroutine only: replies appended, not flushed
-	spareIn       []byte // guarded by wmu: buffer reused by flushInline
+	inlinePending bool // reader goroutine only: replies appended, not flushed
+	// Reader goroutine only: more whole requests are buffered (writes are
+	// proposed held, see txnLog.proposeHeld), and some are held.
+	moreBuffered, holding bool
+	spareIn               []byte // guarded by wmu: buffer reused by flushInline
 
 	// statistics for cons/stat
 	packetsIn, packetsOut atomic.Int64
@@ -353,6 +357,7 @@ func (c *Conn) readLoop() {
 	if !c.handshake(body) {
 		return
 	}
+	defer c.releaseHeld()
 	for {
 		frame, err := proto.ReadFrame(br, &hdr, c.s.opts.MaxBuffer)
 		if err != nil {
@@ -363,9 +368,19 @@ func (c *Conn) readLoop() {
 		}
 		select {
 		case c.slots <- struct{}{}:
-		case <-c.closed:
-			return
+		default:
+			// At the outstanding-request limit: what is held must go
+			// to raft, or the replies that free slots never come.
+			c.releaseHeld()
+			select {
+			case c.slots <- struct{}{}:
+			case <-c.closed:
+				return
+			}
 		}
+		// The writes of requests already buffered behind this one are
+		// handed to raft together, after the last of them.
+		c.moreBuffered = wholeFrameBuffered(br)
 		c.packetsIn.Add(1)
 		c.s.stats.packetsReceived.Add(1)
 		if c.live != nil {
@@ -374,6 +389,9 @@ func (c *Conn) readLoop() {
 		if !c.handleFrame(frame) {
 			return
 		}
+		if !c.moreBuffered {
+			c.releaseHeld()
+		}
 		// Flush the replies of inline reads once no further request is
 		// already buffered: pipelined reads share one write.
 		if c.inlinePending && br.Buffered() == 0 {
@@ -381,6 +399,28 @@ func (c *Conn) readLoop() {
 			c.flushInline()
 		}
 	}
+}
+
+// releaseHeld hands the writes held by proposeHeld to raft.
+func (c *Conn) releaseHeld() {
+	if c.holding {
+		c.holding = false
+		c.s.wal.release()
+	}
+}
+
+// wholeFrameBuffered reports whether br holds at least one whole frame,
+// which the next ReadFrame returns without waiting for the network.
+func wholeFrameBuffered(br *bufio.Reader) bool {
+	if br.Buffered() < 4 {
+		return false
+	}
+	hdr, err := br.Peek(4)
+	if err != nil {
+		return false
+	}
+	n := int(binary.BigEndian.Uint32(hdr))
+	return n >= 0 && br.Buffered()-4 >= n
 }
 
 // endRead runs when the reader stops. If a final reply is queued for
@@ -673,7 +713,17 @@ func (c *Conn) submitWrite(r *request) {
 	c.queue = append(c.queue, r)
 	c.pipeMu.Unlock()
 	txn := &tree.Txn{Op: r.op, Session: c.sessionID, Time: time.Now().UnixMilli(), Auth: r.auth, Req: r.body}
-	if !c.s.wal.propose(txn, func(zxid int64, res *tree.Result) { c.writeApplied(r, zxid, res) }) {
+	done := func(zxid int64, res *tree.Result) { c.writeApplied(r, zxid, res) }
+	var ok bool
+	if c.moreBuffered {
+		ok = c.s.wal.proposeHeld(txn, done)
+		c.holding = c.holding || ok
+	} else {
+		// propose hands over what this reader held too: one queue.
+		ok = c.s.wal.propose(txn, done)
+		c.holding = c.holding && !ok
+	}
+	if !ok {
 		c.close("server shutting down")
 	}
 }

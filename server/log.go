@@ -50,6 +50,10 @@ func (l *memLog) propose(txn *tree.Txn, done applyFunc) bool {
 	return true
 }
 
+func (l *memLog) proposeHeld(txn *tree.Txn, done applyFunc) bool { return l.propose(txn, done) }
+
+func (l *memLog) release() {}
+
 func (l *memLog) stop() {
 	l.mu.Lock()
 	if !l.closed {

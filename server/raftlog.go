@@ -34,6 +34,12 @@ type txnLog interface {
 	// proposal was lost and its outcome is unknown. It returns false if
 	// the log is stopped; done is then never called.
 	propose(txn *tree.Txn, done applyFunc) bool
+	// proposeHeld is propose that may leave txn queued until the next
+	// propose or release: a connection's reader holds the writes of the
+	// requests it already has buffered and releases them together. The
+	// caller must call release before it waits for anything.
+	proposeHeld(txn *tree.Txn, done applyFunc) bool
+	release()
 	stop()
 }
 
@@ -264,6 +270,26 @@ const maxSubmitRounds = 4
 // member's proposals equal to their order here, which takePending relies
 // on to notice a proposal raft dropped.
 func (l *raftLog) propose(txn *tree.Txn, done applyFunc) bool {
+	return l.enqueue(txn, done, false)
+}
+
+func (l *raftLog) proposeHeld(txn *tree.Txn, done applyFunc) bool {
+	return l.enqueue(txn, done, true)
+}
+
+// release hands what proposeHeld left queued to raft, unless a submitter
+// is at it already.
+func (l *raftLog) release() {
+	l.mu.Lock()
+	if l.submitting || len(l.queue) == 0 {
+		l.mu.Unlock()
+		return
+	}
+	l.submitting = true
+	l.submit(maxSubmitRounds)
+}
+
+func (l *raftLog) enqueue(txn *tree.Txn, done applyFunc, hold bool) bool {
 	var e jute.Encoder
 	e.WriteLong(0) // the proposal id, filled in below
 	if txn.Op != proto.OpSync {
@@ -285,7 +311,7 @@ func (l *raftLog) propose(txn *tree.Txn, done applyFunc) bool {
 	}
 	l.queue = append(l.queue, data)
 	l.queueProps = append(l.queueProps, p)
-	if l.submitting {
+	if l.submitting || hold {
 		l.mu.Unlock()
 		return true
 	}
