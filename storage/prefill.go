@@ -27,9 +27,10 @@ import (
 // zkgo waits for one such fdatasync.
 //
 // Safety: the prefiller only ever replaces zero bytes with zero bytes.
-// Holding s.mu, which every WAL write also holds (etcd's WAL writes only
-// inside Save, SaveSnapshot and Close, and creates, renames and
-// truncates segments only there too), it reads a chunk and writes zeros
+// Holding s.mu, which every call into etcd's WAL also holds (the WAL
+// writes, cuts, renames and truncates segments only inside those calls;
+// its pipeline goroutine only creates the next file), it reads a chunk
+// and writes zeros
 // over it only if the chunk reads as zeros, and never past the file's
 // current size. Whatever the file is meanwhile (the tail, a pipeline file
 // not yet used, renamed into use, truncated by a cut or deleted by a
