@@ -268,7 +268,15 @@ func compare(ctx context.Context, o options) error {
 		}
 	}
 	if len(clusterTodo) > 0 && ctx.Err() == nil {
+		// The standalone results so far are saved first: an ensemble
+		// that fails must not cost the run's first half.
+		if err := saveRaw(o.raw, rep); err != nil {
+			return err
+		}
 		if err := runClusters(ctx, o, bin, root, clusterTodo, rep); err != nil {
+			if o.raw != "" {
+				return fmt.Errorf("clusters (the results before them are in %s): %w", o.raw, err)
+			}
 			return fmt.Errorf("clusters: %w", err)
 		}
 	}
@@ -276,11 +284,8 @@ func compare(ctx context.Context, o options) error {
 		return err
 	}
 	rep.Finished = time.Now()
-	if o.raw != "" {
-		data, _ := json.MarshalIndent(rep, "", "  ")
-		if err := os.WriteFile(o.raw, data, 0o644); err != nil {
-			return err
-		}
+	if err := saveRaw(o.raw, rep); err != nil {
+		return err
 	}
 	if o.plot != "" && len(rep.Runs) > 0 {
 		if err := os.WriteFile(o.plot, renderPlot(rep.Runs, rep.specOrder, rep.specLabels, plotTitle(rep)), 0o644); err != nil {
@@ -510,3 +515,12 @@ func znodeCount(s *server) int64 {
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// saveRaw writes rep as JSON to path (nothing when path is empty).
+func saveRaw(path string, rep *report) error {
+	if path == "" {
+		return nil
+	}
+	data, _ := json.MarshalIndent(rep, "", "  ")
+	return os.WriteFile(path, data, 0o644)
+}
