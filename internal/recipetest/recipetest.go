@@ -189,6 +189,7 @@ type Net struct {
 	blocked bool
 
 	notifications atomic.Int64
+	watchReads    atomic.Int64
 }
 
 // Dialer returns the option that makes a Conn dial through n.
@@ -241,10 +242,21 @@ func (n *Net) Cut() {
 // the connections have delivered.
 func (n *Net) Notifications() int64 { return n.notifications.Load() }
 
-// netConn parses the frames it reads to count notifications.
+// WatchReads returns how many reads that leave a watch (exists, getData,
+// getChildren with the watch flag set) the connections have sent. Once a
+// later request on the same connection has been answered, the server has
+// registered those watches.
+func (n *Net) WatchReads() int64 { return n.watchReads.Load() }
+
+// netConn parses the frames it reads to count notifications, and the
+// frames it writes to count watch-setting reads.
 type netConn struct {
 	net.Conn
 	n *Net
+
+	wmu    sync.Mutex
+	wfirst bool   // the ConnectRequest has been skipped
+	wbuf   []byte // unparsed bytes written
 
 	// Parser state (Read is called by one goroutine).
 	first   bool // the ConnectResponse has been skipped
@@ -257,6 +269,40 @@ func (c *netConn) Read(p []byte) (int, error) {
 	k, err := c.Conn.Read(p)
 	c.scan(p[:k])
 	return k, err
+}
+
+func (c *netConn) Write(p []byte) (int, error) {
+	c.scanWrite(p)
+	return c.Conn.Write(p)
+}
+
+// scanWrite counts the watch-setting reads among the frames in p. A watch
+// flag is the last byte of exists, getData, getChildren and getChildren2
+// requests.
+func (c *netConn) scanWrite(p []byte) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.wbuf = append(c.wbuf, p...)
+	for len(c.wbuf) >= 4 {
+		size := int(binary.BigEndian.Uint32(c.wbuf[:4]))
+		if size < 0 || size > 1<<24 {
+			c.wbuf = nil // not a frame we can follow; stop counting
+			return
+		}
+		if len(c.wbuf) < 4+size {
+			return
+		}
+		body := c.wbuf[4 : 4+size]
+		if !c.wfirst {
+			c.wfirst = true
+		} else if len(body) > 8 && body[len(body)-1] == 1 {
+			switch proto.OpCode(int32(binary.BigEndian.Uint32(body[4:8]))) {
+			case proto.OpExists, proto.OpGetData, proto.OpGetChildren, proto.OpGetChildren2:
+				c.n.watchReads.Add(1)
+			}
+		}
+		c.wbuf = c.wbuf[4+size:]
+	}
 }
 
 func (c *netConn) scan(b []byte) {
