@@ -137,6 +137,9 @@ type Storage struct {
 	purgeAt uint64
 	failed  error // first write error; sticky
 	closed  bool
+	purged  []string // WAL segments renamed by purge, to be unlinked
+
+	del *deleter // unlinks purged WAL segments
 
 	syncs   atomic.Uint64 // Saves that appended entries (each is one WAL fsync unless NoSync)
 	entries atomic.Uint64 // entries appended
@@ -166,6 +169,7 @@ func Open(dir string, opts Options) (*Storage, error) {
 		opts:    opts,
 		log:     opts.Logger.With("dir", dir),
 	}
+	s.del = newDeleter(s)
 	s.zlog = newZapLogger(s.log)
 	if err := os.MkdirAll(s.snapDir, 0o750); err != nil {
 		return nil, err
@@ -203,6 +207,9 @@ func (s *Storage) recover() error {
 		return s.create()
 	}
 
+	if err := removePurged(s.walDir); err != nil {
+		return err
+	}
 	if err := s.removeStaleSegments(); err != nil {
 		return err
 	}
@@ -687,6 +694,7 @@ func (p *PendingSnapshot) Commit() error {
 // older WAL segment without the next one; Open deletes such leftovers (see
 // removeStaleSegments).
 func (s *Storage) purge() {
+	defer s.unlinkPurged()
 	snaps, segs := s.removeOld()
 	// Failpoint: the files are gone, but not durably.
 	s.synced(PointPurged)
@@ -740,15 +748,50 @@ func (s *Storage) removeOld() (snaps, segs int) {
 	}
 	// Segment j holds entries from its start index up to the start index
 	// of segment j+1; it is needed while that is ≥ keep.
+	//
+	// A segment is renamed out of the WAL's namespace here, which is
+	// quick, and unlinked later by the deleter (deleter.go), when the WAL
+	// is quiet: freeing a 64 MB file's blocks can take tens of
+	// milliseconds, during which no write could be persisted. Open
+	// deletes renamed segments a crash left behind.
 	for j := 0; j+1 < len(names) && names[j+1].index < keep; j++ {
-		if err := os.Remove(filepath.Join(s.walDir, names[j].name)); err != nil && !os.IsNotExist(err) {
+		from := filepath.Join(s.walDir, names[j].name)
+		if err := os.Rename(from, from+purgedSuffix); err != nil && !os.IsNotExist(err) {
 			s.log.Warn("storage: deleting WAL segment", "file", names[j].name, "err", err)
 			return
 		}
 		segs++
+		s.purged = append(s.purged, from+purgedSuffix)
 		s.log.Debug("storage: deleted WAL segment", "file", names[j].name)
 	}
 	return
+}
+
+// purgedSuffix marks a WAL segment that purge took out of the WAL, to be
+// unlinked.
+const purgedSuffix = ".purged"
+
+// unlinkPurged hands the segments purge renamed to the deleter. Called
+// with s.mu held.
+func (s *Storage) unlinkPurged() {
+	s.del.add(s.purged)
+	s.purged = nil
+}
+
+// removePurged deletes the renamed segments an interrupted purge left.
+func removePurged(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), purgedSuffix) {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // removeStaleSegments deletes the WAL segments before a gap in the segment
@@ -787,7 +830,10 @@ func (s *Storage) removeStaleSegments() error {
 // Close syncs and closes the WAL and releases the directory lock. The
 // MemoryStorage stays readable. Close is idempotent.
 func (s *Storage) Close() error {
-	s.closeOnce.Do(s.pf.halt)
+	s.closeOnce.Do(func() {
+		s.pf.halt()
+		s.del.halt()
+	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"go.etcd.io/etcd/server/v3/storage/wal"
@@ -377,6 +378,19 @@ func TestRetentionAndWALPurge(t *testing.T) {
 	if segs[0].index == 0 || len(segs) > 10 {
 		t.Fatalf("WAL segments not purged: %v", segs)
 	}
+	// Purged segments are renamed, then unlinked in the background;
+	// Close waited for that.
+	ents, _ := os.ReadDir(filepath.Join(dir, walDirName))
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), purgedSuffix) {
+			t.Fatalf("%s left after Close", e.Name())
+		}
+	}
+	// One a crash left between the rename and the unlink goes at Open.
+	leftover := filepath.Join(dir, walDirName, "0000000000000000-0000000000000000.wal"+purgedSuffix)
+	if err := os.WriteFile(leftover, []byte("old segment"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	// Segments needed by the oldest kept snapshot remain: losing the two
 	// newest snapshots still recovers.
 	for _, f := range files[1:] {
@@ -389,4 +403,7 @@ func TestRetentionAndWALPurge(t *testing.T) {
 		t.Fatalf("recovered snapshot %d last %d", rec.Snapshot.Metadata.Index, rec.LastIndex)
 	}
 	checkEntries(t, s, 2001, 3000, 200)
+	if _, err := os.Stat(leftover); !os.IsNotExist(err) {
+		t.Fatalf("renamed segment left by a crash survived Open: %v", err)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ func runServer(args []string) int {
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	addr := fs.String("addr", "", "client address `host:port` to listen on, overriding clientPortAddress/clientPort (port 0 picks a free port)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the whole run to `file`, finished at shutdown")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: zkgo server [flags] [zoo.cfg]
 
@@ -105,6 +107,24 @@ Flags:
 	}
 	if *addr != "" {
 		opts.Addr = *addr
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "zkgo server: -cpuprofile: %v\n", err)
+			return 1
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			fmt.Fprintf(os.Stderr, "zkgo server: -cpuprofile: %v\n", err)
+			return 1
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				log.Error("writing the CPU profile", "file", *cpuProfile, "err", err)
+			}
+		}()
 	}
 	// Install the handler before announcing the address, so a signal sent
 	// as soon as the server is up is handled.
