@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -560,6 +561,14 @@ func (n *Node) handleReady(rd raft.Ready) error {
 		if err := n.handOff(job); err != nil {
 			return err
 		}
+		// The apply goroutine, just woken, would wait in this P's
+		// run-next slot while this goroutine sits in the fsync below
+		// holding the P, until sysmon takes the P back (20–40 µs, most
+		// of an fsync; go tool trace: 40 µs average wait under set).
+		// Yielding lets it start now; this goroutine goes on on
+		// whichever P is free first. Measured with two servers under
+		// load at once: +3–7 % set, p99 3.0–3.4 → 2.3–2.8 ms.
+		runtime.Gosched()
 	}
 
 	// 1. Persist. A received snapshot goes first (file, WAL record) so
