@@ -2,9 +2,11 @@ package zk
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -145,6 +147,10 @@ func (l *link) writeLoop() {
 		ping := false
 		select {
 		case <-l.kick:
+			// The goroutines woken by the same batch of replies are
+			// likely about to queue requests too: let them, so that
+			// one write carries them all.
+			runtime.Gosched()
 		case <-timer.C:
 			ping = true
 		case <-l.dead:
@@ -195,6 +201,21 @@ func (l *link) writeLoop() {
 	}
 }
 
+// frameBuffered reports whether br holds a whole frame, which can be read
+// without touching the socket.
+func frameBuffered(br *bufio.Reader) bool {
+	n := br.Buffered()
+	if n < proto.FrameHeaderSize {
+		return false
+	}
+	hdr, err := br.Peek(proto.FrameHeaderSize)
+	if err != nil {
+		return false
+	}
+	size := int64(binary.BigEndian.Uint32(hdr))
+	return size >= 0 && int64(n) >= proto.FrameHeaderSize+size
+}
+
 func (l *link) readLoop(br *bufio.Reader) {
 	defer l.wg.Done()
 	var hdr [proto.FrameHeaderSize]byte
@@ -202,7 +223,12 @@ func (l *link) readLoop(br *bufio.Reader) {
 	var d jute.Decoder
 	var ev proto.WatcherEvent
 	for {
-		l.nc.SetReadDeadline(time.Now().Add(l.readTimeout))
+		if !frameBuffered(br) {
+			// Only a read that may wait on the socket needs the
+			// deadline; setting it costs a clock read and a timer
+			// update, per frame otherwise.
+			l.nc.SetReadDeadline(time.Now().Add(l.readTimeout))
+		}
 		frame, err := proto.ReadFrameInto(br, &hdr, buf, l.c.cfg.maxFrame)
 		if err != nil {
 			var ne net.Error
