@@ -39,11 +39,15 @@ const (
 // testSM is a state machine that records every applied entry.
 type testSM struct {
 	notify func()
+	// writeDelay makes writing a snapshot take at least this long;
+	// snapCalls records when Snapshot was called.
+	writeDelay time.Duration
 
-	mu       sync.Mutex // guards the fields below
-	log      []appliedEntry
-	keys     map[string]uint64
-	restores int
+	mu        sync.Mutex // guards the fields below
+	log       []appliedEntry
+	keys      map[string]uint64
+	restores  int
+	snapCalls []time.Time
 }
 
 type appliedEntry struct {
@@ -74,11 +78,13 @@ func (s *testSM) Apply(ents []raftpb.Entry) {
 func (s *testSM) Snapshot() (func(io.Writer) error, error) {
 	s.mu.Lock()
 	data, err := json.Marshal(s.log)
+	s.snapCalls = append(s.snapCalls, time.Now())
 	s.mu.Unlock()
 	return func(w io.Writer) error {
 		if w == nil {
 			return nil
 		}
+		time.Sleep(s.writeDelay)
 		_, err := w.Write(data)
 		return err
 	}, err
@@ -126,14 +132,15 @@ func (s *testSM) restoreCount() int {
 // directories. Waits are event-driven: every apply and every leader change
 // wakes waitFor, which re-checks its condition.
 type testCluster struct {
-	t      *testing.T
-	net    *MemNetwork
-	peers  []Peer
-	noSync bool
-	mod    func(*Config)             // adjusts each member's Config
-	stOpts func(*storage.Options)    // adjusts each member's storage options
-	trans  func(id uint64) Transport // nil: the MemNetwork
-	watch  sync.WaitGroup
+	t         *testing.T
+	net       *MemNetwork
+	peers     []Peer
+	noSync    bool
+	mod       func(*Config)             // adjusts each member's Config
+	stOpts    func(*storage.Options)    // adjusts each member's storage options
+	snapDelay time.Duration             // testSM.writeDelay of each member
+	trans     func(id uint64) Transport // nil: the MemNetwork
+	watch     sync.WaitGroup
 
 	nodes  map[uint64]*Node
 	sms    map[uint64]*testSM
@@ -248,6 +255,7 @@ func (c *testCluster) start(id uint64, join bool) {
 		c.t.Fatal(err)
 	}
 	sm := newTestSM(c.notify)
+	sm.writeDelay = c.snapDelay
 	var tr Transport = c.net.Transport(id)
 	if c.trans != nil {
 		tr = c.trans(id)

@@ -268,6 +268,38 @@ func TestReadIndexOnFollower(t *testing.T) {
 	}
 }
 
+// TestExpensiveSnapshotsSpacedOut: once writing a snapshot takes longer
+// than snapCheap, the next one starts no earlier than snapDuty times that
+// after it, however many entries are applied meanwhile.
+func TestExpensiveSnapshotsSpacedOut(t *testing.T) {
+	c := newCluster(t, voters(1))
+	const delay = 2 * snapCheap
+	c.snapDelay = delay
+	c.mod = func(cfg *Config) { cfg.SnapCount = 10 }
+	c.startAll()
+	lead := c.waitLeader()
+	calls := func() []time.Time {
+		sm := c.sms[lead]
+		sm.mu.Lock()
+		defer sm.mu.Unlock()
+		return slices.Clone(sm.snapCalls)
+	}
+	deadline := time.Now().Add(waitTimeout)
+	for i := 0; len(calls()) < 3; i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d snapshots after %d proposals", len(calls()), i)
+		}
+		c.propose(lead, fmt.Sprintf("k%d", i))
+	}
+	ts := calls()
+	for i := 1; i < len(ts); i++ {
+		// Snapshot i-1 took at least delay to write.
+		if gap := ts[i].Sub(ts[i-1]); gap < snapDuty*delay {
+			t.Errorf("snapshot %d started %v after the previous one, want at least %v", i, gap, snapDuty*delay)
+		}
+	}
+}
+
 func TestLaggingFollowerCatchesUpBySnapshot(t *testing.T) {
 	c := newCluster(t, voters(1, 2, 3))
 	c.mod = func(cfg *Config) { cfg.SnapCount = 10 }
