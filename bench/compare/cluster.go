@@ -44,9 +44,12 @@ type clusterResult struct {
 	RSS      map[string][]int64 `json:"rss_after"` // per member, after the runs
 	// LeaderChanges lists the leader changes seen between runs, by server.
 	LeaderChanges map[string][]string `json:"leader_changes,omitempty"`
-	Versions      map[string]string   `json:"versions"`
-	Runs          []run               `json:"runs"`
-	specOrder     []string
+	// Failed lists the runs that ended in an error, by server; the
+	// comparison goes on without them.
+	Failed    map[string][]string `json:"failed,omitempty"`
+	Versions  map[string]string   `json:"versions"`
+	Runs      []run               `json:"runs"`
+	specOrder []string
 }
 
 // memberDelta is the growth of one member's counters over a run's load
@@ -345,7 +348,8 @@ func srvrField(r, key string) string {
 // them, alternating which goes first, -repeats times.
 func runClusters(ctx context.Context, o options, bin, root string, todo []spec, rep *report) error {
 	cr := &clusterResult{Members: clusterSize, Heap: o.clusterHeap, Leader: map[string]int{}, StartSec: map[string]float64{},
-		RSS: map[string][]int64{}, Versions: map[string]string{}, LeaderChanges: map[string][]string{}}
+		RSS: map[string][]int64{}, Versions: map[string]string{}, LeaderChanges: map[string][]string{},
+		Failed: map[string][]string{}}
 	for _, s := range todo {
 		cr.specOrder = append(cr.specOrder, s.id)
 	}
@@ -417,7 +421,19 @@ func runClusters(ctx context.Context, o options, bin, root string, todo []spec, 
 				cfg.AfterLoad = func() { after = e.counters() }
 				res, err := bench.Run(ctx, cfg)
 				if err != nil {
-					return fmt.Errorf("%s on the %s ensemble: %w", sp.id, e.name, err)
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					if aerr := e.alive(); aerr != nil {
+						return fmt.Errorf("%s on the %s ensemble: %w (%v)", sp.id, e.name, err, aerr)
+					}
+					// One stuck run (a request never answered) must not
+					// lose the whole comparison: note it and go on.
+					msg := fmt.Sprintf("%s repeat %d: %v", sp.id, r+1, err)
+					logf("run failed on the %s ensemble: %s", e.name, msg)
+					cr.Failed[e.name] = append(cr.Failed[e.name], msg)
+					time.Sleep(time.Second)
+					continue
 				}
 				if err := e.alive(); err != nil {
 					return fmt.Errorf("during %s: %w", sp.id, err)

@@ -335,7 +335,14 @@ func writeCluster(w func(string, ...any), r *report) {
 		}
 		return strings.Join(c.LeaderChanges[name], "; ")
 	}
-	w("| leader changes seen between the runs | %s | %s |\n\n", changes("zookeeper"), changes("zkgo"))
+	w("| leader changes seen between the runs | %s | %s |\n", changes("zookeeper"), changes("zkgo"))
+	failed := func(name string) string {
+		if len(c.Failed[name]) == 0 {
+			return "none"
+		}
+		return strings.Join(c.Failed[name], "; ")
+	}
+	w("| runs that failed (left out of the medians) | %s | %s |\n\n", failed("zookeeper"), failed("zkgo"))
 
 	rows := r.rowsOf(c.Runs, c.specOrder)
 	writeTable(w, rows)
