@@ -82,6 +82,8 @@ type Node struct {
 	// for snapDuty times that (see maybeSnapshot).
 	snapCost  atomic.Int64
 	snapStart time.Time
+	// snapDeferred: a due snapshot waits for its time (see maybeSnapshot).
+	snapDeferred atomic.Bool
 	// confSnapRetry: a snapshot after a configuration change failed in
 	// the background; the apply goroutine asks for another.
 	confSnapRetry atomic.Bool
@@ -462,6 +464,14 @@ func (n *Node) tick() {
 	n.rnMu.Lock()
 	n.rn.Tick()
 	n.rnMu.Unlock()
+	if n.snapDeferred.Load() {
+		// An empty job makes the apply goroutine look again whether
+		// the deferred snapshot is due (it may get no entries to apply).
+		select {
+		case n.applyc <- applyJob{}:
+		default:
+		}
+	}
 	now := n.tickCount.Add(1)
 	if Role(n.role.Load()) != RoleLearner || n.raftLead.Load() == 0 {
 		return
@@ -831,6 +841,7 @@ func (n *Node) maybeSnapshot() error {
 		return nil
 	}
 	if n.snapBusy.Load() {
+		n.snapDeferred.Store(true) // due once the one in progress is done
 		return nil
 	}
 	if cost := time.Duration(n.snapCost.Load()); !n.confSnap && cost > snapCheap && time.Since(n.snapStart) < snapDuty*cost {
@@ -839,9 +850,13 @@ func (n *Node) maybeSnapshot() error {
 		// most of a core (measured: a quarter of the server's CPU
 		// under create, the tree growing to 1.5M znodes). Snapshots
 		// then keep to about 1/snapDuty of the time; the log between
-		// two grows instead (a longer replay after a restart).
+		// two grows instead (a longer replay after a restart). If the
+		// writes stop, the run loop's clock brings the apply goroutine
+		// back here (snapDeferred), so the log is compacted anyway.
+		n.snapDeferred.Store(true)
 		return nil
 	}
+	n.snapDeferred.Store(false)
 	confSnap := n.confSnap
 	n.confSnap = false
 	write, err := n.sm.Snapshot()

@@ -298,6 +298,18 @@ func TestExpensiveSnapshotsSpacedOut(t *testing.T) {
 			t.Errorf("snapshot %d started %v after the previous one, want at least %v", i, gap, snapDuty*delay)
 		}
 	}
+	// Once the writes stop, a deferred snapshot is still taken: the log
+	// is compacted up to the last entry.
+	for i := 0; i < 20; i++ {
+		c.propose(lead, fmt.Sprintf("last%d", i))
+	}
+	last := c.nodes[lead].AppliedIndex()
+	for c.stores[lead].SnapshotIndex() < last {
+		if time.Now().After(deadline) {
+			t.Fatalf("snapshot at %d, last entry %d: the deferred snapshot was not taken", c.stores[lead].SnapshotIndex(), last)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func TestLaggingFollowerCatchesUpBySnapshot(t *testing.T) {

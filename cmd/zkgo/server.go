@@ -129,9 +129,7 @@ Flags:
 		}()
 	}
 	if *gcHeadroom > 0 && os.Getenv("GOGC") == "" {
-		stopTune := make(chan struct{})
-		defer close(stopTune)
-		go gctune.Tune(uint64(*gcHeadroom)<<20, time.Second, stopTune)
+		defer gctune.Start(uint64(*gcHeadroom) << 20).Stop()
 	}
 	// Install the handler before announcing the address, so a signal sent
 	// as soon as the server is up is handled.

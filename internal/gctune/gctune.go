@@ -6,16 +6,17 @@
 // collection: a zkgo server holding a few megabytes of znodes while it
 // serves 150,000 writes per second (about 2 KB allocated per request)
 // collects dozens of times per second, and the collector's CPU is taken
-// from request handling. Tune raises GOGC so that the heap may grow by at
-// least the headroom beyond the live heap, and lowers it back to 100 as
-// the live heap grows (a large tree then costs no more than GOGC=100
-// would). GOMEMLIMIT still applies.
+// from request handling. Tune sets GOGC after every collection so that the
+// heap may grow by about the headroom beyond the live heap, and never sets
+// it below 100 (a large tree then costs no more than GOGC=100 would).
+// GOMEMLIMIT still applies.
 package gctune
 
 import (
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"time"
+	"sync/atomic"
 )
 
 // minHeap is the runtime's smallest heap goal at GOGC=100: the goal is
@@ -35,32 +36,58 @@ func Percent(live, headroom uint64) int {
 	return int(min(p, 1<<30))
 }
 
-// Tune adjusts GOGC every interval from the live heap measured by the
-// last collection, until stop is closed. It does nothing with a headroom
-// of 0. The caller should not call it when the user set GOGC.
-func Tune(headroom uint64, interval time.Duration, stop <-chan struct{}) {
+// Tuner adjusts GOGC after every garbage collection until Stop.
+type Tuner struct {
+	headroom uint64
+	stopped  atomic.Bool
+	cur      int // finalizer goroutine only
+	sample   []metrics.Sample
+}
+
+// sentinel is garbage once armed: its finalizer runs after the next
+// collection and arms a new one. It holds a pointer so that it is not a
+// tiny allocation (which may share a block, delaying its finalizer).
+type sentinel struct{ t *Tuner }
+
+// Start starts tuning with the given headroom in bytes (0: nothing is
+// tuned) and returns the Tuner. The caller should not start one when the
+// user set GOGC.
+func Start(headroom uint64) *Tuner {
+	t := &Tuner{headroom: headroom, cur: -1, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
 	if headroom == 0 {
-		return
+		t.stopped.Store(true)
+		return t
 	}
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	cur := -1
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		metrics.Read(sample)
-		if sample[0].Value.Kind() == metrics.KindUint64 {
-			p := Percent(sample[0].Value.Uint64(), headroom)
-			// Change it only by more than 10 %: SetGCPercent triggers
-			// a recomputation of the heap goal.
-			if cur < 0 || p*10 > cur*11 || p*11 < cur*10 {
-				debug.SetGCPercent(p)
-				cur = p
-			}
-		}
-		select {
-		case <-t.C:
-		case <-stop:
+	t.adjust()
+	t.arm()
+	return t
+}
+
+func (t *Tuner) arm() {
+	runtime.SetFinalizer(&sentinel{t: t}, func(s *sentinel) {
+		if s.t.stopped.Load() {
 			return
 		}
+		s.t.adjust()
+		s.t.arm()
+	})
+}
+
+// adjust sets GOGC from the live heap the last collection measured.
+func (t *Tuner) adjust() {
+	metrics.Read(t.sample)
+	if t.sample[0].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	p := Percent(t.sample[0].Value.Uint64(), t.headroom)
+	// Change it only by more than 10 %: SetGCPercent recomputes the heap
+	// goal.
+	if t.cur < 0 || p*10 > t.cur*11 || p*11 < t.cur*10 {
+		debug.SetGCPercent(p)
+		t.cur = p
 	}
 }
+
+// Stop stops adjusting after the next collection; GOGC keeps its last
+// value.
+func (t *Tuner) Stop() { t.stopped.Store(true) }

@@ -5,7 +5,6 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"testing"
-	"time"
 )
 
 func TestPercent(t *testing.T) {
@@ -33,24 +32,30 @@ func gogc() uint64 {
 	return s[0].Value.Uint64()
 }
 
-func TestTuneSetsAndStops(t *testing.T) {
+var sink [][]byte
+
+// TestTunerFollowsLiveHeap: GOGC goes up while the live heap is small and
+// back to about 100 after collections once it exceeds the headroom.
+func TestTunerFollowsLiveHeap(t *testing.T) {
 	old := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(old)
-	runtime.GC() // a live-heap measurement exists
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		Tune(1<<30, time.Millisecond, stop)
-	}()
-	// A test binary's live heap is far below 1 GB: GOGC goes up.
-	deadline := time.Now().Add(30 * time.Second)
-	for gogc() <= 100 {
-		if time.Now().After(deadline) {
-			t.Fatal("GOGC not raised")
-		}
-		time.Sleep(time.Millisecond)
+	runtime.GC()
+	tu := Start(32 << 20)
+	defer tu.Stop()
+	if g := gogc(); g <= 100 {
+		t.Fatalf("GOGC %d with a small live heap and 32 MB of headroom", g)
 	}
-	close(stop)
-	<-done
+	// 64 MB live: over the headroom.
+	for i := 0; i < 64; i++ {
+		sink = append(sink, make([]byte, 1<<20))
+	}
+	// (Within 10 % of 100: changes smaller than that are not made.)
+	for i := 0; i < 100 && gogc() > 110; i++ {
+		runtime.GC() // the finalizer adjusts after each collection
+		runtime.Gosched()
+	}
+	if g := gogc(); g > 110 {
+		t.Fatalf("GOGC %d with 64 MB live and 32 MB of headroom, want about 100", g)
+	}
+	sink = nil
 }
