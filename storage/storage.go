@@ -200,14 +200,14 @@ func (s *Storage) recover() error {
 			return err
 		}
 	}
-	if err := removeTempFiles(s.snapDir); err != nil {
+	if err := removeWithSuffix(s.snapDir, tmpSuffix); err != nil {
 		return err
 	}
 	if !wal.Exist(s.walDir) {
 		return s.create()
 	}
 
-	if err := removePurged(s.walDir); err != nil {
+	if err := removeWithSuffix(s.walDir, purgedSuffix); err != nil {
 		return err
 	}
 	if err := s.removeStaleSegments(); err != nil {
@@ -778,22 +778,6 @@ func (s *Storage) unlinkPurged() {
 	s.purged = nil
 }
 
-// removePurged deletes the renamed segments an interrupted purge left.
-func removePurged(dir string) error {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), purgedSuffix) {
-			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !os.IsNotExist(err) {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // removeStaleSegments deletes the WAL segments before a gap in the segment
 // sequence numbers. Segments are cut with consecutive numbers and purge
 // deletes the oldest first, so a gap means a crash during a purge brought
@@ -894,15 +878,17 @@ func listWALFiles(dir string) ([]walFile, error) {
 	return out, nil
 }
 
-// removeTempFiles deletes snapshot files whose atomic write was cut short.
-func removeTempFiles(dir string) error {
+// removeWithSuffix deletes the files of dir whose names end in suffix:
+// snapshot files whose atomic write was cut short (tmpSuffix), WAL segments
+// a purge renamed and a crash kept from being unlinked (purgedSuffix).
+func removeWithSuffix(dir, suffix string) error {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return err
 	}
 	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), tmpSuffix) {
-			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+		if strings.HasSuffix(e.Name(), suffix) {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !os.IsNotExist(err) {
 				return err
 			}
 		}
