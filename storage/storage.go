@@ -137,7 +137,6 @@ type Storage struct {
 	purgeAt uint64
 	failed  error // first write error; sticky
 	closed  bool
-	purged  []string // WAL segments renamed by purge, to be unlinked
 
 	del *deleter // unlinks purged WAL segments
 
@@ -694,7 +693,6 @@ func (p *PendingSnapshot) Commit() error {
 // older WAL segment without the next one; Open deletes such leftovers (see
 // removeStaleSegments).
 func (s *Storage) purge() {
-	defer s.unlinkPurged()
 	snaps, segs := s.removeOld()
 	// Failpoint: the files are gone, but not durably.
 	s.synced(PointPurged)
@@ -754,6 +752,8 @@ func (s *Storage) removeOld() (snaps, segs int) {
 	// is quiet: freeing a 64 MB file's blocks can take tens of
 	// milliseconds, during which no write could be persisted. Open
 	// deletes renamed segments a crash left behind.
+	var renamed []string
+	defer func() { s.del.add(renamed) }()
 	for j := 0; j+1 < len(names) && names[j+1].index < keep; j++ {
 		from := filepath.Join(s.walDir, names[j].name)
 		if err := os.Rename(from, from+purgedSuffix); err != nil && !os.IsNotExist(err) {
@@ -761,7 +761,7 @@ func (s *Storage) removeOld() (snaps, segs int) {
 			return
 		}
 		segs++
-		s.purged = append(s.purged, from+purgedSuffix)
+		renamed = append(renamed, from+purgedSuffix)
 		s.log.Debug("storage: deleted WAL segment", "file", names[j].name)
 	}
 	return
@@ -770,13 +770,6 @@ func (s *Storage) removeOld() (snaps, segs int) {
 // purgedSuffix marks a WAL segment that purge took out of the WAL, to be
 // unlinked.
 const purgedSuffix = ".purged"
-
-// unlinkPurged hands the segments purge renamed to the deleter. Called
-// with s.mu held.
-func (s *Storage) unlinkPurged() {
-	s.del.add(s.purged)
-	s.purged = nil
-}
 
 // removeStaleSegments deletes the WAL segments before a gap in the segment
 // sequence numbers. Segments are cut with consecutive numbers and purge
