@@ -96,11 +96,15 @@ func (d *deleter) run() {
 		if d.s.entries.Load() != before && n <= deleteBacklog {
 			continue // the WAL is busy: wait for a quiet moment
 		}
+		// Dequeued only once deleted, so that pending counts the files
+		// still on disk (only this goroutine dequeues).
 		d.mu.Lock()
 		f := d.files[0]
-		d.files = d.files[1:]
 		d.mu.Unlock()
 		d.remove([]string{f})
+		d.mu.Lock()
+		d.files = d.files[1:]
+		d.mu.Unlock()
 	}
 }
 
@@ -125,7 +129,7 @@ func (d *deleter) halt() {
 	}
 }
 
-// pending returns how many files wait for deletion.
+// pending returns how many queued files are not deleted yet.
 func (d *deleter) pending() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()

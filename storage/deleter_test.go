@@ -14,7 +14,7 @@ import (
 // they go; halt deletes the rest.
 func TestDeleterWaitsForQuiet(t *testing.T) {
 	oldQuiet, oldBacklog := deleteQuiet, deleteBacklog
-	deleteQuiet, deleteBacklog = 50*time.Millisecond, 2
+	deleteQuiet, deleteBacklog = 200*time.Millisecond, 2
 	t.Cleanup(func() { deleteQuiet, deleteBacklog = oldQuiet, oldBacklog })
 
 	dir := t.TempDir()
@@ -61,7 +61,7 @@ func TestDeleterWaitsForQuiet(t *testing.T) {
 		t.Fatal("oldest files not deleted first")
 	}
 	// Within the backlog and busy: they stay.
-	time.Sleep(4 * deleteQuiet)
+	time.Sleep(2 * deleteQuiet)
 	if d.pending() != 2 || !exists(files[2]) || !exists(files[3]) {
 		t.Fatalf("deleted while the WAL was busy: %d pending", d.pending())
 	}
