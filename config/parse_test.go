@@ -1,0 +1,319 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestTLSRefused(t *testing.T) {
+	f, err := os.Open("testdata/tls.cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, _, err = Parse(f, "tls.cfg")
+	if !errors.Is(err, ErrTLSNotImplemented) {
+		t.Fatalf("err = %v, want ErrTLSNotImplemented", err)
+	}
+	const msg = "tls.cfg:5: TLS is not implemented yet; refusing to serve plaintext where TLS was configured: key secureClientPort"
+	if err.Error() != msg {
+		t.Errorf("err = %q\nwant  %q", err, msg)
+	}
+
+	base := "dataDir=/d\nclientPort=2181\n"
+	tt := []struct {
+		line    string
+		refused bool
+	}{
+		{"secureClientPort=2281", true},
+		{"secureClientPortAddress=0.0.0.0", true},
+		{"ssl.keyStore.location=/k.jks", true},
+		{"ssl.quorum.keyStore.location=/k.jks", true},
+		{"ssl.clientAuth=none", true},
+		{"client.secure=true", true},
+		{"client.secure=false", false},
+		{"sslQuorum=true", true},
+		{"sslQuorum=false", false},
+		{"portUnification=TRUE", true},
+		{"client.portUnification=true", true},
+		{"serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory", false},
+		{"serverCnxnFactory=org.apache.zookeeper.server.NIOServerCnxnFactory", false},
+	}
+	for _, tc := range tt {
+		c, w, err := parseString(t, base+tc.line+"\n")
+		key, _, _ := strings.Cut(tc.line, "=")
+		if tc.refused {
+			if !errors.Is(err, ErrTLSNotImplemented) || !strings.Contains(err.Error(), "zoo.cfg:3:") || !strings.HasSuffix(err.Error(), "key "+key) {
+				t.Errorf("%s: err = %v", tc.line, err)
+			}
+			continue
+		}
+		if err != nil || c == nil {
+			t.Errorf("%s: err = %v", tc.line, err)
+			continue
+		}
+		wantKeys(t, w, key)
+	}
+}
+
+func TestAuthEnforcement(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       []string // EnforceAuthSchemes
+		err        string   // substring of the error
+		warned     []string // keys with warnings
+	}{
+		{"off", "enforce.auth.enabled=false\nenforce.auth.schemes=digest\n", nil, "", nil},
+		{"schemes alone", "enforce.auth.schemes=sasl\n", nil, "", nil},
+		{"digest", "enforce.auth.enabled=true\nenforce.auth.schemes=digest\n", []string{"digest"}, "", nil},
+		{"upper-case true", "enforce.auth.enabled=TRUE\nenforce.auth.schemes=ip\n", []string{"ip"}, "", nil},
+		{"list", "zkgo.sasl.jaasConfig=jaas.conf\nenforce.auth.enabled=true\nenforce.auth.schemes= sasl , digest,\n",
+			[]string{"sasl", "digest"}, "", nil},
+		{"require sasl", "zkgo.sasl.jaasConfig=jaas.conf\nsessionRequireClientSASLAuth=true\nenforce.auth.enabled=true\nenforce.auth.schemes=digest\n",
+			[]string{"sasl"}, "", nil},
+		{"yes is false", "enforce.auth.enabled=yes\nenforce.auth.schemes=digest\n", nil, "", []string{"enforce.auth.enabled"}},
+		{"no schemes", "enforce.auth.enabled=true\n", nil, "zoo.cfg:3: enforce.auth.enabled: enforce.auth.enabled is true, so enforce.auth.schemes", nil},
+		{"empty schemes", "enforce.auth.enabled=true\nenforce.auth.schemes= , \n", nil, "zoo.cfg:4: enforce.auth.schemes:", nil},
+		{"sasl without users", "sessionRequireClientSASLAuth=true\n", nil, "zoo.cfg:3: sessionRequireClientSASLAuth: sasl authentication is enforced but no SASL users are configured: set zkgo.sasl.jaasConfig", nil},
+		{"unknown scheme", "enforce.auth.enabled=true\nenforce.auth.schemes=x509\n", nil, `scheme "x509" is not available`, nil},
+		{"digest disabled", "DigestAuthenticationProvider.enabled=false\nenforce.auth.enabled=true\nenforce.auth.schemes=digest\n", nil, "DigestAuthenticationProvider.enabled is false", nil},
+		{"requireClientAuthScheme", "requireClientAuthScheme=sasl\n", nil, "zoo.cfg:3: requireClientAuthScheme", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, w, err := parseString(t, "dataDir=/d\ntickTime=2000\n"+tt.text)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(c.EnforceAuthSchemes, tt.want) {
+				t.Errorf("EnforceAuthSchemes = %q, want %q", c.EnforceAuthSchemes, tt.want)
+			}
+			wantKeys(t, w, tt.warned...)
+		})
+	}
+}
+
+func TestSASLKeys(t *testing.T) {
+	c, w := mustParse(t, "dataDir=/d\n"+
+		"zkgo.sasl.jaasConfig=conf/jaas.conf\n"+
+		"sasl.serverconfig=ZkServer\n"+
+		"superUser=admin\n"+
+		"authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider\n"+
+		"authProvider.2=com.example.CustomAuthenticationProvider\n")
+	if c.JAASConfigFile != "conf/jaas.conf" || c.SASLSection != "ZkServer" || c.SASLSuperUser != "admin" {
+		t.Errorf("config %+v", c)
+	}
+	if c.SASLUsers != nil {
+		t.Errorf("Parse read the JAAS file: %v", c.SASLUsers)
+	}
+	wantKeys(t, w, "authProvider.2")
+	if _, _, err := parseString(t, "dataDir=/d\nsasl.serverconfig=\n"); err == nil {
+		t.Error("empty sasl.serverconfig accepted")
+	}
+}
+
+func TestJavaOnlyWarnings(t *testing.T) {
+	f, err := os.Open("testdata/javaonly.cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c, warnings, err := Parse(f, "javaonly.cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantKeys(t, warnings,
+		"admin.enableServer", "admin.serverPort",
+		"metricsProvider.className", "metricsProvider.httpPort", "standaloneEnabled",
+		"reconfigEnabled", "quorumListenOnAllIPs", "electionAlg", "syncEnabled",
+		"localSessionsEnabled", "audit.enable", "serverCnxnFactory", "someFutureSetting")
+	for _, w := range warnings {
+		if !strings.HasPrefix(w, "javaonly.cfg:") {
+			t.Errorf("warning without location: %q", w)
+		}
+	}
+	if w := warnings[len(warnings)-1]; w != "javaonly.cfg:17: someFutureSetting: unknown key; ignored" {
+		t.Errorf("last warning %q", w)
+	}
+	if w := warnings[0]; w != "javaonly.cfg:4: admin.enableServer: setting of the Java server; ignored" {
+		t.Errorf("first warning %q", w)
+	}
+	if c.ClientPort != 2181 || c.TickTime != 2*time.Second {
+		t.Errorf("honoured keys lost: %+v", c)
+	}
+}
+
+func TestBadNumbers(t *testing.T) {
+	f, err := os.Open("testdata/badnumber.cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, _, err = Parse(f, "badnumber.cfg")
+	if err == nil || err.Error() != `badnumber.cfg:5: tickTime: invalid integer "2s"` {
+		t.Errorf("err = %v", err)
+	}
+
+	tt := []string{
+		"clientPort=21a1",
+		"clientPort=65536",
+		"clientPort=-1",
+		"tickTime=",
+		"tickTime=2000.0",
+		"tickTime=0x7d0", // parseInt, not decode
+		"maxClientCnxns=sixty",
+		"minSessionTimeout=4s",
+		"maxSessionTimeout=99999999999",
+		"initLimit=ten",
+		"syncLimit=5 ticks",
+		"autopurge.snapRetainCount=x",
+		"autopurge.purgeInterval=1h",
+		"snapCount=1e5",
+		"globalOutstandingLimit=0x",
+		"jute.maxbuffer=1M",
+		"znode.container.checkIntervalMs=08",
+		"multiAddress.enabled=yes",
+		"peerType=leader",
+		"DigestAuthenticationProvider.digestAlg=SHA-256",
+	}
+	for _, line := range tt {
+		key, _, _ := strings.Cut(line, "=")
+		_, _, err := parseString(t, "dataDir=/d\n\n"+line+"\n")
+		if err == nil || !strings.HasPrefix(err.Error(), "zoo.cfg:3: "+key+": ") {
+			t.Errorf("%s: err = %v", line, err)
+		}
+	}
+}
+
+func TestDerivedDefaults(t *testing.T) {
+	tt := []struct {
+		name     string
+		cfg      string
+		check    func(*Config) bool
+		warnKeys []string
+	}{
+		{"no tickTime is ZooKeeper's 3000ms", "dataDir=/d",
+			func(c *Config) bool {
+				return c.TickTime == 3*time.Second && c.MinSessionTimeout == 6*time.Second &&
+					c.MaxSessionTimeout == time.Minute && c.ClientPort == 0 && c.DataLogDir == "/d"
+			}, nil},
+		{"timeouts from tickTime", "tickTime=1000",
+			func(c *Config) bool {
+				return c.MinSessionTimeout == 2*time.Second && c.MaxSessionTimeout == 20*time.Second
+			}, nil},
+		{"explicit -1", "tickTime=1000\nminSessionTimeout=-1\nmaxSessionTimeout=-1",
+			func(c *Config) bool {
+				return c.MinSessionTimeout == 2*time.Second && c.MaxSessionTimeout == 20*time.Second
+			}, nil},
+		{"explicit timeouts", "minSessionTimeout=1000\nmaxSessionTimeout=300000",
+			func(c *Config) bool {
+				return c.MinSessionTimeout == time.Second && c.MaxSessionTimeout == 5*time.Minute
+			}, nil},
+		{"dataLogDir", "dataDir=/d\ndataLogDir=/l",
+			func(c *Config) bool { return c.DataDir == "/d" && c.DataLogDir == "/l" }, nil},
+		{"snapRetainCount at least 3", "autopurge.snapRetainCount=1",
+			func(c *Config) bool { return c.AutopurgeSnapRetainCount == 3 }, []string{"autopurge.snapRetainCount"}},
+		{"snapCount at least 2", "snapCount=1",
+			func(c *Config) bool { return c.SnapCount == 2 }, []string{"snapCount"}},
+		{"decoded numbers", "snapCount=#10\njute.maxbuffer=010\nglobalOutstandingLimit=-0x10",
+			func(c *Config) bool { return c.SnapCount == 16 && c.MaxBuffer == 8 && c.GlobalOutstandingLimit == -16 }, nil},
+		{"4lw star", "4lw.commands.whitelist=*",
+			func(c *Config) bool {
+				return len(c.FourLetterWords) == len(FourLetterWordsKnown) && c.FourLetterWords["mntr"]
+			}, nil},
+		{"4lw list", "4lw.commands.whitelist=ruok stat,, mntr ,",
+			func(c *Config) bool {
+				return reflect.DeepEqual(c.FourLetterWords, words("srvr", "ruok", "stat", "mntr"))
+			}, nil},
+		{"4lw empty", "4lw.commands.whitelist=",
+			func(c *Config) bool { return reflect.DeepEqual(c.FourLetterWords, words("srvr")) }, nil},
+		{"read-only mode enables isro", "readonlymode.enabled=true",
+			func(c *Config) bool {
+				return c.ReadOnlyMode && reflect.DeepEqual(c.FourLetterWords, words("srvr", "isro"))
+			}, nil},
+		{"booleans", "extendedTypesEnabled=TRUE\nDigestAuthenticationProvider.enabled=false",
+			func(c *Config) bool { return c.ExtendedTypesEnabled && !c.DigestAuthEnabled }, nil},
+		{"non-boolean reads as false", "zookeeper.extendedTypesEnabled=yes",
+			func(c *Config) bool { return !c.ExtendedTypesEnabled }, []string{"zookeeper.extendedTypesEnabled"}},
+		{"prefixed superDigest", "zookeeper.DigestAuthenticationProvider.superDigest=super:x",
+			func(c *Config) bool { return c.SuperDigest == "super:x" }, nil},
+		{"digestAlg SHA1", "DigestAuthenticationProvider.digestAlg=SHA1",
+			func(c *Config) bool { return true }, nil},
+		{"forceSync yes", "forceSync=yes", func(c *Config) bool { return c.ForceSync }, nil},
+		{"forceSync false means yes", "forceSync=false", func(c *Config) bool { return c.ForceSync }, []string{"forceSync"}},
+		{"forceSync no", "forceSync=no", func(c *Config) bool { return !c.ForceSync }, nil},
+		{"client address", "clientPort=2181\nclientPortAddress=[::1]",
+			func(c *Config) bool { return c.ClientAddr() == "[::1]:2181" }, nil},
+		{"container interval", "znode.container.checkIntervalMs=100",
+			func(c *Config) bool { return c.ContainerCheckInterval == 100*time.Millisecond }, nil},
+		{"peerType any case", "peerType=OBSERVER", func(c *Config) bool { return c.PeerType == Observer }, nil},
+		{"repeated key", "clientPort=1\nclientPort=2",
+			func(c *Config) bool { return c.ClientPort == 2 }, []string{"clientPort"}},
+		{"static version with servers", "version=1a\nserver.1=a:1:2\nserver.2=b:1:2",
+			func(c *Config) bool { return c.Version == 0x1a && len(c.Servers) == 2 }, nil},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			c, w := mustParse(t, tc.cfg)
+			if !tc.check(c) {
+				t.Errorf("unexpected config %+v", c)
+			}
+			wantKeys(t, w, tc.warnKeys...)
+		})
+	}
+
+	for _, cfg := range []string{"tickTime=0", "clientPortAddress=127.0.0.1"} {
+		if _, _, err := parseString(t, cfg); err == nil {
+			t.Errorf("%q: no error", cfg)
+		}
+	}
+}
+
+func TestJavaNumbers(t *testing.T) {
+	tt := []struct {
+		s        string
+		parse    int32
+		parseOK  bool
+		decode   int32
+		decodeOK bool
+	}{
+		{"0", 0, true, 0, true},
+		{"42", 42, true, 42, true},
+		{"+42", 42, true, 42, true},
+		{"-42", -42, true, -42, true},
+		{"010", 10, true, 8, true},
+		{"0x10", 0, false, 16, true},
+		{"0X10", 0, false, 16, true},
+		{"#10", 0, false, 16, true},
+		{"-0x10", 0, false, -16, true},
+		{"08", 8, true, 0, false},
+		{"0x", 0, false, 0, false},
+		{"0x-1", 0, false, 0, false},
+		{"2147483647", 2147483647, true, 2147483647, true},
+		{"-2147483648", -2147483648, true, -2147483648, true},
+		{"2147483648", 0, false, 0, false},
+		{"", 0, false, 0, false},
+		{"-", 0, false, 0, false},
+		{" 1", 0, false, 0, false},
+		{"1_000", 0, false, 0, false},
+		{"0b1", 0, false, 0, false},
+	}
+	for _, tc := range tt {
+		if got, ok := javaParseInt(tc.s); got != tc.parse || ok != tc.parseOK {
+			t.Errorf("javaParseInt(%q) = %d, %v", tc.s, got, ok)
+		}
+		if got, ok := javaDecode(tc.s); got != tc.decode || ok != tc.decodeOK {
+			t.Errorf("javaDecode(%q) = %d, %v", tc.s, got, ok)
+		}
+	}
+}

@@ -1,0 +1,164 @@
+package raftnode
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/zkgo/zkgo/storage"
+)
+
+// withoutSnapshots returns msgs minus the snapshots raft built from the
+// MemoryStorage, which hold no data: each is sent by a goroutine once its
+// data is read from the snapshot file, so the read does not stall the run
+// loop. A snapshot whose file cannot be read is reported as failed (raft
+// retries later); it is never sent without its data, which the follower
+// would restore as an empty state.
+func (n *Node) withoutSnapshots(msgs []raftpb.Message) []raftpb.Message {
+	bare := false
+	for i := range msgs {
+		if msgs[i].Type == raftpb.MsgSnap && msgs[i].Snapshot != nil && len(msgs[i].Snapshot.Data) == 0 {
+			bare = true
+			break
+		}
+	}
+	if !bare {
+		return msgs // the usual case: nothing to fill in, no copy
+	}
+	out := msgs[:0:0]
+	for i := range msgs {
+		m := msgs[i]
+		if m.Type != raftpb.MsgSnap || m.Snapshot == nil || len(m.Snapshot.Data) > 0 {
+			out = append(out, m)
+			continue
+		}
+		n.snapSends.Add(1)
+		go func() {
+			defer n.snapSends.Done()
+			md := m.Snapshot.Metadata
+			data, err := n.st.SnapshotData(md.Index, md.Term)
+			if err != nil {
+				n.log.Error("raftnode: reading a snapshot to send", "to", m.To, "index", md.Index, "err", err)
+				n.ReportSnapshot(m.To, raft.SnapshotFailure)
+				return
+			}
+			snap := *m.Snapshot
+			snap.Data = data
+			m.Snapshot = &snap
+			select {
+			case <-n.stopc:
+				return
+			default:
+			}
+			n.tr.Send([]raftpb.Message{m})
+		}()
+	}
+	return out
+}
+
+// maybeSnapshot takes a snapshot when one is due. The state machine
+// captures its state here, on the apply goroutine; writing it into the
+// snapshot file, the file's fsync, the WAL snapshot record, the compaction
+// and the purge follow on a goroutine of their own while applying goes on.
+// One snapshot is in progress at a time: a snapshot due while the previous
+// one is being written or committed waits for the next batch.
+func (n *Node) maybeSnapshot() error {
+	if n.confSnapRetry.Swap(false) {
+		n.confSnap = true
+	}
+	applied := n.applied.Load()
+	if (applied < n.nextSnap && !n.confSnap) || applied <= n.snapIndex {
+		return nil
+	}
+	if n.snapBusy.Load() {
+		n.snapDeferred.Store(true) // due once the one in progress is done
+		return nil
+	}
+	if cost := time.Duration(n.snapCost.Load()); !n.confSnap && cost > snapCheap && time.Since(n.snapStart) < snapDuty*cost {
+		// Writing a snapshot walks the whole tree: with a large tree
+		// under heavy writes, one every SnapCount entries would take
+		// most of a core (measured: a quarter of the server's CPU
+		// under create, the tree growing to 1.5M znodes). Snapshots
+		// then keep to about 1/snapDuty of the time; the log between
+		// two grows instead (a longer replay after a restart). If the
+		// writes stop, the run loop's clock brings the apply goroutine
+		// back here (snapDeferred), so the log is compacted anyway.
+		n.snapDeferred.Store(true)
+		return nil
+	}
+	n.snapDeferred.Store(false)
+	confSnap := n.confSnap
+	n.confSnap = false
+	write, err := n.sm.Snapshot()
+	if err != nil {
+		n.log.Error("raftnode: snapshot failed; retrying later", "index", applied, "err", err)
+		n.nextSnap = applied + n.cfg.SnapCount
+		n.confSnap = confSnap
+		return nil
+	}
+	n.confMu.Lock()
+	cs := n.confState
+	n.confMu.Unlock()
+	n.snapIndex = applied
+	n.nextSnap = applied + n.cfg.SnapCount
+	n.snapStart = time.Now()
+	n.snapBusy.Store(true)
+	n.snapWG.Add(1)
+	// The state is written, fsynced and installed while applying goes on.
+	go func() {
+		defer n.snapWG.Done()
+		defer n.snapBusy.Store(false)
+		wrote := false
+		start := time.Now()
+		p, err := n.st.BeginSnapshot(applied, &cs, func(w io.Writer) error {
+			wrote = true
+			return write(w)
+		})
+		if !wrote {
+			write(nil)
+		}
+		if err != nil {
+			switch {
+			case errors.Is(err, raft.ErrSnapOutOfDate):
+				// A newer snapshot (from the leader) came first.
+			case errors.Is(err, storage.ErrFailed) || errors.Is(err, storage.ErrClosed) || errors.Is(err, storage.ErrSnapshotIndex):
+				n.fail(fmt.Errorf("creating snapshot at %d: %w", applied, err))
+			default:
+				// The state machine failed, the data is over the
+				// limit, or the disk refused the file: nothing
+				// changed; the next snapshot is due after SnapCount
+				// more entries (or the next configuration change).
+				n.log.Error("raftnode: snapshot failed; retrying later", "index", applied, "err", err)
+				if confSnap {
+					n.confSnapRetry.Store(true)
+				}
+			}
+			return
+		}
+		written := time.Now()
+		n.snapCost.Store(int64(written.Sub(start)))
+		if err := p.Commit(); err != nil {
+			if errors.Is(err, raft.ErrSnapOutOfDate) {
+				return
+			}
+			n.fail(fmt.Errorf("committing snapshot at %d: %w", p.Index(), err))
+			return
+		}
+		n.log.Info("raftnode: snapshot taken", "index", p.Index(), "bytes", p.Bytes(),
+			"write", written.Sub(start).Round(time.Millisecond), "commit", time.Since(written).Round(time.Millisecond))
+	}()
+	return nil
+}
+
+// snapDuty bounds how often snapshots are written: the next one starts no
+// earlier than snapDuty times the last one's writing time after the last
+// one started, so snapshots take at most about 1/snapDuty of the time.
+// Snapshots written in under snapCheap are not held back.
+const (
+	snapDuty  = 8
+	snapCheap = 20 * time.Millisecond
+)
