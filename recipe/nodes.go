@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	zkacl "github.com/zkgo/zkgo/acl"
-	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/zk"
 )
 
@@ -41,17 +39,17 @@ func SortNodes(names []string, lockNames ...string) {
 // ancestors as containers first if needed (Curator's
 // creatingParentContainersIfNeeded().withProtection()). It returns the
 // node's path and Stat.
-func CreateNode(ctx context.Context, conn *zk.Conn, base, lockName string, data []byte, acl []proto.ACL) (string, *proto.Stat, error) {
+func CreateNode(ctx context.Context, conn *zk.Conn, base, lockName string, data []byte, acl []zk.ACL) (string, *zk.Stat, error) {
 	if acl == nil {
-		acl = zkacl.OpenACLUnsafe
+		acl = zk.OpenACLUnsafe
 	}
 	p := base + "/" + lockName
-	path, st, err := conn.CreateProtected(ctx, p, data, acl, proto.ModeEphemeralSequential)
+	path, st, err := conn.CreateProtected(ctx, p, data, acl, zk.ModeEphemeralSequential)
 	if errors.Is(err, zk.ErrNoNode) {
-		if err := conn.EnsurePath(ctx, base, zkacl.OpenACLUnsafe, zk.AsContainers()); err != nil {
+		if err := conn.EnsurePath(ctx, base, zk.OpenACLUnsafe, zk.AsContainers()); err != nil {
 			return "", nil, err
 		}
-		path, st, err = conn.CreateProtected(ctx, p, data, acl, proto.ModeEphemeralSequential)
+		path, st, err = conn.CreateProtected(ctx, p, data, acl, zk.ModeEphemeralSequential)
 	}
 	return path, st, err
 }

@@ -17,14 +17,24 @@ import (
 // Conn is a ZooKeeper session. It is safe for concurrent use; requests from
 // many goroutines are pipelined on one connection.
 type Conn struct {
+	// Set by Connect, then read-only.
 	cfg    config
 	chroot string
-	hosts  []string
+	hosts  []string // shuffled once, by Connect
 
 	xid         atomic.Int32
 	lastZxid    atomic.Int64
-	suspensions atomic.Uint64 // times the Conn entered StateSuspended
+	suspensions atomic.Uint64 // times the Conn entered StateSuspended (incremented under mu)
 
+	// mu guards the fields from state to seenRW: the state, the live link
+	// and its ready channel (replaced and closed only with mu held), the
+	// session (id, password, negotiated timeout, server), termErr and
+	// closed, the credentials re-sent on reconnection (auths) and the
+	// StateChanges subscribers (subs). Transitions are made with it held
+	// (setStateLocked), which is what keeps them in order in listeners and
+	// subs: their queues are pushed to under mu (queue.mu and callQueue.mu
+	// are taken inside it, never the reverse). It is never held while
+	// taking watches.mu or a link's mu, nor across network I/O.
 	mu        sync.Mutex
 	state     State
 	link      *link         // the live link, nil while disconnected
@@ -40,14 +50,15 @@ type Conn struct {
 	subs      []*queue[State]
 	seenRW    bool // a read-write server accepted this Conn (ClientCnxn's seenRwServerBefore)
 
-	watches   watchManager
-	listeners *callQueue[State]
+	watches   watchManager      // has its own lock (watchManager.mu)
+	listeners *callQueue[State] // has its own lock; pushed to under mu
 
+	// Set by Connect, then read-only.
 	ctx     context.Context // canceled by Close, after closeSession
 	cancel  context.CancelFunc
-	first   chan error // the first connection's outcome
-	runDone chan struct{}
-	once    sync.Once
+	first   chan error    // the first connection's outcome
+	runDone chan struct{} // closed when run returns
+	once    sync.Once     // runs Close's shutdown once; guards no field
 }
 
 // Connect opens a session with one of the servers and returns once it is

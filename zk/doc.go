@@ -5,9 +5,17 @@
 //	c, err := zk.Connect(ctx, "zk1:2181,zk2:2181/app", zk.WithSessionTimeout(10*time.Second))
 //	if err != nil { ... }
 //	defer c.Close()
-//	p, err := c.Create(ctx, "/jobs/job-", data, acl.OpenACLUnsafe, proto.ModePersistentSequential)
+//	p, err := c.Create(ctx, "/jobs/job-", data, zk.OpenACLUnsafe, zk.ModePersistentSequential)
 //	data, stat, ev, err := c.GetW(ctx, "/config")
 //	... <-ev ...
+//
+// The basics of ZooKeeper's data model are reachable from this package
+// alone: the types ACL, Id, Stat, Perm and CreateMode (aliases of package
+// proto's), the create modes (ModePersistent, ModeEphemeralSequential, ...),
+// the permissions (PermRead, ..., PermAll) and, as in ZooKeeper's
+// ZooDefs.Ids, the lists OpenACLUnsafe, CreatorAllACL and ReadACLUnsafe and
+// the ids AnyoneIDUnsafe and AuthIDs; WorldACL, AuthACL and DigestACL build
+// other lists.
 //
 // # Errors
 //

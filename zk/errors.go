@@ -103,7 +103,7 @@ var sentinelCodes = func() map[error]proto.ErrCode {
 
 // CodeError returns the sentinel for a server error code: nil for ErrOk,
 // ErrUnknownCode for codes not in the table.
-func CodeError(code proto.ErrCode) error {
+func CodeError(code ErrCode) error {
 	if code == proto.ErrOk {
 		return nil
 	}
@@ -116,7 +116,7 @@ func CodeError(code proto.ErrCode) error {
 // ErrorCode returns the ZooKeeper error code of err: the Code of an *Error
 // in its chain, or the code of a sentinel it wraps. It returns ErrOk for nil
 // and ErrSystemError for errors that carry no code (ctx errors, ErrClosing).
-func ErrorCode(err error) proto.ErrCode {
+func ErrorCode(err error) ErrCode {
 	if err == nil {
 		return proto.ErrOk
 	}
@@ -136,10 +136,10 @@ func ErrorCode(err error) proto.ErrCode {
 // client's) error code, the operation and the path it was applied to.
 // It wraps the sentinel of its code (errors.Is(err, ErrNoNode)).
 type Error struct {
-	Code proto.ErrCode // ErrOk for client-side errors without a code (ErrClosing, ErrInvalidPath)
-	Op   string        // "create", "getData", ...
-	Path string        // the path as the caller gave it (without chroot), if any
-	Err  error         // the sentinel; never nil
+	Code ErrCode // ErrOk for client-side errors without a code (ErrClosing, ErrInvalidPath)
+	Op   string  // "create", "getData", ...
+	Path string  // the path as the caller gave it (without chroot), if any
+	Err  error   // the sentinel; never nil
 	// Detail is extra text for client-side errors (for example why a path is
 	// invalid, or the underlying network error of a connection loss).
 	Detail string

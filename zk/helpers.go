@@ -9,8 +9,6 @@ import (
 	"net"
 	"strings"
 	"time"
-
-	"github.com/zkgo/zkgo/proto"
 )
 
 // PathOption adjusts EnsurePath and CreateAll.
@@ -27,7 +25,7 @@ func AsContainers() PathOption { return func(o *pathOpts) { o.containers = true 
 
 // EnsurePath creates path and its missing ancestors (with empty data and
 // acl); existing nodes are left alone.
-func (c *Conn) EnsurePath(ctx context.Context, path string, acl []proto.ACL, opts ...PathOption) error {
+func (c *Conn) EnsurePath(ctx context.Context, path string, acl []ACL, opts ...PathOption) error {
 	if _, err := c.checkPath("ensurePath", path, false); err != nil {
 		return err
 	}
@@ -41,9 +39,9 @@ func (c *Conn) EnsurePath(ctx context.Context, path string, acl []proto.ACL, opt
 	if st, err := c.Exists(ctx, path); err != nil || st != nil {
 		return err
 	}
-	mode := proto.ModePersistent
+	mode := ModePersistent
 	if o.containers {
-		mode = proto.ModeContainer
+		mode = ModeContainer
 	}
 	for i := 1; i <= len(path); i++ {
 		if i < len(path) && path[i] != '/' {
@@ -60,7 +58,7 @@ func (c *Conn) EnsurePath(ctx context.Context, path string, acl []proto.ACL, opt
 // CreateAll creates a node like Create, creating its missing ancestors
 // first (as persistent nodes, or containers with AsContainers, with empty
 // data and the same acl).
-func (c *Conn) CreateAll(ctx context.Context, path string, data []byte, acl []proto.ACL, mode proto.CreateMode, opts ...PathOption) (string, error) {
+func (c *Conn) CreateAll(ctx context.Context, path string, data []byte, acl []ACL, mode CreateMode, opts ...PathOption) (string, error) {
 	for attempt := 0; ; attempt++ {
 		p, err := c.Create(ctx, path, data, acl, mode)
 		if err == nil || !errors.Is(err, ErrNoNode) || attempt == 3 {
@@ -116,8 +114,8 @@ const ProtectedPrefix = "_c_"
 // ErrConnectionLoss it lists the parent (after reconnecting) and returns the
 // node carrying its prefix, or creates again if there is none. The parent
 // must exist.
-func (c *Conn) CreateProtectedEphemeralSequential(ctx context.Context, path string, data []byte, acl []proto.ACL) (string, error) {
-	p, _, err := c.CreateProtected(ctx, path, data, acl, proto.ModeEphemeralSequential)
+func (c *Conn) CreateProtectedEphemeralSequential(ctx context.Context, path string, data []byte, acl []ACL) (string, error) {
+	p, _, err := c.CreateProtected(ctx, path, data, acl, ModeEphemeralSequential)
 	return p, err
 }
 
@@ -125,7 +123,7 @@ func (c *Conn) CreateProtectedEphemeralSequential(ctx context.Context, path stri
 // node's name gets the prefix "_c_<uuid>-", and a create whose reply was
 // lost with the connection is found by that prefix (and its Stat read)
 // instead of being created twice or orphaned. The parent must exist.
-func (c *Conn) CreateProtected(ctx context.Context, path string, data []byte, acl []proto.ACL, mode proto.CreateMode, opts ...CreateOption) (string, *proto.Stat, error) {
+func (c *Conn) CreateProtected(ctx context.Context, path string, data []byte, acl []ACL, mode CreateMode, opts ...CreateOption) (string, *Stat, error) {
 	if _, err := c.checkPath("create", path, mode.IsSequential()); err != nil {
 		return "", nil, err
 	}

@@ -44,21 +44,29 @@ func (r *request) fail(err error) {
 // replies to requests in order and a writer goroutine that sends queued
 // requests in batches and pings when idle.
 type link struct {
+	// Set by newLink, then read-only.
 	c            *Conn
 	nc           net.Conn
 	addr         string
 	readTimeout  time.Duration
 	pingInterval time.Duration
 
+	// mu guards out, spare, pending, auths and err. A request moves from
+	// out to pending (or auths) under mu, in the writer, before it is
+	// written, so that the reader finds it when the reply comes; fail sets
+	// err and drains all three under mu, so that send refuses new requests
+	// from then on and no request is failed twice or left behind. mu is
+	// never held across socket I/O, and no other lock is taken inside it.
 	mu      sync.Mutex
-	out     []*request // queued, not yet handed to the writer
-	spare   []*request
-	pending ring  // written (or being written), awaiting replies in order
-	auths   ring  // auth packets awaiting replies (the server answers them out of band)
-	err     error // non-nil once the link is dead
-	kick    chan struct{}
-	dead    chan struct{} // closed by fail
-	wg      sync.WaitGroup
+	out     []*request // queued by send, not yet taken by the writer
+	spare   []*request // the writer's last batch slice, reused for out
+	pending ring       // written (or being written), awaiting replies in order
+	auths   ring       // auth packets awaiting replies (the server answers them out of band)
+	err     error      // non-nil once the link is dead
+
+	kick chan struct{}  // wakes the writer (buffered 1; sends never block)
+	dead chan struct{}  // closed by fail, once (by the caller that set err)
+	wg   sync.WaitGroup // the reader and writer goroutines
 }
 
 func newLink(c *Conn, nc net.Conn, addr string, timeout time.Duration) *link {

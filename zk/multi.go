@@ -9,47 +9,47 @@ import (
 // Op is one operation of a Multi transaction; build it with CreateOp,
 // DeleteOp, SetDataOp or CheckOp.
 type Op struct {
-	typ     proto.OpCode // OpCreate, OpDelete, OpSetData or OpCheck
+	typ     OpCode // OpCreate, OpDelete, OpSetData or OpCheck
 	path    string
 	data    []byte
-	acl     []proto.ACL
-	mode    proto.CreateMode
+	acl     []ACL
+	mode    CreateMode
 	opts    []CreateOption
 	version int32
 }
 
 // CreateOp creates a node (any mode, WithTTL for TTL modes).
-func CreateOp(path string, data []byte, acl []proto.ACL, mode proto.CreateMode, opts ...CreateOption) Op {
-	return Op{typ: proto.OpCreate, path: path, data: data, acl: acl, mode: mode, opts: opts}
+func CreateOp(path string, data []byte, acl []ACL, mode CreateMode, opts ...CreateOption) Op {
+	return Op{typ: OpCreate, path: path, data: data, acl: acl, mode: mode, opts: opts}
 }
 
 // DeleteOp deletes a node if its version matches (AnyVersion for any).
 func DeleteOp(path string, version int32) Op {
-	return Op{typ: proto.OpDelete, path: path, version: version}
+	return Op{typ: OpDelete, path: path, version: version}
 }
 
 // SetDataOp sets a node's data if its version matches.
 func SetDataOp(path string, data []byte, version int32) Op {
-	return Op{typ: proto.OpSetData, path: path, data: data, version: version}
+	return Op{typ: OpSetData, path: path, data: data, version: version}
 }
 
 // CheckOp fails the transaction unless the node's version matches
 // (AnyVersion: unless the node exists).
 func CheckOp(path string, version int32) Op {
-	return Op{typ: proto.OpCheck, path: path, version: version}
+	return Op{typ: OpCheck, path: path, version: version}
 }
 
 // OpResult is the result of one operation of a Multi.
 type OpResult struct {
-	// Type is the operation: proto.OpCreate, OpDelete, OpSetData or OpCheck.
-	Type proto.OpCode
+	// Type is the operation: OpCreate, OpDelete, OpSetData or OpCheck.
+	Type OpCode
 	// Path is the created node's path (with its sequence number) for a
 	// create; otherwise the operation's path.
 	Path string
 	// Stat is the new Stat of a setData, and of a container or TTL create
 	// (ZooKeeper 3.8 answers a plain create inside a multi with the path
 	// only, even when asked with create2); nil otherwise.
-	Stat *proto.Stat
+	Stat *Stat
 	// Err is nil for an operation that succeeded. When the transaction
 	// failed nothing was applied; the failing operation carries its error,
 	// the ones after it ErrRuntimeInconsistency, the ones before it nil.
@@ -66,21 +66,21 @@ func (c *Conn) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 		var rec proto.Record
 		code := op.typ
 		switch op.typ {
-		case proto.OpCreate:
+		case OpCreate:
 			var err error
 			code, rec, err = c.createRequest("multi", op.path, op.data, op.acl, op.mode, false, op.opts)
 			if err != nil {
 				return nil, err
 			}
-		case proto.OpDelete, proto.OpSetData, proto.OpCheck:
+		case OpDelete, OpSetData, OpCheck:
 			sp, err := c.checkPath("multi", op.path, false)
 			if err != nil {
 				return nil, err
 			}
 			switch op.typ {
-			case proto.OpDelete:
+			case OpDelete:
 				rec = &proto.DeleteRequest{Path: sp, Version: op.version}
-			case proto.OpSetData:
+			case OpSetData:
 				rec = &proto.SetDataRequest{Path: sp, Data: op.data, Version: op.version}
 			default:
 				rec = &proto.CheckVersionRequest{Path: sp, Version: op.version}
@@ -107,13 +107,13 @@ func (c *Conn) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 		r := &resp.Results[i]
 		o := OpResult{Type: ops[i].typ, Path: ops[i].path}
 		switch r.Type {
-		case proto.OpCreate:
+		case OpCreate:
 			o.Path = c.stripRoot(r.Path)
 		case proto.OpCreate2:
 			o.Path = c.stripRoot(r.Path)
 			st := r.Stat
 			o.Stat = &st
-		case proto.OpSetData:
+		case OpSetData:
 			st := r.Stat
 			o.Stat = &st
 		case proto.OpError:
@@ -141,24 +141,24 @@ func (c *Conn) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
 // ReadOp is one operation of a MultiRead; build it with GetDataOp or
 // GetChildrenOp.
 type ReadOp struct {
-	typ  proto.OpCode
+	typ  OpCode
 	path string
 }
 
 // GetDataOp reads a node's data and Stat.
-func GetDataOp(path string) ReadOp { return ReadOp{typ: proto.OpGetData, path: path} }
+func GetDataOp(path string) ReadOp { return ReadOp{typ: OpGetData, path: path} }
 
 // GetChildrenOp reads a node's child names.
-func GetChildrenOp(path string) ReadOp { return ReadOp{typ: proto.OpGetChildren, path: path} }
+func GetChildrenOp(path string) ReadOp { return ReadOp{typ: OpGetChildren, path: path} }
 
 // ReadResult is the result of one ReadOp.
 type ReadResult struct {
-	Type     proto.OpCode // proto.OpGetData or proto.OpGetChildren
+	Type     OpCode // OpGetData or OpGetChildren
 	Path     string
-	Data     []byte      // GetDataOp
-	Stat     *proto.Stat // GetDataOp
-	Children []string    // GetChildrenOp
-	Err      error       // this read's error (reads fail independently)
+	Data     []byte   // GetDataOp
+	Stat     *Stat    // GetDataOp
+	Children []string // GetChildrenOp
+	Err      error    // this read's error (reads fail independently)
 }
 
 // MultiRead runs read operations in one request. It is not atomic: each
@@ -172,9 +172,9 @@ func (c *Conn) MultiRead(ctx context.Context, ops ...ReadOp) ([]ReadResult, erro
 			return nil, err
 		}
 		switch op.typ {
-		case proto.OpGetData:
+		case OpGetData:
 			req.Ops[i] = proto.MultiOp{Type: op.typ, Req: &proto.GetDataRequest{Path: sp}}
-		case proto.OpGetChildren:
+		case OpGetChildren:
 			req.Ops[i] = proto.MultiOp{Type: op.typ, Req: &proto.GetChildrenRequest{Path: sp}}
 		default:
 			return nil, &Error{Code: proto.ErrBadArguments, Err: ErrBadArguments, Op: "multiRead", Detail: "zero ReadOp"}
@@ -198,10 +198,10 @@ func (c *Conn) MultiRead(ctx context.Context, ops ...ReadOp) ([]ReadResult, erro
 		switch {
 		case r.Type == proto.OpError:
 			o.Err = newError(r.Err, "multiRead", ops[i].path)
-		case r.Type == proto.OpGetData && ops[i].typ == proto.OpGetData:
+		case r.Type == OpGetData && ops[i].typ == OpGetData:
 			st := r.Stat
 			o.Data, o.Stat = r.Data, &st
-		case r.Type == proto.OpGetChildren && ops[i].typ == proto.OpGetChildren:
+		case r.Type == OpGetChildren && ops[i].typ == OpGetChildren:
 			o.Children = nonNil(r.Children)
 		default:
 			o.Err = &Error{Code: proto.ErrMarshallingError, Err: ErrMarshallingError, Op: "multiRead", Path: ops[i].path,

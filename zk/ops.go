@@ -25,7 +25,7 @@ func WithTTL(ttlMs int64) CreateOption { return func(o *createOpts) { o.ttl = tt
 
 // createRequest validates a create and builds its op, body and response.
 // withStat selects create2 for plain modes.
-func (c *Conn) createRequest(opName, path string, data []byte, acl []proto.ACL, mode proto.CreateMode, withStat bool, opts []CreateOption) (proto.OpCode, proto.Record, error) {
+func (c *Conn) createRequest(opName, path string, data []byte, acl []ACL, mode CreateMode, withStat bool, opts []CreateOption) (proto.OpCode, proto.Record, error) {
 	var o createOpts
 	for _, fn := range opts {
 		fn(&o)
@@ -45,7 +45,7 @@ func (c *Conn) createRequest(opName, path string, data []byte, acl []proto.ACL, 
 		return proto.OpCreateTTL, &proto.CreateTTLRequest{Path: sp, Data: data, ACL: acl, Flags: mode, TTL: o.ttl}, nil
 	case o.ttl != 0:
 		return 0, nil, &Error{Code: proto.ErrBadArguments, Err: ErrBadArguments, Op: opName, Path: path, Detail: "WithTTL needs a TTL create mode"}
-	case mode == proto.ModeContainer:
+	case mode == ModeContainer:
 		return proto.OpCreateContainer, &proto.CreateRequest{Path: sp, Data: data, ACL: acl, Flags: mode}, nil
 	case withStat:
 		return proto.OpCreate2, &proto.CreateRequest{Path: sp, Data: data, ACL: acl, Flags: mode}, nil
@@ -55,8 +55,9 @@ func (c *Conn) createRequest(opName, path string, data []byte, acl []proto.ACL, 
 
 // Create creates a node and returns its path (with the sequence number for
 // sequential modes). Containers and TTL nodes (WithTTL) are supported. acl
-// must not be empty: see package acl for the usual lists.
-func (c *Conn) Create(ctx context.Context, path string, data []byte, acl []proto.ACL, mode proto.CreateMode, opts ...CreateOption) (string, error) {
+// must not be empty: OpenACLUnsafe, CreatorAllACL and ReadACLUnsafe are the
+// usual lists, and WorldACL, AuthACL and DigestACL build others.
+func (c *Conn) Create(ctx context.Context, path string, data []byte, acl []ACL, mode CreateMode, opts ...CreateOption) (string, error) {
 	op, body, err := c.createRequest("create", path, data, acl, mode, false, opts)
 	if err != nil {
 		return "", err
@@ -76,7 +77,7 @@ func (c *Conn) Create(ctx context.Context, path string, data []byte, acl []proto
 }
 
 // Create2 is Create returning the new node's Stat too (create2).
-func (c *Conn) Create2(ctx context.Context, path string, data []byte, acl []proto.ACL, mode proto.CreateMode, opts ...CreateOption) (string, *proto.Stat, error) {
+func (c *Conn) Create2(ctx context.Context, path string, data []byte, acl []ACL, mode CreateMode, opts ...CreateOption) (string, *Stat, error) {
 	op, body, err := c.createRequest("create2", path, data, acl, mode, true, opts)
 	if err != nil {
 		return "", nil, err
@@ -102,7 +103,7 @@ func (c *Conn) Delete(ctx context.Context, path string, version int32) error {
 }
 
 // Exists returns the node's Stat, or nil (and no error) if it does not exist.
-func (c *Conn) Exists(ctx context.Context, path string) (*proto.Stat, error) {
+func (c *Conn) Exists(ctx context.Context, path string) (*Stat, error) {
 	sp, err := c.checkPath("exists", path, false)
 	if err != nil {
 		return nil, err
@@ -138,7 +139,7 @@ func (c *Conn) watchCall(ctx context.Context, opName, path string, op proto.OpCo
 // event (NodeCreated if the node did not exist; NodeDataChanged or
 // NodeDeleted if it did) and is then closed. If the session ends first, the
 // event is EventNotWatching. The watch survives reconnections.
-func (c *Conn) ExistsW(ctx context.Context, path string) (*proto.Stat, <-chan Event, error) {
+func (c *Conn) ExistsW(ctx context.Context, path string) (*Stat, <-chan Event, error) {
 	sp, err := c.checkPath("exists", path, false)
 	if err != nil {
 		return nil, nil, err
@@ -165,7 +166,7 @@ func (c *Conn) ExistsW(ctx context.Context, path string) (*proto.Stat, <-chan Ev
 }
 
 // Get returns a node's data and Stat.
-func (c *Conn) Get(ctx context.Context, path string) ([]byte, *proto.Stat, error) {
+func (c *Conn) Get(ctx context.Context, path string) ([]byte, *Stat, error) {
 	sp, err := c.checkPath("getData", path, false)
 	if err != nil {
 		return nil, nil, err
@@ -180,7 +181,7 @@ func (c *Conn) Get(ctx context.Context, path string) ([]byte, *proto.Stat, error
 // GetW is Get that also sets a data watch: the channel receives exactly one
 // event (NodeDataChanged or NodeDeleted, or EventNotWatching if the session
 // ends first) and is then closed.
-func (c *Conn) GetW(ctx context.Context, path string) ([]byte, *proto.Stat, <-chan Event, error) {
+func (c *Conn) GetW(ctx context.Context, path string) ([]byte, *Stat, <-chan Event, error) {
 	sp, err := c.checkPath("getData", path, false)
 	if err != nil {
 		return nil, nil, nil, err
@@ -199,7 +200,7 @@ func okKind(k watchKind) func(proto.ErrCode) (watchKind, bool) {
 
 // Set replaces a node's data if its version matches (AnyVersion for any)
 // and returns the new Stat.
-func (c *Conn) Set(ctx context.Context, path string, data []byte, version int32) (*proto.Stat, error) {
+func (c *Conn) Set(ctx context.Context, path string, data []byte, version int32) (*Stat, error) {
 	sp, err := c.checkPath("setData", path, false)
 	if err != nil {
 		return nil, err
@@ -212,7 +213,7 @@ func (c *Conn) Set(ctx context.Context, path string, data []byte, version int32)
 }
 
 // Children returns the names of a node's children (unsorted) and its Stat.
-func (c *Conn) Children(ctx context.Context, path string) ([]string, *proto.Stat, error) {
+func (c *Conn) Children(ctx context.Context, path string) ([]string, *Stat, error) {
 	sp, err := c.checkPath("getChildren", path, false)
 	if err != nil {
 		return nil, nil, err
@@ -234,7 +235,7 @@ func nonNil(s []string) []string {
 // ChildrenW is Children that also sets a child watch: the channel receives
 // exactly one event (NodeChildrenChanged or NodeDeleted, or EventNotWatching)
 // and is then closed.
-func (c *Conn) ChildrenW(ctx context.Context, path string) ([]string, *proto.Stat, <-chan Event, error) {
+func (c *Conn) ChildrenW(ctx context.Context, path string) ([]string, *Stat, <-chan Event, error) {
 	sp, err := c.checkPath("getChildren", path, false)
 	if err != nil {
 		return nil, nil, nil, err
@@ -248,7 +249,7 @@ func (c *Conn) ChildrenW(ctx context.Context, path string) ([]string, *proto.Sta
 }
 
 // GetACL returns a node's ACL and Stat.
-func (c *Conn) GetACL(ctx context.Context, path string) ([]proto.ACL, *proto.Stat, error) {
+func (c *Conn) GetACL(ctx context.Context, path string) ([]ACL, *Stat, error) {
 	sp, err := c.checkPath("getACL", path, false)
 	if err != nil {
 		return nil, nil, err
@@ -261,7 +262,7 @@ func (c *Conn) GetACL(ctx context.Context, path string) ([]proto.ACL, *proto.Sta
 }
 
 // SetACL replaces a node's ACL if its ACL version (Stat.Aversion) matches.
-func (c *Conn) SetACL(ctx context.Context, path string, acl []proto.ACL, aversion int32) (*proto.Stat, error) {
+func (c *Conn) SetACL(ctx context.Context, path string, acl []ACL, aversion int32) (*Stat, error) {
 	sp, err := c.checkPath("setACL", path, false)
 	if err != nil {
 		return nil, err
@@ -287,20 +288,20 @@ func (c *Conn) Sync(ctx context.Context, path string) (string, error) {
 	return c.stripRoot(resp.Path), nil
 }
 
-// AddWatch sets a persistent watch on path (proto.AddWatchPersistent: data
+// AddWatch sets a persistent watch on path (AddWatchPersistent: data
 // and child events of the node itself) or a persistent recursive one
-// (proto.AddWatchPersistentRecursive: data events of the node and of every
+// (AddWatchPersistentRecursive: data events of the node and of every
 // descendant). The watch stays until closed and is re-registered after
 // reconnections. The node need not exist.
-func (c *Conn) AddWatch(ctx context.Context, path string, mode proto.AddWatchMode) (*Watcher, error) {
+func (c *Conn) AddWatch(ctx context.Context, path string, mode AddWatchMode) (*Watcher, error) {
 	sp, err := c.checkPath("addWatch", path, false)
 	if err != nil {
 		return nil, err
 	}
-	if mode != proto.AddWatchPersistent && mode != proto.AddWatchPersistentRecursive {
+	if mode != AddWatchPersistent && mode != AddWatchPersistentRecursive {
 		return nil, &Error{Code: proto.ErrBadArguments, Err: ErrBadArguments, Op: "addWatch", Path: path, Detail: "invalid mode"}
 	}
-	w := &Watcher{c: c, path: path, recursive: mode == proto.AddWatchPersistentRecursive, q: newQueue[Event](64)}
+	w := &Watcher{c: c, path: path, recursive: mode == AddWatchPersistentRecursive, q: newQueue[Event](64)}
 	c.watches.begin(path)
 	defer c.watches.end(path)
 	_, err = c.call(ctx, proto.OpAddWatch, &proto.AddWatchRequest{Path: sp, Mode: mode}, new(proto.ErrorResponse), func(code proto.ErrCode) {
@@ -320,7 +321,7 @@ func (c *Conn) AddWatch(ctx context.Context, path string, mode proto.AddWatchMod
 // EventDataWatchRemoved or EventChildWatchRemoved, and with WatcherAny the
 // persistent Watchers on path receive EventPersistentWatchRemoved and end.
 // It fails with ErrNoWatcher if the server had none.
-func (c *Conn) RemoveWatches(ctx context.Context, path string, typ proto.WatcherType) error {
+func (c *Conn) RemoveWatches(ctx context.Context, path string, typ WatcherType) error {
 	sp, err := c.checkPath("removeWatches", path, false)
 	if err != nil {
 		return err
@@ -335,7 +336,7 @@ func (c *Conn) RemoveWatches(ctx context.Context, path string, typ proto.Watcher
 
 // CheckWatches fails with ErrNoWatcher unless the server holds a watch of
 // the given type on path for this session.
-func (c *Conn) CheckWatches(ctx context.Context, path string, typ proto.WatcherType) error {
+func (c *Conn) CheckWatches(ctx context.Context, path string, typ WatcherType) error {
 	sp, err := c.checkPath("checkWatches", path, false)
 	if err != nil {
 		return err
@@ -376,7 +377,7 @@ func (c *Conn) GetAllChildrenNumber(ctx context.Context, path string) (int, erro
 }
 
 // WhoAmI returns the identities the session is authenticated as.
-func (c *Conn) WhoAmI(ctx context.Context) ([]proto.ClientInfo, error) {
+func (c *Conn) WhoAmI(ctx context.Context) ([]ClientInfo, error) {
 	resp := new(proto.WhoAmIResponse)
 	if _, err := c.call(ctx, proto.OpWhoAmI, nil, resp, nil); err != nil {
 		return nil, wrapErr(err, "whoAmI", "")
@@ -389,7 +390,7 @@ const ConfigNode = "/zookeeper/config"
 
 // GetConfig returns the server's configuration (the data of
 // /zookeeper/config, read outside any chroot) and its Stat.
-func (c *Conn) GetConfig(ctx context.Context) ([]byte, *proto.Stat, error) {
+func (c *Conn) GetConfig(ctx context.Context) ([]byte, *Stat, error) {
 	resp := new(proto.GetDataResponse)
 	if _, err := c.call(ctx, proto.OpGetData, &proto.GetDataRequest{Path: ConfigNode}, resp, nil); err != nil {
 		return nil, nil, wrapErr(err, "getConfig", ConfigNode)
@@ -402,7 +403,7 @@ func (c *Conn) GetConfig(ctx context.Context) ([]byte, *proto.Stat, error) {
 // membership changes, and is then closed. Like every watch it survives
 // reconnections and ends with EventNotWatching if the session ends. With a
 // chroot the watch is still on the real /zookeeper/config.
-func (c *Conn) GetConfigW(ctx context.Context) ([]byte, *proto.Stat, <-chan Event, error) {
+func (c *Conn) GetConfigW(ctx context.Context) ([]byte, *Stat, <-chan Event, error) {
 	key := ConfigNode
 	if c.chroot != "" {
 		key = configKey
@@ -421,7 +422,7 @@ func (c *Conn) GetConfigW(ctx context.Context) ([]byte, *proto.Stat, <-chan Even
 // returns the new configuration and its Stat. Servers answer
 // ErrReconfigDisabled unless reconfigEnabled is set, and ErrNoAuth unless
 // the session is authorised for /zookeeper/config (super user or ACL).
-func (c *Conn) Reconfig(ctx context.Context, members []string, fromConfig int64) ([]byte, *proto.Stat, error) {
+func (c *Conn) Reconfig(ctx context.Context, members []string, fromConfig int64) ([]byte, *Stat, error) {
 	if len(members) == 0 {
 		return nil, nil, &Error{Code: proto.ErrBadArguments, Err: ErrBadArguments, Op: "reconfig", Detail: "no members"}
 	}
@@ -431,7 +432,7 @@ func (c *Conn) Reconfig(ctx context.Context, members []string, fromConfig int64)
 // IncrementalReconfig adds the joining servers (dynamic configuration
 // lines) and removes the leaving ones (server ids), provided the current
 // configuration version is fromConfig (-1: any). See Reconfig.
-func (c *Conn) IncrementalReconfig(ctx context.Context, joining, leaving []string, fromConfig int64) ([]byte, *proto.Stat, error) {
+func (c *Conn) IncrementalReconfig(ctx context.Context, joining, leaving []string, fromConfig int64) ([]byte, *Stat, error) {
 	if len(joining) == 0 && len(leaving) == 0 {
 		return nil, nil, &Error{Code: proto.ErrBadArguments, Err: ErrBadArguments, Op: "reconfig", Detail: "nothing joins or leaves"}
 	}
@@ -439,7 +440,7 @@ func (c *Conn) IncrementalReconfig(ctx context.Context, joining, leaving []strin
 		JoiningServers: strings.Join(joining, ","), LeavingServers: strings.Join(leaving, ","), CurConfigID: fromConfig})
 }
 
-func (c *Conn) reconfig(ctx context.Context, req *proto.ReconfigRequest) ([]byte, *proto.Stat, error) {
+func (c *Conn) reconfig(ctx context.Context, req *proto.ReconfigRequest) ([]byte, *Stat, error) {
 	resp := new(proto.GetDataResponse)
 	if _, err := c.call(ctx, proto.OpReconfig, req, resp, nil); err != nil {
 		return nil, nil, wrapErr(err, "reconfig", "")

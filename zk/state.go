@@ -83,14 +83,20 @@ func itoa(n int) string {
 // such a backlog exists. finish closes the channel once everything queued
 // has been received; stop discards the backlog and closes it at once.
 type queue[T any] struct {
+	// mu guards backlog, running, finished, stopped and chClosed, and
+	// orders what reaches ch: push sends to ch directly (without waiting)
+	// only with mu held and when no backlog exists, so that nothing
+	// overtakes a queued value; ch and stopCh are closed only with mu held
+	// (closeLocked, stop). The feeder sends backlog values to ch without
+	// mu. No other lock is taken inside it.
 	mu       sync.Mutex
-	ch       chan T
+	ch       chan T // set by newQueue
 	backlog  []T
-	running  bool // a feeder goroutine owns the backlog
-	finished bool // no more values; close ch when drained
-	stopped  bool
-	chClosed bool
-	stopCh   chan struct{}
+	running  bool          // a feeder goroutine owns the backlog
+	finished bool          // no more values; close ch when drained
+	stopped  bool          // stop was called: discard the backlog, close ch
+	chClosed bool          // ch is closed
+	stopCh   chan struct{} // set by newQueue; closed by stop
 }
 
 func newQueue[T any](buf int) *queue[T] {
@@ -182,10 +188,12 @@ func (q *queue[T]) stop() {
 // callQueue calls fn with each pushed value, in order, from one goroutine
 // that exists only while values are waiting.
 type callQueue[T any] struct {
+	// mu guards backlog and running; fn (set by newCallQueue) is called
+	// without it. No other lock is taken inside it.
 	mu      sync.Mutex
 	fn      func(T)
 	backlog []T
-	running bool
+	running bool // a goroutine is calling fn on the backlog
 }
 
 func newCallQueue[T any](fn func(T)) *callQueue[T] {

@@ -66,16 +66,25 @@ func (w *Watcher) Close() error {
 // a reply arrives, dispatch when a notification arrives; both are ordered
 // with respect to each other.
 type watchManager struct {
-	c          *Conn
+	c *Conn // set by init
+
+	// mu guards the tables (data, exist, child, persistent, recursive),
+	// inflight, ended and endErr. One-shot channels are fired and
+	// persistent Watchers' queues pushed to with mu held, so events reach
+	// each watch in the order the notifications arrived; registration
+	// (add, addPersistent) and terminate also hold it, so a watch
+	// registered after terminate ends at once and none ends twice.
+	// Inside mu only queue.mu is taken (Watcher.q); Conn.mu and link
+	// locks are not (removePersistent releases mu before sendAsync).
 	mu         sync.Mutex
-	data       map[string][]chan Event
-	exist      map[string][]chan Event
-	child      map[string][]chan Event
-	persistent map[string][]*Watcher
-	recursive  map[string][]*Watcher
-	inflight   map[string]int // watch-setting requests awaiting replies
-	ended      bool
-	endErr     error
+	data       map[string][]chan Event // GetW, GetConfigW, ExistsW on an existing node
+	exist      map[string][]chan Event // ExistsW on a missing node
+	child      map[string][]chan Event // ChildrenW
+	persistent map[string][]*Watcher   // AddWatchPersistent
+	recursive  map[string][]*Watcher   // AddWatchPersistentRecursive
+	inflight   map[string]int          // watch-setting requests awaiting replies
+	ended      bool                    // terminate was called: new watches end at once
+	endErr     error                   // the Err of the EventNotWatching events after ended
 }
 
 func (m *watchManager) init(c *Conn) {
@@ -247,28 +256,28 @@ func (m *watchManager) removePersistent(w *Watcher) {
 		len(m.data[p]) == 0 && len(m.exist[p]) == 0 && len(m.child[p]) == 0 && m.inflight[p] == 0
 	m.mu.Unlock()
 	if idle {
-		m.c.sendAsync(proto.OpRemoveWatches, &proto.RemoveWatchesRequest{Path: m.c.addRoot(p), Type: proto.WatcherAny})
+		m.c.sendAsync(proto.OpRemoveWatches, &proto.RemoveWatchesRequest{Path: m.c.addRoot(p), Type: WatcherAny})
 	}
 }
 
 // removed applies a successful removeWatches locally: the removed one-shot
 // watches get a *WatchRemoved event, and for WatcherAny the persistent ones
 // get EventPersistentWatchRemoved and end.
-func (m *watchManager) removed(p string, typ proto.WatcherType) {
+func (m *watchManager) removed(p string, typ WatcherType) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if typ == proto.WatcherData || typ == proto.WatcherAny {
+	if typ == WatcherData || typ == WatcherAny {
 		ev := Event{Type: EventDataWatchRemoved, Path: p}
 		fire(m.data[p], ev)
 		fire(m.exist[p], ev)
 		delete(m.data, p)
 		delete(m.exist, p)
 	}
-	if typ == proto.WatcherChildren || typ == proto.WatcherAny {
+	if typ == WatcherChildren || typ == WatcherAny {
 		fire(m.child[p], Event{Type: EventChildWatchRemoved, Path: p})
 		delete(m.child, p)
 	}
-	if typ == proto.WatcherAny {
+	if typ == WatcherAny {
 		ev := Event{Type: EventPersistentWatchRemoved, Path: p}
 		for _, tbl := range []map[string][]*Watcher{m.persistent, m.recursive} {
 			for _, w := range tbl[p] {

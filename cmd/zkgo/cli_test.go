@@ -16,8 +16,6 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/zkgo/zkgo/acl"
-	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/zk"
 	"github.com/zkgo/zkgo/zktest"
 )
@@ -151,7 +149,7 @@ func TestCLIInteractive(t *testing.T) {
 	}
 	defer c.Close()
 	for _, p := range []string{"/app", "/app/x", "/app/x/y"} {
-		if _, err := c.Create(ctx, p, []byte("v"), acl.OpenACLUnsafe, proto.ModePersistent); err != nil {
+		if _, err := c.Create(ctx, p, []byte("v"), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/acl"
-	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/zk"
 )
 
@@ -50,7 +48,7 @@ func TestDurableKill9(t *testing.T) {
 	cfg := durableConfig(t, dir, "snapCount=50\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	open := acl.OpenACLUnsafe
+	open := zk.OpenACLUnsafe
 	cmd, addr := startServer(t, cfg)
 
 	keep, err := zk.Connect(ctx, addr, zk.WithSessionTimeout(10*time.Second))
@@ -62,26 +60,26 @@ func TestDurableKill9(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := keep.Create(ctx, "/d", []byte("root"), open, proto.ModePersistent); err != nil {
+	if _, err := keep.Create(ctx, "/d", []byte("root"), open, zk.ModePersistent); err != nil {
 		t.Fatal(err)
 	}
 	const n = 200
 	for i := 0; i < n; i++ {
-		if _, err := keep.Create(ctx, fmt.Sprintf("/d/n%03d", i), []byte(strconv.Itoa(i)), open, proto.ModePersistent); err != nil {
+		if _, err := keep.Create(ctx, fmt.Sprintf("/d/n%03d", i), []byte(strconv.Itoa(i)), open, zk.ModePersistent); err != nil {
 			t.Fatal(err)
 		}
 	}
-	seq, err := keep.Create(ctx, "/d/s-", nil, open, proto.ModePersistentSequential)
+	seq, err := keep.Create(ctx, "/d/s-", nil, open, zk.ModePersistentSequential)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := keep.Set(ctx, "/d", []byte("changed"), -1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := keep.Create(ctx, "/d/eph-keep", nil, open, proto.ModeEphemeral); err != nil {
+	if _, err := keep.Create(ctx, "/d/eph-keep", nil, open, zk.ModeEphemeral); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := gone.Create(ctx, "/d/eph-gone", nil, open, proto.ModeEphemeral); err != nil {
+	if _, err := gone.Create(ctx, "/d/eph-gone", nil, open, zk.ModeEphemeral); err != nil {
 		t.Fatal(err)
 	}
 
@@ -124,7 +122,7 @@ func TestDurableKill9(t *testing.T) {
 	if err != nil || st == nil || st.EphemeralOwner != keep.SessionID() {
 		t.Fatalf("kept ephemeral: %+v %v", st, err)
 	}
-	seq2, err := keep.Create(ctx, "/d/s-", nil, open, proto.ModePersistentSequential)
+	seq2, err := keep.Create(ctx, "/d/s-", nil, open, zk.ModePersistentSequential)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +214,7 @@ func TestCrashUnderLoad(t *testing.T) {
 			var mine []string
 			for i := 0; ; i++ {
 				p := fmt.Sprintf("/r%d-%d", round, i)
-				if _, err := c.Create(ctx, p, []byte("x"), acl.OpenACLUnsafe, proto.ModePersistent); err != nil {
+				if _, err := c.Create(ctx, p, []byte("x"), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
 					done <- mine
 					return
 				}

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/acl"
-	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/zk"
 	"github.com/zkgo/zkgo/zktest"
 )
@@ -96,7 +94,7 @@ func TestEnsembleFromZooCfg(t *testing.T) {
 	}
 	a := connect(other)
 	defer a.Close()
-	if _, err := a.Create(ctx, "/e", []byte("1"), acl.OpenACLUnsafe, proto.ModePersistent); err != nil {
+	if _, err := a.Create(ctx, "/e", []byte("1"), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
 		t.Fatal(err)
 	}
 	b := connect(third)

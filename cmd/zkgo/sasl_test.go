@@ -53,7 +53,7 @@ func TestServerSASLFromZooCfg(t *testing.T) {
 	}
 	defer admin.Close()
 	who, err := admin.WhoAmI(ctx)
-	if err != nil || !slices.Contains(who, proto.ClientInfo{AuthScheme: "super"}) {
+	if err != nil || !slices.Contains(who, zk.ClientInfo{AuthScheme: "super"}) {
 		t.Fatalf("admin whoAmI %+v %v", who, err)
 	}
 	if _, err := zk.Connect(ctx, addr, zk.WithSASL("bob", "wrong")); !errors.Is(err, zk.ErrAuthFailed) {

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/zkgo/zkgo/acl"
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/zk"
 )
@@ -111,8 +110,8 @@ func versionOpt(cl *cmdLine) (int32, error) {
 
 // parseACL parses "scheme:id:perms[,...]" as zkCli's AclParser, printing
 // the same complaints about malformed entries (which are skipped).
-func (s *Shell) parseACL(text string) []proto.ACL {
-	out := []proto.ACL{}
+func (s *Shell) parseACL(text string) []zk.ACL {
+	out := []zk.ACL{}
 	parts := strings.Split(text, ",")
 	for len(parts) > 0 && parts[len(parts)-1] == "" && len(parts) > 1 { // Java's split drops trailing empties
 		parts = parts[:len(parts)-1]
@@ -123,24 +122,24 @@ func (s *Shell) parseACL(text string) []proto.ACL {
 			s.errf("%s does not have the form scheme:id:perm\n", a)
 			continue
 		}
-		var perms proto.Perm
+		var perms zk.Perm
 		for _, r := range a[last+1:] {
 			switch r {
 			case 'r':
-				perms |= proto.PermRead
+				perms |= zk.PermRead
 			case 'w':
-				perms |= proto.PermWrite
+				perms |= zk.PermWrite
 			case 'c':
-				perms |= proto.PermCreate
+				perms |= zk.PermCreate
 			case 'd':
-				perms |= proto.PermDelete
+				perms |= zk.PermDelete
 			case 'a':
-				perms |= proto.PermAdmin
+				perms |= zk.PermAdmin
 			default:
 				s.errf("Unknown perm type: %c\n", r)
 			}
 		}
-		out = append(out, proto.ACL{Perms: perms, ID: proto.Id{Scheme: a[:first], ID: a[first+1 : last]}})
+		out = append(out, zk.ACL{Perms: perms, ID: zk.Id{Scheme: a[:first], ID: a[first+1 : last]}})
 	}
 	return out
 }
@@ -185,7 +184,7 @@ func cmdLs(s *Shell, ctx context.Context, c *command, args []string) error {
 	}
 	var (
 		children []string
-		st       *proto.Stat
+		st       *zk.Stat
 		ch       <-chan zk.Event
 	)
 	if watch {
@@ -284,7 +283,7 @@ func cmdGet(s *Shell, ctx context.Context, c *command, args []string) error {
 	conn := s.live()
 	var (
 		data []byte
-		st   *proto.Stat
+		st   *zk.Stat
 		ch   <-chan zk.Event
 	)
 	if cl.has("w") {
@@ -354,7 +353,7 @@ func cmdStat(s *Shell, ctx context.Context, c *command, args []string) error {
 	}
 	conn := s.live()
 	var (
-		st *proto.Stat
+		st *zk.Stat
 		ch <-chan zk.Event
 	)
 	if cl.has("w") {
@@ -401,22 +400,22 @@ func cmdCreate(s *Shell, ctx context.Context, c *command, args []string) error {
 	if hasT && hasC {
 		return fail("TTLs cannot be used with Container znodes")
 	}
-	var mode proto.CreateMode
+	var mode zk.CreateMode
 	switch {
 	case hasE && hasS:
-		mode = proto.ModeEphemeralSequential
+		mode = zk.ModeEphemeralSequential
 	case hasE:
-		mode = proto.ModeEphemeral
+		mode = zk.ModeEphemeral
 	case hasS && hasT:
-		mode = proto.ModePersistentSequentialWithTTL
+		mode = zk.ModePersistentSequentialWithTTL
 	case hasS:
-		mode = proto.ModePersistentSequential
+		mode = zk.ModePersistentSequential
 	case hasC:
-		mode = proto.ModeContainer
+		mode = zk.ModeContainer
 	case hasT:
-		mode = proto.ModePersistentWithTTL
+		mode = zk.ModePersistentWithTTL
 	default:
-		mode = proto.ModePersistent
+		mode = zk.ModePersistent
 	}
 	if hasT && (ttl <= 0 || ttl > maxTTL) {
 		return fail("ttl must be positive and cannot be larger than: %d", int64(maxTTL))
@@ -426,7 +425,7 @@ func cmdCreate(s *Shell, ctx context.Context, c *command, args []string) error {
 	if cl.nargs() > 2 {
 		data = []byte(cl.arg(2))
 	}
-	acls := acl.OpenACLUnsafe
+	acls := zk.OpenACLUnsafe
 	if cl.nargs() > 3 {
 		acls = s.parseACL(cl.arg(3))
 	}
@@ -721,7 +720,7 @@ func cmdConfig(s *Shell, ctx context.Context, c *command, args []string) error {
 	conn := s.live()
 	var (
 		data []byte
-		st   *proto.Stat
+		st   *zk.Stat
 	)
 	if cl.has("w") {
 		var ch <-chan zk.Event
@@ -812,12 +811,12 @@ func cmdRemoveWatches(s *Shell, ctx context.Context, c *command, args []string) 
 		return c.usage()
 	}
 	path := cl.arg(1)
-	typ := proto.WatcherAny
+	typ := zk.WatcherAny
 	switch {
 	case cl.has("c"):
-		typ = proto.WatcherChildren
+		typ = zk.WatcherChildren
 	case cl.has("d"):
-		typ = proto.WatcherData
+		typ = zk.WatcherData
 	}
 	if err := checkPath(path, false); err != nil {
 		return err
@@ -838,11 +837,11 @@ func cmdAddWatch(s *Shell, ctx context.Context, c *command, args []string) error
 	if cl.nargs() != 2 {
 		return c.usage()
 	}
-	mode := proto.AddWatchPersistentRecursive
+	mode := zk.AddWatchPersistentRecursive
 	if cl.has("m") {
 		switch strings.ToUpper(cl.val("m")) {
 		case "PERSISTENT":
-			mode = proto.AddWatchPersistent
+			mode = zk.AddWatchPersistent
 		case "PERSISTENT_RECURSIVE":
 		default:
 			return c.usage()
@@ -856,7 +855,7 @@ func cmdAddWatch(s *Shell, ctx context.Context, c *command, args []string) error
 	if err != nil {
 		return zkFail(err, path)
 	}
-	s.addPersistent(w, path, mode == proto.AddWatchPersistentRecursive)
+	s.addPersistent(w, path, mode == zk.AddWatchPersistentRecursive)
 	return nil
 }
 
@@ -902,7 +901,7 @@ func cmdReconfig(s *Shell, ctx context.Context, c *command, args []string) error
 	conn := s.live()
 	var (
 		data []byte
-		st   *proto.Stat
+		st   *zk.Stat
 	)
 	switch {
 	case cl.has("file"):

@@ -22,7 +22,7 @@ const javaDateLayout = "Mon Jan 02 15:04:05 MST 2006"
 func hex(v int64) string { return strconv.FormatUint(uint64(v), 16) }
 
 // formatStat renders a Stat as zkCli's StatPrinter.
-func formatStat(st *proto.Stat, loc *time.Location) string {
+func formatStat(st *zk.Stat, loc *time.Location) string {
 	var b strings.Builder
 	date := func(ms int64) string { return time.UnixMilli(ms).In(loc).Format(javaDateLayout) }
 	fmt.Fprintf(&b, "cZxid = 0x%s\n", hex(st.Czxid))
@@ -40,12 +40,12 @@ func formatStat(st *proto.Stat, loc *time.Location) string {
 }
 
 // permString renders permissions as ZKUtil.getPermString ("cdrwa" order).
-func permString(p proto.Perm) string {
+func permString(p zk.Perm) string {
 	var b strings.Builder
 	for _, x := range []struct {
-		bit proto.Perm
+		bit zk.Perm
 		c   byte
-	}{{proto.PermCreate, 'c'}, {proto.PermDelete, 'd'}, {proto.PermRead, 'r'}, {proto.PermWrite, 'w'}, {proto.PermAdmin, 'a'}} {
+	}{{zk.PermCreate, 'c'}, {zk.PermDelete, 'd'}, {zk.PermRead, 'r'}, {zk.PermWrite, 'w'}, {zk.PermAdmin, 'a'}} {
 		if p&x.bit != 0 {
 			b.WriteByte(x.c)
 		}
@@ -80,7 +80,7 @@ func juteString(s string) string {
 
 // formatACL renders one ACL as zkCli's getAcl: the jute text of the Id
 // (which ends with a newline) followed by ": perms".
-func formatACL(a proto.ACL) string {
+func formatACL(a zk.ACL) string {
 	return juteString(a.ID.Scheme) + "," + juteString(a.ID.ID) + "\n: " + permString(a.Perms) + "\n"
 }
 

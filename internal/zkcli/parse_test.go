@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/zk"
 )
 
 func TestSplitLine(t *testing.T) {
@@ -167,7 +167,7 @@ func TestStatsTrack(t *testing.T) {
 }
 
 func TestFormatStat(t *testing.T) {
-	st := &proto.Stat{Czxid: 0x1a, Mzxid: 0x2b, Ctime: 1795255200000, Mtime: 1795255261000, Version: 3, Cversion: 4,
+	st := &zk.Stat{Czxid: 0x1a, Mzxid: 0x2b, Ctime: 1795255200000, Mtime: 1795255261000, Version: 3, Cversion: 4,
 		Aversion: 1, EphemeralOwner: -0x7fffffffffffffff, DataLength: 5, NumChildren: 2, Pzxid: 0x3c}
 	want := `cZxid = 0x1a
 ctime = Sat Nov 21 10:00:00 UTC 2026
@@ -188,12 +188,12 @@ numChildren = 2
 
 func TestFormatACL(t *testing.T) {
 	for _, tc := range []struct {
-		a    proto.ACL
+		a    zk.ACL
 		want string
 	}{
-		{proto.ACL{Perms: proto.PermAll, ID: proto.Id{Scheme: "world", ID: "anyone"}}, "'world,'anyone\n: cdrwa\n"},
-		{proto.ACL{Perms: proto.PermRead | proto.PermAdmin, ID: proto.Id{Scheme: "digest", ID: "bob:x=,}%"}}, "'digest,'bob:x=%2C%7D%25\n: ra\n"},
-		{proto.ACL{Perms: 0, ID: proto.Id{Scheme: "ip", ID: "10.0.0.0/8"}}, "'ip,'10.0.0.0/8\n: \n"},
+		{zk.ACL{Perms: zk.PermAll, ID: zk.Id{Scheme: "world", ID: "anyone"}}, "'world,'anyone\n: cdrwa\n"},
+		{zk.ACL{Perms: zk.PermRead | zk.PermAdmin, ID: zk.Id{Scheme: "digest", ID: "bob:x=,}%"}}, "'digest,'bob:x=%2C%7D%25\n: ra\n"},
+		{zk.ACL{Perms: 0, ID: zk.Id{Scheme: "ip", ID: "10.0.0.0/8"}}, "'ip,'10.0.0.0/8\n: \n"},
 	} {
 		if got := formatACL(tc.a); got != tc.want {
 			t.Errorf("formatACL(%v) = %q, want %q", tc.a, got, tc.want)

@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/zkgo/zkgo/acl"
-	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/zk"
 )
 
@@ -174,7 +172,7 @@ func (s *Shell) createQuota(ctx context.Context, conn *zk.Conn, path string, quo
 		return err
 	}
 	create := func(p string, data []byte) error {
-		_, err := conn.Create(ctx, p, data, acl.OpenACLUnsafe, proto.ModePersistent)
+		_, err := conn.Create(ctx, p, data, zk.OpenACLUnsafe, zk.ModePersistent)
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return zkFail(err, p)
 		}
@@ -224,10 +222,10 @@ func (s *Shell) createQuota(ctx context.Context, conn *zk.Conn, path string, quo
 		return zkFail(err, limits)
 	}
 	if lst == nil {
-		if _, err := conn.Create(ctx, limits, []byte(quota.String()), acl.OpenACLUnsafe, proto.ModePersistent); err != nil {
+		if _, err := conn.Create(ctx, limits, []byte(quota.String()), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
 			return zkFail(err, limits)
 		}
-		if _, err := conn.Create(ctx, stats, []byte(statsTrack{keyCount: 0, keyBytes: 0}.String()), acl.OpenACLUnsafe, proto.ModePersistent); err != nil {
+		if _, err := conn.Create(ctx, stats, []byte(statsTrack{keyCount: 0, keyBytes: 0}.String()), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
 			return zkFail(err, stats)
 		}
 		q, err := read(limits)

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/acl"
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/zk"
 	"github.com/zkgo/zkgo/zktest"
@@ -262,7 +261,7 @@ func TestTTLNodes(t *testing.T) {
 
 func TestACLCommands(t *testing.T) {
 	h := newHarness(t)
-	bob := acl.DigestID("bob", "pw")
+	bob := zk.DigestID("bob", "pw")
 	h.run([]step{
 		{line: "create /q x", wantErr: "Created /q\n"},
 		{line: "getAcl /q", wantOut: "'world,'anyone\n: cdrwa\n"},
@@ -673,7 +672,7 @@ func TestManyWatches(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	conn := h.s.Conn()
-	if _, err := conn.Create(ctx, "/big", nil, acl.OpenACLUnsafe, proto.ModePersistent); err != nil {
+	if _, err := conn.Create(ctx, "/big", nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
 		t.Fatal(err)
 	}
 	const n = 3*shardSize + 100
@@ -681,7 +680,7 @@ func TestManyWatches(t *testing.T) {
 	for i := 0; i < n; i += 200 {
 		var ops []zk.Op
 		for j := i; j < min(i+200, n); j++ {
-			ops = append(ops, zk.CreateOp(fmt.Sprintf("/big/c%04d", j), nil, acl.OpenACLUnsafe, proto.ModePersistent))
+			ops = append(ops, zk.CreateOp(fmt.Sprintf("/big/c%04d", j), nil, zk.OpenACLUnsafe, zk.ModePersistent))
 		}
 		if _, err := conn.Multi(ctx, ops...); err != nil {
 			t.Fatal(err)

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkgo/zkgo/acl"
-	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/recipe"
 	"github.com/zkgo/zkgo/zk"
 )
@@ -192,10 +190,10 @@ func (e *Election) offers(ctx context.Context) ([]string, error) {
 func (e *Election) makeOffer(ctx context.Context) (string, int64, error) {
 	a := e.opts.acl
 	if a == nil {
-		a = acl.OpenACLUnsafe
+		a = zk.OpenACLUnsafe
 	}
 	for {
-		p, st, err := e.conn.Create2(ctx, e.root+"/"+offerPrefix, []byte(e.host), a, proto.ModeEphemeralSequential)
+		p, st, err := e.conn.Create2(ctx, e.root+"/"+offerPrefix, []byte(e.host), a, zk.ModeEphemeralSequential)
 		if err == nil {
 			return p, st.Czxid, nil
 		}

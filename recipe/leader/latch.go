@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/recipe"
 	"github.com/zkgo/zkgo/zk"
 )
@@ -30,7 +29,7 @@ type Option func(*options)
 
 type options struct {
 	policy      recipe.Policy
-	acl         []proto.ACL
+	acl         []zk.ACL
 	closeMode   CloseMode
 	autoRequeue bool
 }
@@ -39,7 +38,7 @@ type options struct {
 func WithPolicy(p recipe.Policy) Option { return func(o *options) { o.policy = p } }
 
 // WithACL sets the ACL of the election nodes (default: open).
-func WithACL(acl []proto.ACL) Option { return func(o *options) { o.acl = acl } }
+func WithACL(acl []zk.ACL) Option { return func(o *options) { o.acl = acl } }
 
 // WithCloseMode sets the Latch's close mode (default Silent).
 func WithCloseMode(m CloseMode) Option { return func(o *options) { o.closeMode = m } }

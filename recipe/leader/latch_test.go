@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/internal/recipetest"
-	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/recipe"
 	"github.com/zkgo/zkgo/zk"
 )
@@ -422,6 +421,5 @@ func TestLatchFaults(t *testing.T) {
 		for v := range violations {
 			t.Fatalf("%s (seed %d)", v, seed)
 		}
-		_ = proto.ModePersistent
 	})
 }

@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/acl"
 	"github.com/zkgo/zkgo/internal/recipetest"
-	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/recipe"
+	"github.com/zkgo/zkgo/zk"
 )
 
 // TestSelectorTurns: participants with auto-requeue take turns, one at a
@@ -155,7 +154,7 @@ func TestElectionEvents(t *testing.T) {
 		ctx := recipetest.Ctx(t)
 		root := e.Root + "/election"
 		c := e.Connect(t)
-		if _, err := c.CreateAll(ctx, root, nil, acl.OpenACLUnsafe, proto.ModePersistent); err != nil {
+		if _, err := c.CreateAll(ctx, root, nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
 			t.Fatal(err)
 		}
 		a := NewElection(e.Connect(t), root, "host-a")

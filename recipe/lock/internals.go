@@ -6,7 +6,6 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/recipe"
 	"github.com/zkgo/zkgo/zk"
 )
@@ -16,7 +15,7 @@ type Option func(*options)
 
 type options struct {
 	data     []byte
-	acl      []proto.ACL
+	acl      []zk.ACL
 	policy   recipe.Policy
 	onRevoke func()
 }
@@ -26,7 +25,7 @@ type options struct {
 func WithData(data []byte) Option { return func(o *options) { o.data = data } }
 
 // WithACL sets the ACL of the lock nodes (default: open).
-func WithACL(acl []proto.ACL) Option { return func(o *options) { o.acl = acl } }
+func WithACL(acl []zk.ACL) Option { return func(o *options) { o.acl = acl } }
 
 // WithPolicy sets the error policy that decides when a held lock counts as
 // lost (default recipe.Strict).

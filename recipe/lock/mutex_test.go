@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/internal/recipetest"
-	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/recipe"
 	"github.com/zkgo/zkgo/zk"
 )
@@ -344,7 +343,7 @@ func TestMutexLostOnExpiryAndSuspension(t *testing.T) {
 		}
 		// Fencing: a write guarded by the old holder's node fails.
 		w := e.Connect(t)
-		if _, err := w.Create(ctx, e.Root+"/resource", nil, recipetest.OpenACL, proto.ModePersistent); err != nil {
+		if _, err := w.Create(ctx, e.Root+"/resource", nil, recipetest.OpenACL, zk.ModePersistent); err != nil {
 			t.Fatal(err)
 		}
 		_, err = w.Multi(ctx, g.Guard(), zk.SetDataOp(e.Root+"/resource", []byte("stale"), -1))

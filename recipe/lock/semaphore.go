@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sync"
 
-	zkacl "github.com/zkgo/zkgo/acl"
 	"github.com/zkgo/zkgo/recipe"
 	"github.com/zkgo/zkgo/zk"
 )
@@ -59,7 +58,7 @@ func SetSharedCount(ctx context.Context, conn *zk.Conn, countPath string, n int3
 	b := binary.BigEndian.AppendUint32(nil, uint32(n))
 	_, err := conn.Set(ctx, countPath, b, -1)
 	if errors.Is(err, zk.ErrNoNode) {
-		_, err = conn.CreateAll(ctx, countPath, b, zkacl.OpenACLUnsafe, 0)
+		_, err = conn.CreateAll(ctx, countPath, b, zk.OpenACLUnsafe, zk.ModePersistent)
 		if errors.Is(err, zk.ErrNodeExists) {
 			_, err = conn.Set(ctx, countPath, b, -1)
 		}
