@@ -98,6 +98,7 @@ func (c *Conn) noteReply(r *request, zxid int64) {
 }
 
 type request struct {
+	c       *Conn
 	xid     int32
 	op      proto.OpCode
 	body    proto.Record
@@ -212,17 +213,19 @@ func (c *Conn) enqueue(hdr *proto.ReplyHeader, body proto.Record) {
 // holdKicks defers waking the writer until releaseKick; the apply
 // goroutine calls it (with the tree locked) before queuing replies of a
 // batch, and releases every held connection at the end of the batch.
-func (c *Conn) holdKicks() {
+func (c *Conn) holdKicks(b *applyBatch) {
 	c.outMu.Lock()
 	held := c.holdKick
 	c.holdKick = true
 	c.outMu.Unlock()
 	if !held {
-		c.s.heldConns = append(c.s.heldConns, c)
+		b.join(c)
 	}
 }
 
-func (c *Conn) releaseKick() {
+// endBatch implements batchWaker: wake the writer if replies were queued
+// while held.
+func (c *Conn) endBatch() {
 	c.outMu.Lock()
 	owed := c.kickHeld
 	c.holdKick, c.kickHeld = false, false
@@ -405,7 +408,7 @@ func (c *Conn) readLoop() {
 func (c *Conn) releaseHeld() {
 	if c.holding {
 		c.holding = false
-		c.s.wal.release()
+		c.s.prop.release()
 	}
 }
 
@@ -460,9 +463,7 @@ func (c *Conn) handshake(body []byte) bool {
 		s.log.Info("refusing session request for a client that does not allow read-only mode", "remote", c.nc.RemoteAddr().String())
 		return false
 	}
-	s.treeMu.RLock()
-	last := s.tree.LastZxid()
-	s.treeMu.RUnlock()
+	last := s.sm.lastZxid()
 	if req.LastZxidSeen > last {
 		s.log.Warn("refusing session request: client has seen a newer zxid",
 			"remote", c.nc.RemoteAddr().String(), "clientZxid", hexID(req.LastZxidSeen), "serverZxid", hexID(last))
@@ -501,16 +502,16 @@ func (c *Conn) handshake(body []byte) bool {
 		c.sessionID, c.timeout = id, to
 		c.live = s.sessions.track(id, to, c)
 		c.handshaken.Store(true)
-		r := &request{op: proto.OpCreateSession, isWrite: true, body: txn.Req, noSlot: true, start: time.Now()}
+		r := &request{c: c, op: proto.OpCreateSession, isWrite: true, body: txn.Req, noSlot: true, start: time.Now()}
 		c.pipeMu.Lock()
 		c.inflight++
 		c.queue = append(c.queue, r)
 		c.pipeMu.Unlock()
-		return s.wal.propose(txn, func(zxid int64, res *tree.Result) { c.writeApplied(r, zxid, res) })
+		return s.prop.propose(txnEntry(txn), r, false)
 	}
 	// Resuming a session.
-	s.treeMu.RLock()
-	sess := s.tree.Session(req.SessionID)
+	s.sm.mu.RLock()
+	sess := s.sm.tree.Session(req.SessionID)
 	var valid bool
 	if sess != nil {
 		valid = subtle.ConstantTimeCompare(sess.Passwd, req.Passwd) == 1
@@ -518,7 +519,7 @@ func (c *Conn) handshake(body []byte) bool {
 			to = time.Duration(sess.Timeout) * time.Millisecond
 		}
 	}
-	s.treeMu.RUnlock()
+	s.sm.mu.RUnlock()
 	if !valid {
 		s.log.Info("invalid session or password; telling the client its session expired", "session", hexID(req.SessionID))
 		c.connectReply(0, 0, make([]byte, 16), 0)
@@ -559,7 +560,7 @@ func (c *Conn) handleFrame(frame []byte) bool {
 		c.s.log.Warn("closing connection: short request header", "session", hexID(c.sessionID))
 		return false
 	}
-	r := &request{xid: h.Xid, op: h.Type, auth: *c.auth.Load(), start: time.Now()}
+	r := &request{c: c, xid: h.Xid, op: h.Type, auth: *c.auth.Load(), start: time.Now()}
 	if h.Type != proto.OpAuth && h.Type != proto.OpSasl && c.authMissing() {
 		return c.refuseUnauthenticated(r) // enforce.auth (sasl.go)
 	}
@@ -712,15 +713,17 @@ func (c *Conn) submitWrite(r *request) {
 	c.inflight++
 	c.queue = append(c.queue, r)
 	c.pipeMu.Unlock()
-	txn := &tree.Txn{Op: r.op, Session: c.sessionID, Time: time.Now().UnixMilli(), Auth: r.auth, Req: r.body}
-	done := func(zxid int64, res *tree.Result) { c.writeApplied(r, zxid, res) }
-	var ok bool
+	var e *entry
+	if r.op == proto.OpSync {
+		e = syncEntry() // a barrier: nothing to apply
+	} else {
+		e = txnEntry(&tree.Txn{Op: r.op, Session: c.sessionID, Time: time.Now().UnixMilli(), Auth: r.auth, Req: r.body})
+	}
+	ok := c.s.prop.propose(e, r, c.moreBuffered)
 	if c.moreBuffered {
-		ok = c.s.wal.proposeHeld(txn, done)
 		c.holding = c.holding || ok
 	} else {
 		// propose hands over what this reader held too: one queue.
-		ok = c.s.wal.propose(txn, done)
 		c.holding = c.holding && !ok
 	}
 	if !ok {
@@ -745,9 +748,9 @@ func (c *Conn) submitRead(r *request, fn readFunc) {
 		return
 	}
 	c.pipeMu.Unlock()
-	c.s.treeMu.RLock()
+	c.s.sm.mu.RLock()
 	c.execRead(r, true)
-	c.s.treeMu.RUnlock()
+	c.s.sm.mu.RUnlock()
 }
 
 // fixedCode is a readFunc answering code without a body.
@@ -761,18 +764,21 @@ type fixedReply readFunc
 func (fixedReply) Encode(*jute.Encoder) {}
 func (fixedReply) Decode(*jute.Decoder) {}
 
-// writeApplied runs on the apply loop, with the tree locked, once the
+// applied implements waiter: r (a write or sync) was applied.
+func (r *request) applied(zxid int64, res *tree.Result, b *applyBatch) {
+	r.c.writeApplied(r, zxid, res, b)
+}
+
+// lost implements waiter: the proposal was lost (a leader change, or
+// dropped by raft), so whether the write happens is unknown, which the
+// client learns as a connection loss, as with ZooKeeper.
+func (r *request) lost() { r.c.close("write outcome unknown (proposal lost)") }
+
+// writeApplied runs on the apply goroutine, with the tree locked, once the
 // write r has been applied: it queues r's reply, then runs the reads that
-// were waiting behind r. A nil res means r was lost (see txnLog.propose).
-func (c *Conn) writeApplied(r *request, zxid int64, res *tree.Result) {
-	if res == nil {
-		// The proposal was lost (a leader change, or dropped by raft):
-		// whether the write happens is unknown, which the client learns
-		// as a connection loss, as with ZooKeeper.
-		c.close("write outcome unknown (proposal lost)")
-		return
-	}
-	c.holdKicks()
+// were waiting behind r.
+func (c *Conn) writeApplied(r *request, zxid int64, res *tree.Result, b *applyBatch) {
+	c.holdKicks(b)
 	c.pipeMu.Lock()
 	defer c.pipeMu.Unlock()
 	if len(c.queue) == 0 || c.queue[0] != r {

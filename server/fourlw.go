@@ -167,8 +167,8 @@ func (s *Server) fourLetterText(cmd string, b *strings.Builder) {
 		}
 	case "dump":
 		b.WriteString("SessionTracker dump:\n")
-		s.treeMu.RLock()
-		sessions := s.tree.Sessions()
+		s.sm.mu.RLock()
+		sessions := s.sm.tree.Sessions()
 		fmt.Fprintf(b, "Global Sessions(%d):\n", len(sessions))
 		for _, ss := range sessions {
 			fmt.Fprintf(b, "%s\t%dms\n", hexID(ss.ID), ss.Timeout)
@@ -176,18 +176,18 @@ func (s *Server) fourLetterText(cmd string, b *strings.Builder) {
 		b.WriteString("ephemeral nodes dump:\n")
 		var withEph []int64
 		for _, ss := range sessions {
-			if len(s.tree.Ephemerals(ss.ID)) > 0 {
+			if len(s.sm.tree.Ephemerals(ss.ID)) > 0 {
 				withEph = append(withEph, ss.ID)
 			}
 		}
 		fmt.Fprintf(b, "Sessions with Ephemerals (%d):\n", len(withEph))
 		for _, id := range withEph {
 			fmt.Fprintf(b, "%s:\n", hexID(id))
-			for _, p := range s.tree.Ephemerals(id) {
+			for _, p := range s.sm.tree.Ephemerals(id) {
 				fmt.Fprintf(b, "\t%s\n", p)
 			}
 		}
-		s.treeMu.RUnlock()
+		s.sm.mu.RUnlock()
 		b.WriteString("Connections dump:\n")
 		fmt.Fprintf(b, "Connections Sets (%d)\n", len(s.connList()))
 	case "dirs":
@@ -203,12 +203,12 @@ func (s *Server) fourLetterText(cmd string, b *strings.Builder) {
 
 func (s *Server) mntr(b *strings.Builder) {
 	min, avg, max, _ := s.stats.lat.get()
-	s.treeMu.RLock()
-	nodes := s.tree.NodeCount()
-	eph := s.tree.EphemeralCount()
-	size := s.tree.ApproximateDataSize()
-	sessions := len(s.tree.Sessions())
-	s.treeMu.RUnlock()
+	s.sm.mu.RLock()
+	nodes := s.sm.tree.NodeCount()
+	eph := s.sm.tree.EphemeralCount()
+	size := s.sm.tree.ApproximateDataSize()
+	sessions := len(s.sm.tree.Sessions())
+	s.sm.mu.RUnlock()
 	kv := func(k string, v any) { fmt.Fprintf(b, "%s\t%v\n", k, v) }
 	kv("zk_version", Version)
 	kv("zk_server_state", s.Mode())
@@ -228,20 +228,16 @@ func (s *Server) mntr(b *strings.Builder) {
 	kv("zk_global_sessions", sessions)
 	kv("zk_local_sessions", 0)
 	kv("zk_uptime", time.Since(s.started).Milliseconds())
-	if rl, ok := s.wal.(*raftLog); ok && rl.node != nil {
-		kv("zkgo_in_memory_only", "false")
-		st := rl.node.Status()
+	kv("zkgo_in_memory_only", !s.Durable())
+	if st, syncs, entries, prefilled, ok := s.raft.status(); ok {
 		kv("zkgo_raft_id", st.ID)
 		kv("zkgo_raft_leader", st.Leader)
 		kv("zkgo_raft_term", st.Term)
 		kv("zkgo_raft_commit", st.Commit)
 		kv("zkgo_raft_applied", st.Applied)
-		syncs, entries := rl.st.Counters()
 		kv("zkgo_wal_syncs", syncs)
 		kv("zkgo_wal_entries", entries)
-		kv("zkgo_wal_prefilled_bytes", rl.st.PrefilledBytes())
-	} else {
-		kv("zkgo_in_memory_only", "true")
+		kv("zkgo_wal_prefilled_bytes", prefilled)
 	}
 }
 
@@ -267,15 +263,15 @@ func (s *Server) outstanding() int {
 }
 
 func (s *Server) lastZxid() int64 {
-	s.treeMu.RLock()
-	defer s.treeMu.RUnlock()
-	return s.tree.LastZxid()
+	s.sm.mu.RLock()
+	defer s.sm.mu.RUnlock()
+	return s.sm.tree.LastZxid()
 }
 
 func (s *Server) nodeCount() int {
-	s.treeMu.RLock()
-	defer s.treeMu.RUnlock()
-	return s.tree.NodeCount()
+	s.sm.mu.RLock()
+	defer s.sm.mu.RUnlock()
+	return s.sm.tree.NodeCount()
 }
 
 // describe formats a connection as ZooKeeper's cons/stat do.

@@ -10,54 +10,63 @@ import (
 // TestTakePendingFailsSkippedProposals checks the bookkeeping that notices
 // proposals raft dropped without telling: this member's proposals enter
 // the log in the order they were made, so when one applies, every older
-// one still waiting was lost and its waiter hears so (a nil result), and
+// one still waiting was lost and its waiter hears so (lost), and
 // an entry that applies after it was given up on finds no waiter.
 func TestTakePendingFailsSkippedProposals(t *testing.T) {
-	l := &raftLog{idBase: 0xabcd << 32}
-	type call struct {
-		seq  uint32
-		lost bool
-	}
+	l := &proposer{idBase: 0xabcd << 32}
 	var calls []call
 	for seq := uint32(1); seq <= 5; seq++ {
-		seq := seq
-		l.pending = append(l.pending, &pendingProp{seq: seq, done: func(zxid int64, res *tree.Result) {
-			calls = append(calls, call{seq: seq, lost: res == nil})
-		}})
+		l.pending = append(l.pending, &pendingProp{seq: seq, w: &testWaiter{seq: seq, calls: &calls}})
 	}
 	id := func(seq uint32) uint64 { return l.idBase | uint64(seq) }
 
-	if l.takePending(0x1234<<32|1) != nil {
+	if l.take(0x1234<<32|1) != nil {
 		t.Fatal("an entry proposed by another member (or before a restart) found a waiter")
 	}
-	done := l.takePending(id(1))
-	if done == nil {
+	w := l.take(id(1))
+	if w == nil {
 		t.Fatal("no waiter for the oldest proposal")
 	}
-	done(1, &tree.Result{})
+	w.applied(1, &tree.Result{}, nil)
 	// 2 and 3 never apply: 4 applies next.
-	done = l.takePending(id(4))
-	if done == nil {
+	w = l.take(id(4))
+	if w == nil {
 		t.Fatal("no waiter for proposal 4")
 	}
-	done(2, &tree.Result{})
+	w.applied(2, &tree.Result{}, nil)
 	want := []call{{1, false}, {2, true}, {3, true}, {4, false}}
 	if fmt.Sprint(calls) != fmt.Sprint(want) {
 		t.Fatalf("waiters called %v, want %v", calls, want)
 	}
 	// 3 applies late (reordered across a leader change): its waiter was
 	// already told, and is not called twice.
-	if l.takePending(id(3)) != nil {
+	if l.take(id(3)) != nil {
 		t.Fatal("a proposal given up on found its waiter again")
 	}
 	if len(l.pending) != 1 || l.pending[0].seq != 5 {
 		t.Fatalf("pending = %v, want only 5", l.pending)
 	}
 	// The 32-bit sequence wraps: 0xffffffff is older than 2.
-	l.pending = []*pendingProp{{seq: 0xffffffff, done: func(int64, *tree.Result) { calls = append(calls, call{seq: 0xffffffff, lost: true}) }}, {seq: 2}}
+	l.pending = []*pendingProp{{seq: 0xffffffff, w: &testWaiter{seq: 0xffffffff, calls: &calls}}, {seq: 2}}
 	calls = nil
-	l.takePending(id(2))
+	l.take(id(2))
 	if len(calls) != 1 || len(l.pending) != 0 {
 		t.Fatalf("after a wrap: calls %v, pending %d", calls, len(l.pending))
 	}
 }
+
+type call struct {
+	seq  uint32
+	lost bool
+}
+
+// testWaiter records how it was told.
+type testWaiter struct {
+	seq   uint32
+	calls *[]call
+}
+
+func (w *testWaiter) applied(int64, *tree.Result, *applyBatch) {
+	*w.calls = append(*w.calls, call{seq: w.seq})
+}
+func (w *testWaiter) lost() { *w.calls = append(*w.calls, call{seq: w.seq, lost: true}) }

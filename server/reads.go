@@ -16,7 +16,7 @@ func (c *Conn) execRead(r *request, inline bool) {
 		defer c.release()
 	}
 	s := c.s
-	zxid := s.tree.LastZxid()
+	zxid := s.sm.tree.LastZxid()
 	hdr := proto.ReplyHeader{Xid: r.xid, Zxid: zxid}
 	c.noteReply(r, zxid)
 	if fr, ok := r.body.(fixedReply); ok {
@@ -45,7 +45,7 @@ func (c *Conn) reply(hdr *proto.ReplyHeader, body proto.Record, inline bool) {
 
 func (c *Conn) read(r *request) (proto.ErrCode, proto.Record) {
 	s := c.s
-	t := s.tree
+	t := s.sm.tree
 	switch r.op {
 	case proto.OpPing:
 		return proto.ErrOk, nil
@@ -219,7 +219,7 @@ func validWatcherType(t proto.WatcherType) bool {
 }
 
 func (c *Conn) readable(p string, ids []proto.Id) (*tree.Node, proto.ErrCode) {
-	n := c.s.tree.Get(p)
+	n := c.s.sm.tree.Get(p)
 	if n == nil {
 		return nil, proto.ErrNoNode
 	}
@@ -233,7 +233,7 @@ func (c *Conn) readable(p string, ids []proto.Id) (*tree.Node, proto.ErrCode) {
 // the events it missed since relativeZxid (ZooKeeper's DataTree.setWatches).
 func (c *Conn) setWatches(rel int64, data, exist, child, persistent, recursive []string) {
 	s := c.s
-	t := s.tree
+	t := s.sm.tree
 	notify := func(typ proto.EventType, p string) {
 		c.Deliver(proto.WatcherEvent{Type: typ, State: proto.StateSyncConnected, Path: p}, nil)
 	}

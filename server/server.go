@@ -185,15 +185,11 @@ type Server struct {
 	opts Options
 	log  *slog.Logger
 
-	treeMu sync.RWMutex // guards tree; the apply loop is the only writer
-	// heldConns: connections whose writer the apply loop wakes at the end
-	// of the current batch (Conn.holdKicks); apply loop only.
-	heldConns []*Conn
-	tree      *tree.Tree
-
+	sm       *stateMachine // the tree, its lock, and applying the log
 	watches  *watch.Manager
 	sessions *sessionTracker
-	wal      txnLog
+	prop     *proposer
+	raft     *replica // raft, storage, and following the leader
 
 	ln      net.Listener
 	started time.Time
@@ -243,29 +239,29 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		opts:    opts,
 		log:     opts.Logger,
-		tree:    tree.New(),
 		watches: watch.NewManager(),
 		conns:   make(map[*Conn]struct{}),
 		perIP:   make(map[string]int),
 		done:    make(chan struct{}),
 		started: time.Now(),
 	}
-	s.setTree(s.tree)
+	s.sm = newStateMachine(s.log, s.watches, s.setupTree, opts.MaxBuffer)
+	s.prop = newProposer(s.log)
 	s.sessions = newSessionTracker(s, opts.ServerID)
-	switch {
-	case opts.DataLogDir != "":
-		s.wal = newRaftLog(s, opts.DataLogDir)
-	case opts.DataDir != "":
-		s.wal = newRaftLog(s, opts.DataDir)
-	default:
-		s.wal = newMemLog(s)
+	s.sm.waiters, s.sm.sessions = s.prop, s.sessions
+	s.sm.onFail = func(error) { s.Close() }
+	dir := opts.DataDir
+	if opts.DataLogDir != "" {
+		dir = opts.DataLogDir
 	}
+	s.raft = &replica{opts: &s.opts, log: s.log, dir: dir, sm: s.sm, prop: s.prop,
+		sessions: s.sessions, leaderChanged: s.leaderChanged}
 	return s, nil
 }
 
-// setTree installs t as the server's tree with the configured options.
-// treeMu must be held (or the server not yet started).
-func (s *Server) setTree(t *tree.Tree) {
+// setupTree gives a tree the state machine installs the configured
+// options.
+func (s *Server) setupTree(t *tree.Tree) {
 	t.SetOptions(tree.Options{ExtendedTypes: s.opts.ExtendedTypes, EnforceQuota: s.opts.EnforceQuota, DigestDisabled: s.opts.DisableDigestAuth})
 	t.QuotaWarning = func(prefix, what string, value, limit int64) {
 		s.log.Warn("quota exceeded", "path", prefix, "what", what, "value", value, "softLimit", limit)
@@ -273,7 +269,6 @@ func (s *Server) setTree(t *tree.Tree) {
 	if s.opts.ConfigText != "" {
 		t.SetConfigData([]byte(s.opts.ConfigText))
 	}
-	s.tree = t
 }
 
 // clustered reports whether the server is a member of an ensemble.
@@ -299,24 +294,38 @@ func (s *Server) Mode() string {
 	return "follower"
 }
 
-// isLeader reports whether this server decides session expiry: always
-// when standalone, when it leads the raft group otherwise.
-func (s *Server) isLeader() bool {
-	rl, ok := s.wal.(*raftLog)
-	if !ok || !s.clustered() {
-		return true
-	}
-	return rl.leader.Load() == s.opts.ServerID
-}
+// isLeader reports whether this server decides session expiry.
+func (s *Server) isLeader() bool { return s.raft.isLeader() }
 
 // hasQuorum reports whether the server is part of a working quorum (it
 // knows a leader); a member that is not refuses new sessions.
-func (s *Server) hasQuorum() bool {
-	rl, ok := s.wal.(*raftLog)
-	if !ok || !s.clustered() {
-		return true
+func (s *Server) hasQuorum() bool { return s.raft.hasQuorum() }
+
+// leaderChanged is told by the replica of every change of raft leader. A
+// member that becomes leader gives every session a fresh timeout before it
+// expires any.
+func (s *Server) leaderChanged(ch raftnode.LeaderChange) {
+	if ch.ProposalsLost {
+		// The same leader, but a proposal forwarded to it was dropped
+		// on the way: its writer would wait forever.
+		s.abortPendingWrites(0)
+		return
 	}
-	return rl.leader.Load() != 0
+	if ch.IsSelf {
+		s.sessions.refreshAll()
+	}
+	// A proposal in flight across a change of leader may be lost (raft
+	// drops it, or overwrites it in an old leader's log) without telling
+	// anyone: drop the connections that wait for one, so their clients
+	// see a connection loss (outcome unknown, as with ZooKeeper) instead
+	// of waiting forever.
+	s.abortPendingWrites(0)
+	if s.opts.ReadOnlyMode {
+		// readonlymode.enabled: serve read-only sessions while cut off
+		// from the quorum; back to normal with a leader.
+		s.SetReadOnly(ch.Leader == 0)
+	}
+	s.log.Info("raft leader", "leader", ch.Leader, "term", ch.Term, "self", ch.IsSelf)
 }
 
 // abortPendingWrites closes every connection whose oldest write in flight
@@ -341,21 +350,21 @@ func (s *Server) abortPendingWrites(olderThan time.Duration) {
 	}
 }
 
-// Durable reports whether the server keeps its data on disk.
-func (s *Server) Durable() bool {
-	_, ok := s.wal.(*raftLog)
-	return ok
-}
+// Durable reports whether the server keeps its data on disk (it has a
+// data directory); without one it runs the same raft path in memory.
+func (s *Server) Durable() bool { return s.raft.dir != "" }
 
 // Start recovers the data directory (if any), listens on the configured
 // address and serves in the background.
 func (s *Server) Start() error {
-	if err := s.wal.start(); err != nil {
+	if err := s.raft.start(); err != nil {
+		s.prop.stop()
 		return err
 	}
 	ln, err := net.Listen("tcp", s.opts.Addr)
 	if err != nil {
-		s.wal.stop()
+		s.prop.stop()
+		s.raft.stop()
 		return err
 	}
 	s.ln = ln
@@ -439,7 +448,8 @@ func (s *Server) Close() error {
 		for _, c := range conns {
 			c.close("server shutting down")
 		}
-		s.wal.stop()
+		s.prop.stop()
+		s.raft.stop()
 	})
 	s.wg.Wait()
 	return nil
@@ -490,22 +500,17 @@ func (s *Server) reapLoop() {
 		case <-t.C:
 		}
 		now := time.Now().UnixMilli()
-		s.treeMu.RLock()
-		cands := s.tree.ReapCandidates(now)
-		s.treeMu.RUnlock()
+		var cands []string
+		s.sm.view(func(t *tree.Tree) { cands = t.ReapCandidates(now) })
 		for _, p := range cands {
 			txn := &tree.Txn{Op: proto.OpDeleteContainer, Time: now, Req: &tree.DeleteContainerReq{Path: p}}
-			s.wal.propose(txn, nil)
+			s.prop.propose(txnEntry(txn), nil, false)
 		}
 	}
 }
 
 // Tree calls fn with the tree under the read lock; for tests and tools.
-func (s *Server) Tree(fn func(t *tree.Tree)) {
-	s.treeMu.RLock()
-	defer s.treeMu.RUnlock()
-	fn(s.tree)
-}
+func (s *Server) Tree(fn func(t *tree.Tree)) { s.sm.view(fn) }
 
 // ExpireSession expires a session now, as if its timeout had passed. It is
 // meant for tests.

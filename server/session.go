@@ -176,7 +176,7 @@ func (t *sessionTracker) expire(id int64) {
 		return
 	}
 	t.s.log.Info("expiring session", "session", hexID(id))
-	t.s.wal.propose(&tree.Txn{Op: proto.OpCloseSession, Session: id, Time: time.Now().UnixMilli()}, nil)
+	t.s.prop.propose(txnEntry(&tree.Txn{Op: proto.OpCloseSession, Session: id, Time: time.Now().UnixMilli()}), nil, false)
 }
 
 // applied is called by the apply loop after each transaction.
@@ -219,9 +219,8 @@ func (t *sessionTracker) count() int {
 // restore tracks every session of the tree (after a restart), each with a
 // fresh timeout: clients get one session timeout to come back.
 func (t *sessionTracker) restore() {
-	t.s.treeMu.RLock()
-	sessions := t.s.tree.Sessions()
-	t.s.treeMu.RUnlock()
+	var sessions []*tree.Session
+	t.s.sm.view(func(tr *tree.Tree) { sessions = tr.Sessions() })
 	for _, ss := range sessions {
 		t.track(ss.ID, time.Duration(ss.Timeout)*time.Millisecond, nil)
 	}

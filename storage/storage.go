@@ -146,6 +146,13 @@ type Storage struct {
 	pf        *prefiller // nil when not prefilling
 	closeOnce sync.Once
 	prefilled atomic.Uint64 // bytes of zeros written ahead of the WAL
+
+	// mem: a memory Storage (OpenMemory): no directory, WAL, lock,
+	// deleter or prefiller; the newest snapshot's data is memSnap (with
+	// memSnapMeta), guarded by mu.
+	mem         bool
+	memSnap     []byte
+	memSnapMeta raftpb.SnapshotMetadata
 }
 
 // SetWALSegmentSize sets the size at which WAL segment files are cut and
@@ -382,6 +389,9 @@ func (s *Storage) RaftStorage() *raft.MemoryStorage { return s.ms }
 // file. The MemoryStorage holds snapshots without their data, so a leader
 // that sends one to a lagging follower fills it in from here.
 func (s *Storage) SnapshotData(index, term uint64) ([]byte, error) {
+	if s.mem {
+		return s.memSnapshotData(index, term)
+	}
 	snap, err := readSnapFile(filepath.Join(s.snapDir, snapFileName(index, term)), s.opts.MaxSnapshotBytes)
 	if err != nil {
 		return nil, err
@@ -447,7 +457,9 @@ func (s *Storage) Save(hs raftpb.HardState, ents []raftpb.Entry) error {
 	// the last hard state it saved, which the MemoryStorage holds too.
 	prev, _, _ := s.ms.InitialState()
 	mustSync := raft.MustSync(hs, prev, len(ents)) && (len(ents) > 0 || !raft.IsEmptyHardState(hs))
-	if err := s.w.Save(hs, ents); err != nil {
+	if s.mem {
+		mustSync = false
+	} else if err := s.w.Save(hs, ents); err != nil {
 		return s.fail(fmt.Errorf("WAL save: %w", err))
 	}
 	if mustSync && !s.opts.NoSync {
@@ -468,7 +480,7 @@ func (s *Storage) Save(hs raftpb.HardState, ents []raftpb.Entry) error {
 		if err := s.ms.SetHardState(hs); err != nil {
 			return s.fail(err)
 		}
-		if s.purgeAt != 0 && hs.Commit >= s.purgeAt {
+		if s.purgeAt != 0 && hs.Commit >= s.purgeAt && !s.mem {
 			// Old WAL segments may go only once the hard state that
 			// validates the received snapshot is durable (etcd issue
 			// 10219): Save does not fsync a commit-only change.
@@ -515,6 +527,9 @@ func (s *Storage) SaveSnapshot(snap raftpb.Snapshot) error {
 	}
 	if snap.Metadata.Index <= s.snapIndex {
 		return raft.ErrSnapOutOfDate
+	}
+	if s.mem {
+		return s.memSaveSnapshot(snap)
 	}
 	if err := writeSnapFile(s.snapDir, &snap, s.opts.NoSync, s.synced); err != nil {
 		return s.fail(fmt.Errorf("writing snapshot file: %w", err))
@@ -563,6 +578,9 @@ type PendingSnapshot struct {
 	meta  raftpb.SnapshotMetadata
 	file  *snapTemp
 	bytes int64
+	// A memory Storage's snapshot: the data, and whether it is pending.
+	data  []byte
+	inMem bool
 }
 
 // BeginSnapshot starts a snapshot taken locally at index (which must be
@@ -597,6 +615,9 @@ func (s *Storage) BeginSnapshot(index uint64, cs *raftpb.ConfState, write func(i
 		return nil, fmt.Errorf("%w: %d: %w", ErrSnapshotIndex, index, err)
 	}
 	meta := raftpb.SnapshotMetadata{Index: index, Term: term, ConfState: *cs}
+	if s.mem {
+		return s.memBeginSnapshot(meta, write)
+	}
 	f, err := createSnapFile(s.snapDir, meta, s.opts.MaxSnapshotBytes, write)
 	if err != nil {
 		if errors.Is(err, ErrSnapshotTooLarge) {
@@ -617,6 +638,7 @@ func (p *PendingSnapshot) Bytes() int64 { return p.bytes }
 
 // Abort deletes the snapshot's file.
 func (p *PendingSnapshot) Abort() {
+	p.data, p.inMem = nil, false
 	if p.file != nil {
 		p.file.abort()
 		p.file = nil
@@ -635,6 +657,9 @@ func (p *PendingSnapshot) Abort() {
 // error means the disk failed; the storage is then unusable.
 func (p *PendingSnapshot) Commit() error {
 	s := p.s
+	if p.inMem {
+		return p.memCommit()
+	}
 	f := p.file
 	if f == nil {
 		return errors.New("storage: snapshot already committed or aborted")
@@ -809,7 +834,9 @@ func (s *Storage) removeStaleSegments() error {
 func (s *Storage) Close() error {
 	s.closeOnce.Do(func() {
 		s.pf.halt()
-		s.del.halt()
+		if s.del != nil {
+			s.del.halt()
+		}
 	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -817,6 +844,10 @@ func (s *Storage) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.mem {
+		s.memSnap = nil
+		return nil
+	}
 	err := s.w.Close()
 	if cerr := s.dirLock.Close(); err == nil {
 		err = cerr

@@ -1,0 +1,135 @@
+package server
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/zkgo/zkgo/jute"
+	"github.com/zkgo/zkgo/tree"
+)
+
+// The data of a raft log entry written by zkgo (entry format 1). raft's
+// own entries (empty no-ops, configuration changes) are not ours and never
+// reach decodeEntry. All integers are big-endian.
+//
+//	offset  size  field
+//	0       8     proposal id: the proposing member's random 32-bit base
+//	              (high half) and a sequence number (low half); 0 marks a
+//	              control entry
+//
+// then, by kind:
+//
+//	transaction (id ≠ 0, more than 8 bytes):
+//	8       …     tree.Txn encoding: op int32, session int64, time int64,
+//	              auth ids (vector of proto.Id), then the op's request
+//	              record (none for closeSession)
+//
+//	sync barrier (id ≠ 0, exactly 8 bytes): nothing; applying it
+//	              completes a sync (every write committed before it is
+//	              applied here)
+//
+//	control entry (id = 0):
+//	8       4     kind, int32: n ≥ 0 is a touch batch of n sessions;
+//	              negative kinds are reserved for later formats
+//	12      8·n   touch batch: session ids, int64 each
+//
+// The layout is fixed by golden bytes (entry_test.go): a change that
+// alters it must be a new format, readable beside this one. An entry a
+// newer zkgo wrote (a reserved control kind) is refused with
+// errEntryFormat, naming the format this build reads.
+type entry struct {
+	kind entryKind
+	// id is the proposal id (transactions and sync barriers); 0 for
+	// touch batches.
+	id uint64
+	// txn is the transaction (entryTxn).
+	txn *tree.Txn
+	// sessions are the touched sessions (entryTouches).
+	sessions []int64
+}
+
+type entryKind uint8
+
+const (
+	entryTxn     entryKind = iota + 1 // a transaction to apply
+	entrySync                         // a sync barrier
+	entryTouches                      // sessions another member kept alive
+)
+
+// entryFormat is the version of the layout above that this build writes
+// and reads.
+const entryFormat = 1
+
+// maxTouchBatch bounds the sessions of one touch batch (proposer and
+// decoder alike).
+const maxTouchBatch = 1 << 20
+
+var (
+	errShortEntry = errors.New("raft entry shorter than its 8-byte proposal id")
+	// errEntryFormat: the entry was written in a format this build does
+	// not read (by a newer zkgo).
+	errEntryFormat = fmt.Errorf("raft entry written by a newer zkgo (this build reads entry format %d)", entryFormat)
+)
+
+// appendEntry appends e's encoding to enc. For transactions and sync
+// barriers the proposer may patch the id in place afterwards (the first 8
+// bytes of what was appended; see proposer.enqueue).
+func appendEntry(enc *jute.Encoder, e *entry) {
+	switch e.kind {
+	case entryTxn:
+		enc.WriteLong(int64(e.id))
+		e.txn.Encode(enc)
+	case entrySync:
+		enc.WriteLong(int64(e.id))
+	case entryTouches:
+		enc.WriteLong(0)
+		enc.WriteInt(int32(len(e.sessions)))
+		for _, id := range e.sessions {
+			enc.WriteLong(id)
+		}
+	default:
+		panic(fmt.Sprintf("server: appendEntry of kind %d", e.kind))
+	}
+}
+
+// decodeEntry decodes entry data written by appendEntry. It never panics:
+// any malformed input is an error.
+func decodeEntry(b []byte) (entry, error) {
+	if len(b) < 8 {
+		return entry{}, errShortEntry
+	}
+	id := binary.BigEndian.Uint64(b)
+	switch {
+	case id == 0:
+		d := jute.NewDecoder(b[8:])
+		n := d.ReadInt()
+		if d.Err() != nil {
+			return entry{}, fmt.Errorf("control entry: %w", d.Err())
+		}
+		if n < 0 {
+			return entry{}, fmt.Errorf("%w: control kind %d", errEntryFormat, n)
+		}
+		if n > maxTouchBatch || int(n) != (len(b)-12)/8 || (len(b)-12)%8 != 0 {
+			return entry{}, fmt.Errorf("touch batch of %d sessions in %d bytes", n, len(b))
+		}
+		ids := make([]int64, n)
+		for i := range ids {
+			ids[i] = d.ReadLong()
+		}
+		return entry{kind: entryTouches, sessions: ids}, nil
+	case len(b) == 8:
+		return entry{kind: entrySync, id: id}, nil
+	}
+	txn, err := tree.DecodeTxn(b[8:])
+	if err != nil {
+		return entry{}, err
+	}
+	return entry{kind: entryTxn, id: id, txn: txn}, nil
+}
+
+// syncEntry, txnEntry and touchEntry build the entries a member hands to
+// raft.
+func syncEntry() *entry             { return &entry{kind: entrySync} }
+func txnEntry(txn *tree.Txn) *entry { return &entry{kind: entryTxn, txn: txn} }
+func touchEntry(ids []int64) *entry { return &entry{kind: entryTouches, sessions: ids} }

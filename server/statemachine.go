@@ -1,0 +1,210 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/zkgo/zkgo/tree"
+	"github.com/zkgo/zkgo/watch"
+)
+
+// stateMachine is the only owner of the tree and its lock. raft hands it
+// committed, persisted entries in log order (raftnode.StateMachine, on
+// the apply goroutine); it decodes them, applies each transaction to the
+// tree at its zxid (the raft index), fires watches, tells the proposal's
+// waiter (which queues the client's reply) and tells the session tracker.
+// Everything else reads the tree under the read lock (view).
+type stateMachine struct {
+	log      *slog.Logger
+	watches  *watch.Manager
+	waiters  waiterSource
+	sessions sessionObserver
+	setup    func(*tree.Tree) // options of every tree it installs
+	maxBuf   int              // jute.maxbuffer, the bound of a snapshot's records
+	// failed stops applying after an entry could not be decoded (see
+	// Apply); onFail is told once.
+	failed atomic.Bool
+	onFail func(error)
+
+	mu   sync.RWMutex // guards tree; Apply and Restore are the only writers
+	tree *tree.Tree
+
+	// Apply goroutine only: the batch being applied, reused.
+	items []applyItem
+	batch applyBatch
+}
+
+// waiterSource finds the waiter of a proposal id (the proposer).
+type waiterSource interface {
+	take(id uint64) waiter
+}
+
+// sessionObserver is told, on the apply goroutine with the tree locked,
+// what the log does to sessions (the session tracker).
+type sessionObserver interface {
+	// applied is called after every transaction.
+	applied(txn *tree.Txn, res *tree.Result)
+	// remoteTouch: sessions another member's clients kept alive.
+	remoteTouch(ids []int64)
+}
+
+// applyBatch collects what must happen once at the end of a batch of
+// applied entries: waking each connection's writer once for all its
+// replies, so they leave in one write.
+type applyBatch struct {
+	wake []batchWaker
+}
+
+// batchWaker is woken at the end of the batch it joined (a connection).
+type batchWaker interface{ endBatch() }
+
+// join asks for w.endBatch at the end of the batch.
+func (b *applyBatch) join(w batchWaker) { b.wake = append(b.wake, w) }
+
+type applyItem struct {
+	zxid int64
+	txn  *tree.Txn // nil: a sync barrier
+	w    waiter
+}
+
+func newStateMachine(log *slog.Logger, watches *watch.Manager, setup func(*tree.Tree), maxBuf int) *stateMachine {
+	sm := &stateMachine{log: log, watches: watches, setup: setup, maxBuf: maxBuf}
+	sm.tree = tree.New()
+	setup(sm.tree)
+	return sm
+}
+
+// view calls fn with the tree under the read lock.
+func (sm *stateMachine) view(fn func(t *tree.Tree)) {
+	sm.mu.RLock()
+	defer sm.mu.RUnlock()
+	fn(sm.tree)
+}
+
+// lastZxid returns the zxid of the last applied transaction.
+func (sm *stateMachine) lastZxid() int64 {
+	sm.mu.RLock()
+	defer sm.mu.RUnlock()
+	return sm.tree.LastZxid()
+}
+
+// Apply implements raftnode.StateMachine: committed, persisted entries in
+// order, on the apply goroutine. An entry that cannot be decoded (a bug,
+// corruption the WAL's CRC did not catch, or a newer zkgo's format) stops
+// applying for good, so this member never diverges, and onFail stops the
+// server; it never panics.
+func (sm *stateMachine) Apply(ents []raftpb.Entry) {
+	if sm.failed.Load() {
+		return
+	}
+	items := sm.items[:0]
+	for i := range ents {
+		ent := &ents[i]
+		if ent.Type != raftpb.EntryNormal || len(ent.Data) == 0 {
+			continue // raft's own empty entries and configuration changes
+		}
+		e, err := decodeEntry(ent.Data)
+		if err != nil {
+			// Apply what came before, then stop.
+			sm.applyItems(items)
+			sm.fail(fmt.Errorf("raft log entry %d: %w", ent.Index, err))
+			return
+		}
+		switch e.kind {
+		case entryTouches:
+			sm.sessions.remoteTouch(e.sessions)
+		case entrySync:
+			items = append(items, applyItem{zxid: int64(ent.Index), w: sm.waiters.take(e.id)})
+		case entryTxn:
+			items = append(items, applyItem{zxid: int64(ent.Index), txn: e.txn, w: sm.waiters.take(e.id)})
+		}
+	}
+	sm.applyItems(items)
+	clear(items)
+	sm.items = items[:0]
+}
+
+func (sm *stateMachine) fail(err error) {
+	if sm.failed.Swap(true) {
+		return
+	}
+	sm.log.Error("cannot apply the raft log; this member stops applying and shuts down", "err", err)
+	if sm.onFail != nil {
+		go sm.onFail(err)
+	}
+}
+
+// applyItems applies a batch under one acquisition of the tree lock. It is
+// the only place the tree is modified (besides Restore).
+func (sm *stateMachine) applyItems(items []applyItem) {
+	if len(items) == 0 {
+		return
+	}
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	b := &sm.batch
+	for i := range items {
+		it := &items[i]
+		if it.txn == nil { // a sync barrier: nothing to apply
+			if it.w != nil {
+				it.w.applied(it.zxid, &tree.Result{}, b)
+			}
+			continue
+		}
+		res := sm.tree.Apply(it.zxid, it.txn)
+		// Watches fire before the reply is queued and before the lock is
+		// released, so no reply that observes the change can precede the
+		// notification.
+		sm.watches.Trigger(res.Events)
+		// The requester's reply is queued before the session's connections
+		// are told to close, so a closeSession reply is never lost.
+		if it.w != nil {
+			it.w.applied(it.zxid, &res, b)
+		}
+		sm.sessions.applied(it.txn, &res)
+	}
+	for i, w := range b.wake {
+		w.endBatch()
+		b.wake[i] = nil
+	}
+	b.wake = b.wake[:0]
+}
+
+// Snapshot implements raftnode.StateMachine: the tree as of now (the apply
+// goroutine calls it between applies), streamed into the snapshot file
+// while applying goes on; tree.Snapshot.Write reads the tree under the read
+// lock one node at a time and Apply keeps the pre-images of what it changes
+// meanwhile.
+func (sm *stateMachine) Snapshot() (func(io.Writer) error, error) {
+	sm.mu.Lock()
+	sn, err := sm.tree.BeginSnapshot()
+	sm.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return func(w io.Writer) error { return sn.Write(w, sm.mu.RLocker()) }, nil
+}
+
+// Restore implements raftnode.StateMachine: empty data is the initial,
+// empty tree.
+func (sm *stateMachine) Restore(data []byte, index uint64) error {
+	t := tree.New()
+	if len(data) > 0 {
+		var err error
+		t, err = tree.ReadSnapshot(bytes.NewReader(data), tree.ReadOptions{MaxBuffer: sm.maxBuf})
+		if err != nil {
+			return fmt.Errorf("restore snapshot at index %d: %w", index, err)
+		}
+	}
+	sm.setup(t)
+	sm.mu.Lock()
+	sm.tree = t
+	sm.mu.Unlock()
+	return nil
+}
