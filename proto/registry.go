@@ -14,53 +14,8 @@ package proto
 // OpMultiRead share MultiRequest (see MultiRequest.IsRead); OpSasl carries a
 // GetSASLRequest, as sent by ZooKeeper clients.
 func NewRequest(op OpCode) Record {
-	switch op {
-	case OpCreate, OpCreate2, OpCreateContainer:
-		return new(CreateRequest)
-	case OpCreateTTL:
-		return new(CreateTTLRequest)
-	case OpDelete:
-		return new(DeleteRequest)
-	case OpExists:
-		return new(ExistsRequest)
-	case OpGetData:
-		return new(GetDataRequest)
-	case OpSetData:
-		return new(SetDataRequest)
-	case OpGetACL:
-		return new(GetACLRequest)
-	case OpSetACL:
-		return new(SetACLRequest)
-	case OpGetChildren:
-		return new(GetChildrenRequest)
-	case OpGetChildren2:
-		return new(GetChildren2Request)
-	case OpSync:
-		return new(SyncRequest)
-	case OpCheck:
-		return new(CheckVersionRequest)
-	case OpMulti, OpMultiRead:
-		return new(MultiRequest)
-	case OpReconfig:
-		return new(ReconfigRequest)
-	case OpCheckWatches:
-		return new(CheckWatchesRequest)
-	case OpRemoveWatches:
-		return new(RemoveWatchesRequest)
-	case OpAuth:
-		return new(AuthPacket)
-	case OpSetWatches:
-		return new(SetWatches)
-	case OpSasl:
-		return new(GetSASLRequest)
-	case OpGetEphemerals:
-		return new(GetEphemeralsRequest)
-	case OpGetAllChildrenNumber:
-		return new(GetAllChildrenNumberRequest)
-	case OpSetWatches2:
-		return new(SetWatches2)
-	case OpAddWatch:
-		return new(AddWatchRequest)
+	if o := Op(op); o != nil && o.Request != nil && o.Kind != KindInternal {
+		return o.Request()
 	}
 	return nil
 }
@@ -84,41 +39,8 @@ func NewRequest(op OpCode) Record {
 // with MultiResponse; OpSasl with SetSASLResponse. OpNotification maps to
 // WatcherEvent, the body of notifications (xid XidNotification).
 func NewResponse(op OpCode) Record {
-	switch op {
-	case OpNotification:
-		return new(WatcherEvent)
-	case OpCreate:
-		return new(CreateResponse)
-	case OpCreate2, OpCreateContainer, OpCreateTTL:
-		return new(Create2Response)
-	case OpExists:
-		return new(ExistsResponse)
-	case OpGetData, OpReconfig:
-		return new(GetDataResponse)
-	case OpSetData:
-		return new(SetDataResponse)
-	case OpGetACL:
-		return new(GetACLResponse)
-	case OpSetACL:
-		return new(SetACLResponse)
-	case OpGetChildren:
-		return new(GetChildrenResponse)
-	case OpGetChildren2:
-		return new(GetChildren2Response)
-	case OpSync:
-		return new(SyncResponse)
-	case OpMulti, OpMultiRead:
-		return new(MultiResponse)
-	case OpSasl:
-		return new(SetSASLResponse)
-	case OpGetEphemerals:
-		return new(GetEphemeralsResponse)
-	case OpGetAllChildrenNumber:
-		return new(GetAllChildrenNumberResponse)
-	case OpAddWatch:
-		return new(ErrorResponse)
-	case OpWhoAmI:
-		return new(WhoAmIResponse)
+	if o := Op(op); o != nil && o.Response != nil {
+		return o.Response()
 	}
 	return nil
 }

@@ -564,80 +564,75 @@ func (c *Conn) handleFrame(frame []byte) bool {
 	if h.Type != proto.OpAuth && h.Type != proto.OpSasl && c.authMissing() {
 		return c.refuseUnauthenticated(r) // enforce.auth (sasl.go)
 	}
-	switch h.Type {
-	case proto.OpAuth:
+	info := proto.Op(h.Type)
+	if info == nil || info.Kind == proto.KindNone {
+		c.s.log.Warn("unknown opcode; closing connection", "op", int32(h.Type), "session", hexID(c.sessionID))
+		c.submitRead(r, fixedCode(proto.ErrUnimplemented))
+		c.closeAfterFlush()
+		return false
+	}
+	switch info.Kind {
+	case proto.KindConnection:
 		c.release()
-		return c.handleAuth(h.Xid, d)
-	case proto.OpSasl:
-		c.release()
-		return c.handleSasl(h.Xid, d)
-	case proto.OpCloseSession:
-		if c.localSession {
-			// Nothing to log: a local session ends with its connection.
-			c.submitRead(r, fixedCode(proto.ErrOk))
-			c.closeAfterFlush()
-			return true
+		if h.Type == proto.OpSasl {
+			return c.handleSasl(h.Xid, d)
 		}
-	case proto.OpPing, proto.OpWhoAmI:
-		// no body
-	case proto.OpReconfig:
+		return c.handleAuth(h.Xid, d)
+	case proto.KindInternal:
+		if h.Type == proto.OpCreateSession {
+			// Only the handshake creates sessions; ZooKeeper answers a
+			// createSession request with MarshallingError and keeps going.
+			c.submitRead(r, fixedCode(proto.ErrMarshallingError))
+		} else {
+			// The container sweep's deleteContainer: it would delete
+			// nodes without an ACL check.
+			c.submitRead(r, fixedCode(proto.ErrBadArguments))
+		}
+		return true
+	case proto.KindMembership:
 		if c.s.readOnly.Load() {
 			c.submitRead(r, fixedCode(proto.ErrNotReadOnly))
 			return true
 		}
-		// Standalone: reconfiguration is disabled, as ZooKeeper answers.
+		// Reconfiguration is disabled, as ZooKeeper answers by default.
 		c.submitRead(r, fixedCode(proto.ErrReconfigDisabled))
 		return true
-	case proto.OpCreateSession:
-		// Only the handshake creates sessions; ZooKeeper answers a
-		// createSession request with MarshallingError and keeps going.
-		c.submitRead(r, fixedCode(proto.ErrMarshallingError))
+	}
+	if h.Type == proto.OpCloseSession && c.localSession {
+		// Nothing to log: a local session ends with its connection.
+		c.submitRead(r, fixedCode(proto.ErrOk))
+		c.closeAfterFlush()
 		return true
-	case proto.OpDeleteContainer:
-		// Server-internal (the container sweep). Clients may not send it:
-		// it would delete nodes without an ACL check.
-		c.submitRead(r, fixedCode(proto.ErrBadArguments))
-		return true
-	default:
-		body := proto.NewRequest(h.Type)
-		if body == nil {
-			c.s.log.Warn("unknown opcode; closing connection", "op", int32(h.Type), "session", hexID(c.sessionID))
-			c.submitRead(r, fixedCode(proto.ErrUnimplemented))
-			c.closeAfterFlush()
-			return false
-		}
-		if isWriteOp(h.Type) || h.Type == proto.OpSync {
-			// Writes (and syncs, which are barriers in an ensemble)
-			// outlive the frame (they sit in the log): decode with copies.
+	}
+	if info.Request != nil {
+		if info.Kind != proto.KindRead {
+			// Writes and syncs outlive the frame (they sit in the
+			// log): decode with copies.
 			d = jute.NewDecoder(frame[d.Offset():])
 		}
+		body := info.Request()
 		body.Decode(d)
 		if d.Err() != nil {
-			c.s.log.Info("malformed request", "op", h.Type.String(), "session", hexID(c.sessionID), "err", d.Err())
+			c.s.log.Info("malformed request", "op", info.Name, "session", hexID(c.sessionID), "err", d.Err())
 			c.submitRead(r, fixedCode(proto.ErrMarshallingError))
 			return true
 		}
 		r.body = body
 	}
-	switch {
-	case h.Type == proto.OpMultiRead:
+	if h.Type == proto.OpMultiRead || h.Type == proto.OpMulti {
+		// Read ops in a multi, or write ops in a multiRead: ZooKeeper
+		// fails the whole request.
 		m := r.body.(*proto.MultiRequest)
-		if len(m.Ops) > 0 && !m.IsRead() {
+		if h.Type == proto.OpMulti && m.IsRead() || h.Type == proto.OpMultiRead && len(m.Ops) > 0 && !m.IsRead() {
 			c.submitRead(r, fixedCode(proto.ErrMarshallingError))
 			return true
 		}
-	case h.Type == proto.OpMulti && r.body.(*proto.MultiRequest).IsRead():
-		// Read ops in a multi: ZooKeeper fails the whole request.
-		c.submitRead(r, fixedCode(proto.ErrMarshallingError))
-		return true
-	case isWriteOp(h.Type):
-		r.isWrite = true
-	case h.Type == proto.OpSync && c.s.clustered():
-		// In an ensemble, sync is a barrier through the log: when it is
-		// applied here, so is every write committed before it anywhere.
-		r.isWrite = true
 	}
-	if c.s.readOnly.Load() && (h.Type == proto.OpSync || r.isWrite && h.Type != proto.OpCloseSession) {
+	// Writes, and syncs (a barrier through the log: when it is applied
+	// here, so is every write committed before it anywhere), go through
+	// the log.
+	r.isWrite = info.Kind == proto.KindWrite || info.Kind == proto.KindBarrier
+	if c.s.readOnly.Load() && r.isWrite && h.Type != proto.OpCloseSession {
 		// ZooKeeper's ReadOnlyRequestProcessor: no changes, no sync.
 		c.submitRead(r, fixedCode(proto.ErrNotReadOnly))
 		return true
@@ -648,16 +643,6 @@ func (c *Conn) handleFrame(frame []byte) bool {
 		c.submitRead(r, nil)
 	}
 	return true
-}
-
-func isWriteOp(op proto.OpCode) bool {
-	switch op {
-	case proto.OpCreate, proto.OpCreate2, proto.OpCreateContainer, proto.OpCreateTTL,
-		proto.OpDelete, proto.OpSetData, proto.OpSetACL, proto.OpCheck, proto.OpMulti,
-		proto.OpCloseSession:
-		return true
-	}
-	return false
 }
 
 // release frees an outstanding-request slot.
@@ -831,27 +816,38 @@ func (c *Conn) replyWrite(r *request, zxid int64, res *tree.Result) {
 		c.enqueue(&hdr, nil)
 		return
 	}
-	switch r.op {
-	case proto.OpCreate:
-		c.enqueue(&hdr, &proto.CreateResponse{Path: res.Path})
-	case proto.OpCreate2, proto.OpCreateContainer, proto.OpCreateTTL:
-		c.enqueue(&hdr, &proto.Create2Response{Path: res.Path, Stat: res.Stat})
-	case proto.OpDelete:
-		c.enqueue(&hdr, nil)
-	case proto.OpSetData, proto.OpCheck:
-		c.enqueue(&hdr, &proto.SetDataResponse{Stat: res.Stat})
-	case proto.OpSetACL:
-		c.enqueue(&hdr, &proto.SetACLResponse{Stat: res.Stat})
-	case proto.OpMulti:
+	c.enqueue(&hdr, writeReplies[r.op](res))
+}
+
+// writeReplies builds the body of a successful reply to each write opcode
+// (proto.KindWrite) from its result; a test checks that none is missing
+// and that each makes the table's response record.
+var writeReplies = map[proto.OpCode]func(res *tree.Result) proto.Record{
+	proto.OpCreate:          func(res *tree.Result) proto.Record { return &proto.CreateResponse{Path: res.Path} },
+	proto.OpCreate2:         create2Reply,
+	proto.OpCreateContainer: create2Reply,
+	proto.OpCreateTTL:       create2Reply,
+	proto.OpDelete:          noBody,
+	proto.OpSetData:         func(res *tree.Result) proto.Record { return &proto.SetDataResponse{Stat: res.Stat} },
+	// ZooKeeper sends check's stat in a SetDataResponse, which clients
+	// do not read (the table has no response record for check).
+	proto.OpCheck:        func(res *tree.Result) proto.Record { return &proto.SetDataResponse{Stat: res.Stat} },
+	proto.OpSetACL:       func(res *tree.Result) proto.Record { return &proto.SetACLResponse{Stat: res.Stat} },
+	proto.OpCloseSession: noBody,
+	proto.OpMulti: func(res *tree.Result) proto.Record {
 		mr := &proto.MultiResponse{Results: make([]proto.MultiResult, len(res.Multi))}
 		for i, sub := range res.Multi {
 			mr.Results[i] = proto.MultiResult{Type: sub.Op, Err: sub.Err, Path: sub.Path, Stat: sub.Stat}
 		}
-		c.enqueue(&hdr, mr)
-	default:
-		c.enqueue(&hdr, nil)
-	}
+		return mr
+	},
 }
+
+func create2Reply(res *tree.Result) proto.Record {
+	return &proto.Create2Response{Path: res.Path, Stat: res.Stat}
+}
+
+func noBody(*tree.Result) proto.Record { return nil }
 
 // SessionID implements watch.Watcher.
 func (c *Conn) SessionID() int64 { return c.sessionID }

@@ -43,175 +43,239 @@ func (c *Conn) reply(hdr *proto.ReplyHeader, body proto.Record, inline bool) {
 	}
 }
 
+// readHandler answers a read (proto.KindRead) from the tree, which the
+// caller holds locked.
+type readHandler func(c *Conn, r *request) (proto.ErrCode, proto.Record)
+
+// readHandlers holds the handler of every read opcode of proto's table; a
+// test checks that none is missing.
+var readHandlers = map[proto.OpCode]readHandler{
+	proto.OpPing:                 (*Conn).readPing,
+	proto.OpExists:               (*Conn).readExists,
+	proto.OpGetData:              (*Conn).readGetData,
+	proto.OpGetChildren:          (*Conn).readGetChildren,
+	proto.OpGetChildren2:         (*Conn).readGetChildren2,
+	proto.OpGetACL:               (*Conn).readGetACL,
+	proto.OpGetAllChildrenNumber: (*Conn).readAllChildrenNumber,
+	proto.OpGetEphemerals:        (*Conn).readGetEphemerals,
+	proto.OpWhoAmI:               (*Conn).readWhoAmI,
+	proto.OpCheckWatches:         (*Conn).readCheckWatches,
+	proto.OpRemoveWatches:        (*Conn).readRemoveWatches,
+	proto.OpAddWatch:             (*Conn).readAddWatch,
+	proto.OpSetWatches:           (*Conn).readSetWatches,
+	proto.OpSetWatches2:          (*Conn).readSetWatches2,
+	proto.OpMultiRead:            (*Conn).readMulti,
+}
+
 func (c *Conn) read(r *request) (proto.ErrCode, proto.Record) {
-	s := c.s
-	t := s.sm.tree
-	switch r.op {
-	case proto.OpPing:
-		return proto.ErrOk, nil
-	case proto.OpExists:
-		q := r.body.(*proto.ExistsRequest)
-		if strings.IndexByte(q.Path, 0) >= 0 {
-			return proto.ErrBadArguments, nil
-		}
-		n := t.Get(q.Path)
-		if q.Watch {
-			s.watches.AddData(strings.Clone(q.Path), c)
-		}
-		if n == nil {
-			return proto.ErrNoNode, nil
-		}
-		return proto.ErrOk, &proto.ExistsResponse{Stat: n.Stat()}
-	case proto.OpGetData:
-		q := r.body.(*proto.GetDataRequest)
-		n := t.Get(q.Path)
-		if n == nil {
-			return proto.ErrNoNode, nil
-		}
-		if !tree.CheckACL(n, proto.PermRead, r.auth) {
-			return proto.ErrNoAuth, nil
-		}
-		if q.Watch {
-			s.watches.AddData(strings.Clone(q.Path), c)
-		}
-		return proto.ErrOk, &proto.GetDataResponse{Data: n.Data(), Stat: n.Stat()}
-	case proto.OpGetChildren:
-		q := r.body.(*proto.GetChildrenRequest)
-		n, code := c.readable(q.Path, r.auth)
-		if code != proto.ErrOk {
-			return code, nil
-		}
-		if q.Watch {
-			s.watches.AddChild(strings.Clone(q.Path), c)
-		}
-		return proto.ErrOk, &proto.GetChildrenResponse{Children: n.Children()}
-	case proto.OpGetChildren2:
-		q := r.body.(*proto.GetChildren2Request)
-		n, code := c.readable(q.Path, r.auth)
-		if code != proto.ErrOk {
-			return code, nil
-		}
-		if q.Watch {
-			s.watches.AddChild(strings.Clone(q.Path), c)
-		}
-		return proto.ErrOk, &proto.GetChildren2Response{Children: n.Children(), Stat: n.Stat()}
-	case proto.OpGetACL:
-		q := r.body.(*proto.GetACLRequest)
-		n := t.Get(q.Path)
-		if n == nil {
-			return proto.ErrNoNode, nil
-		}
-		if !tree.CheckACL(n, proto.PermRead|proto.PermAdmin, r.auth) {
-			return proto.ErrNoAuth, nil
-		}
-		list := n.ACL()
-		if !tree.CheckACL(n, proto.PermAdmin, r.auth) {
-			list = acl.Masked(list)
-		}
-		return proto.ErrOk, &proto.GetACLResponse{ACL: list, Stat: n.Stat()}
-	case proto.OpSync:
-		q := r.body.(*proto.SyncRequest)
-		return proto.ErrOk, &proto.SyncResponse{Path: q.Path}
-	case proto.OpGetAllChildrenNumber:
-		q := r.body.(*proto.GetAllChildrenNumberRequest)
-		_, code := c.readable(q.Path, r.auth)
-		if code != proto.ErrOk {
-			return code, nil
-		}
-		return proto.ErrOk, &proto.GetAllChildrenNumberResponse{TotalNumber: int32(t.CountDescendants(q.Path))}
-	case proto.OpGetEphemerals:
-		q := r.body.(*proto.GetEphemeralsRequest)
-		all := t.Ephemerals(c.sessionID)
-		prefix := strings.TrimSpace(q.PrefixPath)
-		if prefix == "" || prefix == "/" {
-			return proto.ErrOk, &proto.GetEphemeralsResponse{Ephemerals: all}
-		}
-		out := make([]string, 0, len(all))
-		for _, p := range all {
-			if strings.HasPrefix(p, q.PrefixPath) {
-				out = append(out, p)
-			}
-		}
-		return proto.ErrOk, &proto.GetEphemeralsResponse{Ephemerals: out}
-	case proto.OpWhoAmI:
-		ids := r.auth
-		infos := make([]proto.ClientInfo, 0, len(ids))
-		for _, id := range ids {
-			user := id.ID
-			if id.Scheme == acl.SchemeDigest {
-				// The digest provider names the user without the hash.
-				user, _, _ = strings.Cut(user, ":")
-			}
-			infos = append(infos, proto.ClientInfo{AuthScheme: id.Scheme, User: user})
-		}
-		return proto.ErrOk, &proto.WhoAmIResponse{ClientInfo: infos}
-	case proto.OpCheckWatches:
-		q := r.body.(*proto.CheckWatchesRequest)
-		if !validWatcherType(q.Type) {
-			return proto.ErrMarshallingError, nil // WatcherType.fromInt throws
-		}
-		if !s.watches.Contains(q.Path, c, q.Type) {
-			return proto.ErrNoWatcher, nil
-		}
-		return proto.ErrOk, nil
-	case proto.OpRemoveWatches:
-		q := r.body.(*proto.RemoveWatchesRequest)
-		if !validWatcherType(q.Type) {
-			return proto.ErrMarshallingError, nil // WatcherType.fromInt throws
-		}
-		if !s.watches.Remove(q.Path, c, q.Type) {
-			return proto.ErrNoWatcher, nil
-		}
-		return proto.ErrOk, nil
-	case proto.OpAddWatch:
-		q := r.body.(*proto.AddWatchRequest)
-		if q.Mode != proto.AddWatchPersistent && q.Mode != proto.AddWatchPersistentRecursive {
-			return proto.ErrMarshallingError, nil // WatcherMode.fromZooDef throws
-		}
-		if n := t.Get(q.Path); n != nil && !tree.CheckACL(n, proto.PermRead, r.auth) {
-			return proto.ErrNoAuth, nil
-		}
-		s.watches.AddPersistent(strings.Clone(q.Path), c, q.Mode == proto.AddWatchPersistentRecursive)
-		return proto.ErrOk, &proto.ErrorResponse{Err: proto.ErrOk}
-	case proto.OpSetWatches:
-		q := r.body.(*proto.SetWatches)
-		c.setWatches(q.RelativeZxid, q.DataWatches, q.ExistWatches, q.ChildWatches, nil, nil)
-		return proto.ErrOk, nil
-	case proto.OpSetWatches2:
-		q := r.body.(*proto.SetWatches2)
-		c.setWatches(q.RelativeZxid, q.DataWatches, q.ExistWatches, q.ChildWatches, q.PersistentWatches, q.PersistentRecursiveWatches)
-		return proto.ErrOk, nil
-	case proto.OpMulti, proto.OpMultiRead:
-		q := r.body.(*proto.MultiRequest)
-		out := &proto.MultiResponse{Results: make([]proto.MultiResult, len(q.Ops))}
-		for i, op := range q.Ops {
-			res := &out.Results[i]
-			switch req := op.Req.(type) {
-			case *proto.GetDataRequest:
-				n := t.Get(req.Path)
-				switch {
-				case n == nil:
-					res.Type, res.Err = proto.OpError, proto.ErrNoNode
-				case !tree.CheckACL(n, proto.PermRead, r.auth):
-					res.Type, res.Err = proto.OpError, proto.ErrNoAuth
-				default:
-					// ZooKeeper ignores the watch flag of multiRead ops.
-					res.Type, res.Data, res.Stat = proto.OpGetData, n.Data(), n.Stat()
-				}
-			case *proto.GetChildrenRequest:
-				n, code := c.readable(req.Path, r.auth)
-				if code != proto.ErrOk {
-					res.Type, res.Err = proto.OpError, code
-					continue
-				}
-				res.Type, res.Children = proto.OpGetChildren, n.Children()
-			default:
-				res.Type, res.Err = proto.OpError, proto.ErrMarshallingError
-			}
-		}
-		return proto.ErrOk, out
+	if h := readHandlers[r.op]; h != nil {
+		return h(c, r)
 	}
 	return proto.ErrUnimplemented, nil
+}
+
+func (c *Conn) readPing(r *request) (proto.ErrCode, proto.Record) {
+	return proto.ErrOk, nil
+}
+
+func (c *Conn) readExists(r *request) (proto.ErrCode, proto.Record) {
+	s := c.s
+	t := c.s.sm.tree
+	q := r.body.(*proto.ExistsRequest)
+	if strings.IndexByte(q.Path, 0) >= 0 {
+		return proto.ErrBadArguments, nil
+	}
+	n := t.Get(q.Path)
+	if q.Watch {
+		s.watches.AddData(strings.Clone(q.Path), c)
+	}
+	if n == nil {
+		return proto.ErrNoNode, nil
+	}
+	return proto.ErrOk, &proto.ExistsResponse{Stat: n.Stat()}
+}
+
+func (c *Conn) readGetData(r *request) (proto.ErrCode, proto.Record) {
+	s := c.s
+	t := c.s.sm.tree
+	q := r.body.(*proto.GetDataRequest)
+	n := t.Get(q.Path)
+	if n == nil {
+		return proto.ErrNoNode, nil
+	}
+	if !tree.CheckACL(n, proto.PermRead, r.auth) {
+		return proto.ErrNoAuth, nil
+	}
+	if q.Watch {
+		s.watches.AddData(strings.Clone(q.Path), c)
+	}
+	return proto.ErrOk, &proto.GetDataResponse{Data: n.Data(), Stat: n.Stat()}
+}
+
+func (c *Conn) readGetChildren(r *request) (proto.ErrCode, proto.Record) {
+	s := c.s
+	q := r.body.(*proto.GetChildrenRequest)
+	n, code := c.readable(q.Path, r.auth)
+	if code != proto.ErrOk {
+		return code, nil
+	}
+	if q.Watch {
+		s.watches.AddChild(strings.Clone(q.Path), c)
+	}
+	return proto.ErrOk, &proto.GetChildrenResponse{Children: n.Children()}
+}
+
+func (c *Conn) readGetChildren2(r *request) (proto.ErrCode, proto.Record) {
+	s := c.s
+	q := r.body.(*proto.GetChildren2Request)
+	n, code := c.readable(q.Path, r.auth)
+	if code != proto.ErrOk {
+		return code, nil
+	}
+	if q.Watch {
+		s.watches.AddChild(strings.Clone(q.Path), c)
+	}
+	return proto.ErrOk, &proto.GetChildren2Response{Children: n.Children(), Stat: n.Stat()}
+}
+
+func (c *Conn) readGetACL(r *request) (proto.ErrCode, proto.Record) {
+	t := c.s.sm.tree
+	q := r.body.(*proto.GetACLRequest)
+	n := t.Get(q.Path)
+	if n == nil {
+		return proto.ErrNoNode, nil
+	}
+	if !tree.CheckACL(n, proto.PermRead|proto.PermAdmin, r.auth) {
+		return proto.ErrNoAuth, nil
+	}
+	list := n.ACL()
+	if !tree.CheckACL(n, proto.PermAdmin, r.auth) {
+		list = acl.Masked(list)
+	}
+	return proto.ErrOk, &proto.GetACLResponse{ACL: list, Stat: n.Stat()}
+}
+
+func (c *Conn) readAllChildrenNumber(r *request) (proto.ErrCode, proto.Record) {
+	t := c.s.sm.tree
+	q := r.body.(*proto.GetAllChildrenNumberRequest)
+	_, code := c.readable(q.Path, r.auth)
+	if code != proto.ErrOk {
+		return code, nil
+	}
+	return proto.ErrOk, &proto.GetAllChildrenNumberResponse{TotalNumber: int32(t.CountDescendants(q.Path))}
+}
+
+func (c *Conn) readGetEphemerals(r *request) (proto.ErrCode, proto.Record) {
+	t := c.s.sm.tree
+	q := r.body.(*proto.GetEphemeralsRequest)
+	all := t.Ephemerals(c.sessionID)
+	prefix := strings.TrimSpace(q.PrefixPath)
+	if prefix == "" || prefix == "/" {
+		return proto.ErrOk, &proto.GetEphemeralsResponse{Ephemerals: all}
+	}
+	out := make([]string, 0, len(all))
+	for _, p := range all {
+		if strings.HasPrefix(p, q.PrefixPath) {
+			out = append(out, p)
+		}
+	}
+	return proto.ErrOk, &proto.GetEphemeralsResponse{Ephemerals: out}
+}
+
+func (c *Conn) readWhoAmI(r *request) (proto.ErrCode, proto.Record) {
+	ids := r.auth
+	infos := make([]proto.ClientInfo, 0, len(ids))
+	for _, id := range ids {
+		user := id.ID
+		if id.Scheme == acl.SchemeDigest {
+			// The digest provider names the user without the hash.
+			user, _, _ = strings.Cut(user, ":")
+		}
+		infos = append(infos, proto.ClientInfo{AuthScheme: id.Scheme, User: user})
+	}
+	return proto.ErrOk, &proto.WhoAmIResponse{ClientInfo: infos}
+}
+
+func (c *Conn) readCheckWatches(r *request) (proto.ErrCode, proto.Record) {
+	s := c.s
+	q := r.body.(*proto.CheckWatchesRequest)
+	if !validWatcherType(q.Type) {
+		return proto.ErrMarshallingError, nil // WatcherType.fromInt throws
+	}
+	if !s.watches.Contains(q.Path, c, q.Type) {
+		return proto.ErrNoWatcher, nil
+	}
+	return proto.ErrOk, nil
+}
+
+func (c *Conn) readRemoveWatches(r *request) (proto.ErrCode, proto.Record) {
+	s := c.s
+	q := r.body.(*proto.RemoveWatchesRequest)
+	if !validWatcherType(q.Type) {
+		return proto.ErrMarshallingError, nil // WatcherType.fromInt throws
+	}
+	if !s.watches.Remove(q.Path, c, q.Type) {
+		return proto.ErrNoWatcher, nil
+	}
+	return proto.ErrOk, nil
+}
+
+func (c *Conn) readAddWatch(r *request) (proto.ErrCode, proto.Record) {
+	s := c.s
+	t := c.s.sm.tree
+	q := r.body.(*proto.AddWatchRequest)
+	if q.Mode != proto.AddWatchPersistent && q.Mode != proto.AddWatchPersistentRecursive {
+		return proto.ErrMarshallingError, nil // WatcherMode.fromZooDef throws
+	}
+	if n := t.Get(q.Path); n != nil && !tree.CheckACL(n, proto.PermRead, r.auth) {
+		return proto.ErrNoAuth, nil
+	}
+	s.watches.AddPersistent(strings.Clone(q.Path), c, q.Mode == proto.AddWatchPersistentRecursive)
+	return proto.ErrOk, &proto.ErrorResponse{Err: proto.ErrOk}
+}
+
+func (c *Conn) readSetWatches(r *request) (proto.ErrCode, proto.Record) {
+	q := r.body.(*proto.SetWatches)
+	c.setWatches(q.RelativeZxid, q.DataWatches, q.ExistWatches, q.ChildWatches, nil, nil)
+	return proto.ErrOk, nil
+}
+
+func (c *Conn) readSetWatches2(r *request) (proto.ErrCode, proto.Record) {
+	q := r.body.(*proto.SetWatches2)
+	c.setWatches(q.RelativeZxid, q.DataWatches, q.ExistWatches, q.ChildWatches, q.PersistentWatches, q.PersistentRecursiveWatches)
+	return proto.ErrOk, nil
+}
+
+func (c *Conn) readMulti(r *request) (proto.ErrCode, proto.Record) {
+	t := c.s.sm.tree
+	q := r.body.(*proto.MultiRequest)
+	out := &proto.MultiResponse{Results: make([]proto.MultiResult, len(q.Ops))}
+	for i, op := range q.Ops {
+		res := &out.Results[i]
+		switch req := op.Req.(type) {
+		case *proto.GetDataRequest:
+			n := t.Get(req.Path)
+			switch {
+			case n == nil:
+				res.Type, res.Err = proto.OpError, proto.ErrNoNode
+			case !tree.CheckACL(n, proto.PermRead, r.auth):
+				res.Type, res.Err = proto.OpError, proto.ErrNoAuth
+			default:
+				// ZooKeeper ignores the watch flag of multiRead ops.
+				res.Type, res.Data, res.Stat = proto.OpGetData, n.Data(), n.Stat()
+			}
+		case *proto.GetChildrenRequest:
+			n, code := c.readable(req.Path, r.auth)
+			if code != proto.ErrOk {
+				res.Type, res.Err = proto.OpError, code
+				continue
+			}
+			res.Type, res.Children = proto.OpGetChildren, n.Children()
+		default:
+			res.Type, res.Err = proto.OpError, proto.ErrMarshallingError
+		}
+	}
+	return proto.ErrOk, out
 }
 
 func validWatcherType(t proto.WatcherType) bool {

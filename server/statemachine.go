@@ -151,9 +151,13 @@ func (sm *stateMachine) applyItems(items []applyItem) {
 	b := &sm.batch
 	for i := range items {
 		it := &items[i]
-		if it.txn == nil { // a sync barrier: nothing to apply
+		if it.txn == nil {
+			// A sync barrier: nothing to apply. Its reply carries the
+			// last transaction's zxid, not the barrier's log index: a
+			// client must never have seen a zxid the tree lacks (it
+			// could not resume its session then).
 			if it.w != nil {
-				it.w.applied(it.zxid, &tree.Result{}, b)
+				it.w.applied(sm.tree.LastZxid(), &tree.Result{}, b)
 			}
 			continue
 		}

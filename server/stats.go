@@ -73,54 +73,10 @@ func javaDouble(f float64) string {
 	return s
 }
 
+// opName is the abbreviation cons shows for op.
 func opName(op proto.OpCode) string {
-	switch op {
-	case proto.OpPing:
-		return "PING"
-	case proto.OpCreate, proto.OpCreate2, proto.OpCreateContainer, proto.OpCreateTTL:
-		return "CREA"
-	case proto.OpDelete:
-		return "DELE"
-	case proto.OpSetData:
-		return "SETD"
-	case proto.OpGetData:
-		return "GETD"
-	case proto.OpExists:
-		return "EXIS"
-	case proto.OpGetChildren, proto.OpGetChildren2:
-		return "GETC"
-	case proto.OpGetACL:
-		return "GETA"
-	case proto.OpSetACL:
-		return "SETA"
-	case proto.OpMulti:
-		return "MULT"
-	case proto.OpMultiRead:
-		return "MLTR"
-	case proto.OpSync:
-		return "SYNC"
-	case proto.OpCheck:
-		return "CHEC"
-	case proto.OpCloseSession:
-		return "CLOS"
-	case proto.OpCreateSession:
-		return "SESS"
-	case proto.OpSetWatches:
-		return "SETW"
-	case proto.OpSetWatches2:
-		return "STW2"
-	case proto.OpAddWatch:
-		return "ADDW"
-	case proto.OpRemoveWatches:
-		return "REMW"
-	case proto.OpCheckWatches:
-		return "CHKW"
-	case proto.OpWhoAmI:
-		return "HOMI"
-	case proto.OpGetEphemerals:
-		return "GETE"
-	case proto.OpGetAllChildrenNumber:
-		return "GETACN"
+	if o := proto.Op(op); o != nil {
+		return o.Abbrev
 	}
 	return "NA"
 }

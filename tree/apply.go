@@ -183,78 +183,83 @@ func (t *Tree) sessionValid(txn *Txn) bool {
 	return t.sessions[txn.Session] != nil
 }
 
-func (t *Tree) applyOne(zxid int64, txn *Txn, op proto.OpCode, req proto.Record) OpResult {
-	fail := func(code proto.ErrCode) OpResult {
-		return OpResult{Op: op, Err: code}
-	}
-	switch op {
-	case proto.OpCreateSession:
-		r, ok := req.(*CreateSessionReq)
+// applyHandler applies one (sub-)operation of a logged opcode.
+type applyHandler struct {
+	// checkSession: fail with SessionExpired unless the requesting
+	// session exists (create checks it itself, after the mode and TTL,
+	// as ZooKeeper's pRequest2TxnCreate does).
+	checkSession bool
+	apply        func(t *Tree, zxid int64, txn *Txn, op proto.OpCode, req proto.Record) OpResult
+}
+
+// handle adapts a function of the op's own request record type; any other
+// record is a MarshallingError.
+func handle[R proto.Record](check bool, f func(t *Tree, zxid int64, txn *Txn, op proto.OpCode, r R) OpResult) applyHandler {
+	return applyHandler{checkSession: check, apply: func(t *Tree, zxid int64, txn *Txn, op proto.OpCode, req proto.Record) OpResult {
+		r, ok := req.(R)
 		if !ok {
-			return fail(proto.ErrMarshallingError)
+			return OpResult{Op: op, Err: proto.ErrMarshallingError}
 		}
+		return f(t, zxid, txn, op, r)
+	}}
+}
+
+// applyHandlers holds the handler of every logged opcode of proto's table
+// (proto.OpInfo.Logged) but multi, which Apply handles; a test checks
+// that none is missing.
+var applyHandlers = map[proto.OpCode]applyHandler{
+	proto.OpCreateSession: handle(false, func(t *Tree, zxid int64, txn *Txn, op proto.OpCode, r *CreateSessionReq) OpResult {
 		pw := make([]byte, len(r.Passwd))
 		copy(pw, r.Passwd)
 		t.sessions[txn.Session] = &Session{ID: txn.Session, Timeout: r.Timeout, Passwd: pw}
 		return OpResult{Op: op}
-	case proto.OpCloseSession:
+	}),
+	proto.OpCloseSession: {apply: func(t *Tree, zxid int64, txn *Txn, op proto.OpCode, _ proto.Record) OpResult {
 		t.closeSession(zxid, txn.Session)
 		return OpResult{Op: op}
-	}
-	switch op {
-	case proto.OpCreate, proto.OpCreate2, proto.OpCreateContainer, proto.OpCreateTTL:
-		// create checks the session after the mode and TTL (ZooKeeper's
-		// pRequest2TxnCreate order).
-	default:
-		if !t.sessionValid(txn) {
-			return fail(proto.ErrSessionExpired)
-		}
-	}
-	switch op {
-	case proto.OpCreate, proto.OpCreate2, proto.OpCreateContainer:
-		r, ok := req.(*proto.CreateRequest)
-		if !ok {
-			return fail(proto.ErrMarshallingError)
-		}
-		return t.create(zxid, txn, op, r.Path, r.Data, r.ACL, r.Flags, -1)
-	case proto.OpCreateTTL:
-		r, ok := req.(*proto.CreateTTLRequest)
-		if !ok {
-			return fail(proto.ErrMarshallingError)
-		}
+	}},
+	proto.OpCreate:          handle(false, applyCreate),
+	proto.OpCreate2:         handle(false, applyCreate),
+	proto.OpCreateContainer: handle(false, applyCreate),
+	proto.OpCreateTTL: handle(false, func(t *Tree, zxid int64, txn *Txn, op proto.OpCode, r *proto.CreateTTLRequest) OpResult {
 		return t.create(zxid, txn, op, r.Path, r.Data, r.ACL, r.Flags, r.TTL)
-	case proto.OpDelete:
-		r, ok := req.(*proto.DeleteRequest)
-		if !ok {
-			return fail(proto.ErrMarshallingError)
-		}
+	}),
+	proto.OpDelete: handle(true, func(t *Tree, zxid int64, txn *Txn, op proto.OpCode, r *proto.DeleteRequest) OpResult {
 		return t.delete(zxid, txn, r.Path, r.Version)
-	case proto.OpSetData:
-		r, ok := req.(*proto.SetDataRequest)
-		if !ok {
-			return fail(proto.ErrMarshallingError)
-		}
+	}),
+	proto.OpSetData: handle(true, func(t *Tree, zxid int64, txn *Txn, op proto.OpCode, r *proto.SetDataRequest) OpResult {
 		return t.setData(zxid, txn, r.Path, r.Data, r.Version)
-	case proto.OpSetACL:
-		r, ok := req.(*proto.SetACLRequest)
-		if !ok {
-			return fail(proto.ErrMarshallingError)
-		}
+	}),
+	proto.OpSetACL: handle(true, func(t *Tree, zxid int64, txn *Txn, op proto.OpCode, r *proto.SetACLRequest) OpResult {
 		return t.setACL(txn, r.Path, r.ACL, r.Version)
-	case proto.OpCheck:
-		r, ok := req.(*proto.CheckVersionRequest)
-		if !ok {
-			return fail(proto.ErrMarshallingError)
-		}
+	}),
+	proto.OpCheck: handle(true, func(t *Tree, zxid int64, txn *Txn, op proto.OpCode, r *proto.CheckVersionRequest) OpResult {
 		return t.check(txn, r.Path, r.Version)
-	case proto.OpDeleteContainer:
-		r, ok := req.(*DeleteContainerReq)
-		if !ok {
-			return fail(proto.ErrMarshallingError)
-		}
+	}),
+	proto.OpDeleteContainer: handle(true, func(t *Tree, zxid int64, txn *Txn, op proto.OpCode, r *DeleteContainerReq) OpResult {
 		return t.deleteContainer(zxid, txn, r.Path)
+	}),
+}
+
+func applyCreate(t *Tree, zxid int64, txn *Txn, op proto.OpCode, r *proto.CreateRequest) OpResult {
+	return t.create(zxid, txn, op, r.Path, r.Data, r.ACL, r.Flags, -1)
+}
+
+// Applies reports whether the tree applies transactions of op.
+func Applies(op proto.OpCode) bool {
+	_, ok := applyHandlers[op]
+	return ok || op == proto.OpMulti
+}
+
+func (t *Tree) applyOne(zxid int64, txn *Txn, op proto.OpCode, req proto.Record) OpResult {
+	h, ok := applyHandlers[op]
+	if !ok {
+		return OpResult{Op: op, Err: proto.ErrUnimplemented}
 	}
-	return fail(proto.ErrUnimplemented)
+	if h.checkSession && !t.sessionValid(txn) {
+		return OpResult{Op: op, Err: proto.ErrSessionExpired}
+	}
+	return h.apply(t, zxid, txn, op, req)
 }
 
 func (t *Tree) create(zxid int64, txn *Txn, op proto.OpCode, path string, data []byte, acls []proto.ACL, mode proto.CreateMode, ttl int64) OpResult {

@@ -29,34 +29,11 @@ type Txn struct {
 }
 
 // CreateSessionReq is the body of a createSession transaction.
-type CreateSessionReq struct {
-	Timeout int32
-	Passwd  []byte
-}
-
-// Encode implements proto.Record.
-func (r *CreateSessionReq) Encode(e *jute.Encoder) {
-	e.WriteInt(r.Timeout)
-	e.WriteBuffer(r.Passwd)
-}
-
-// Decode implements proto.Record.
-func (r *CreateSessionReq) Decode(d *jute.Decoder) {
-	r.Timeout = d.ReadInt()
-	r.Passwd = d.ReadBuffer()
-}
+type CreateSessionReq = proto.CreateSessionTxn
 
 // DeleteContainerReq is the body of a deleteContainer transaction, proposed
 // by the server's container/TTL sweep.
-type DeleteContainerReq struct {
-	Path string
-}
-
-// Encode implements proto.Record.
-func (r *DeleteContainerReq) Encode(e *jute.Encoder) { e.WriteString(r.Path) }
-
-// Decode implements proto.Record.
-func (r *DeleteContainerReq) Decode(d *jute.Decoder) { r.Path = d.ReadString() }
+type DeleteContainerReq = proto.DeleteContainerTxn
 
 // ErrBadTxn is returned by DecodeTxn for a transaction it cannot decode.
 var ErrBadTxn = errors.New("tree: bad transaction")
@@ -86,28 +63,12 @@ func DecodeTxn(b []byte) (*Txn, error) {
 			t.Auth[i].Decode(d)
 		}
 	}
-	switch t.Op {
-	case proto.OpCreate, proto.OpCreate2, proto.OpCreateContainer:
-		t.Req = &proto.CreateRequest{}
-	case proto.OpCreateTTL:
-		t.Req = &proto.CreateTTLRequest{}
-	case proto.OpDelete:
-		t.Req = &proto.DeleteRequest{}
-	case proto.OpSetData:
-		t.Req = &proto.SetDataRequest{}
-	case proto.OpSetACL:
-		t.Req = &proto.SetACLRequest{}
-	case proto.OpCheck:
-		t.Req = &proto.CheckVersionRequest{}
-	case proto.OpMulti:
-		t.Req = &proto.MultiRequest{}
-	case proto.OpCreateSession:
-		t.Req = &CreateSessionReq{}
-	case proto.OpCloseSession:
-	case proto.OpDeleteContainer:
-		t.Req = &DeleteContainerReq{}
-	default:
+	o := proto.Op(t.Op)
+	if o == nil || !o.Logged() {
 		return nil, fmt.Errorf("%w: op %d", ErrBadTxn, t.Op)
+	}
+	if o.Txn != nil {
+		t.Req = o.Txn()
 	}
 	if t.Req != nil {
 		t.Req.Decode(d)
