@@ -108,7 +108,7 @@ func (r *replica) start() error {
 	}
 	r.node = node
 	r.prop.start(node)
-	r.sessions.restore()
+	r.sessions.restore(r.sm)
 	if !r.clustered() {
 		// A group of one leads at once; wait for it so proposals are
 		// not dropped.

@@ -169,3 +169,41 @@ func (c *Conn) refuseUnauthenticated(r *request) bool {
 	c.closeAfterFlush()
 	return false
 }
+
+func (c *Conn) handleAuth(xid int32, d *jute.Decoder) bool {
+	var ap proto.AuthPacket
+	ap.Decode(d)
+	if d.Err() != nil {
+		c.enqueue(&proto.ReplyHeader{Xid: xid, Err: proto.ErrAuthFailed}, nil)
+		c.closeAfterFlush()
+		return true
+	}
+	ids, err := acl.Authenticate(ap.Scheme, ap.Auth, c.s.opts.SuperDigest)
+	if err == nil && ap.Scheme == acl.SchemeDigest && c.s.opts.DisableDigestAuth {
+		err = errors.New("digest authentication is disabled")
+	}
+	if err != nil {
+		c.s.log.Info("authentication failed", "scheme", ap.Scheme, "session", hexID(c.sessionID), "err", err)
+		c.enqueue(&proto.ReplyHeader{Xid: xid, Err: proto.ErrAuthFailed}, nil)
+		c.closeAfterFlush()
+		return true
+	}
+	cur := *c.auth.Load()
+	next := make([]proto.Id, 0, len(cur)+len(ids))
+	next = append(next, cur...)
+	for _, id := range ids {
+		dup := false
+		for _, have := range next {
+			if have == id {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			next = append(next, id)
+		}
+	}
+	c.auth.Store(&next)
+	c.enqueue(&proto.ReplyHeader{Xid: xid}, nil)
+	return true
+}

@@ -3,31 +3,69 @@
 // words), the session tracker, and the single write path that turns every
 // change into a transaction applied to the tree in log order.
 //
+// # Roles
+//
+// Each role has a file and a type; they meet through narrow interfaces.
+//
+//	conn.go          Conn: socket I/O, framing, the outgoing queue, the
+//	                 reader and writer goroutines
+//	handshake.go     the ConnectRequest: new, resumed and local sessions
+//	pipeline.go      the request pipeline: dispatch by proto's opcode table,
+//	                 FIFO order per connection (reads wait behind the
+//	                 connection's writes), held proposals, write replies;
+//	                 a request is the waiter of its proposal
+//	reads.go         the read handlers
+//	sasl.go          auth packets and SASL
+//	proposer.go      proposer: hands entries to raft in combined batches and
+//	                 remembers their waiters
+//	entry.go         the raft entry format (transactions, sync barriers,
+//	                 touch batches)
+//	statemachine.go  stateMachine: sole owner of the tree and its lock;
+//	                 applies committed entries, fires watches, tells waiters
+//	                 (interface waiter) and the session tracker
+//	                 (interface sessionObserver)
+//	session.go       sessionTracker: liveness and expiry of sessions
+//	replica.go       replica, the cluster glue: the raft node over the WAL
+//	                 (or memory), leader tracking, touch batches
+//	fourlw.go, stats.go  four-letter words and their counters
+//
 // # The write path
 //
 // Every change (create, delete, setData, setACL, check, multi, session
-// create/close, container and TTL reaping) is encoded as a tree.Txn carrying
-// the request itself and handed to the Log. The Log orders transactions and
-// delivers them to the apply loop, which applies each one to the tree at its
-// zxid, fires watches and completes the waiting request. Validation happens
-// in tree.Apply, never before proposing. With a data directory the Log is
-// raftLog (raftlog.go): a raft group of one over a write-ahead log, fsynced
-// before anything is applied or answered; without one it is the in-memory
-// sequencer in log.go. Request handling is the same for both.
+// create/close, container and TTL reaping) is encoded as a tree.Txn
+// carrying the request itself and handed to the proposer, which proposes
+// it to raft (go.etcd.io/raft through raftnode). Committed entries reach
+// the state machine in log order after they are persisted (fsynced, with
+// a data directory); it applies each one to the tree at its zxid (the raft
+// index), fires watches and completes the waiting request. Validation
+// happens in tree.Apply, never before proposing. Without a data directory
+// the same raft group runs on in-memory storage: there is no second path.
+// sync is a barrier entry through the log.
 //
 // # Ordering
 //
 // Replies on a connection leave in request order. A read is answered only
 // after every earlier write of the same connection has been applied (FIFO
 // client order): reads that arrive while the connection has writes in
-// flight are queued behind them and run by the apply loop right after the
-// write they follow. Watch notifications caused by a transaction are queued
-// on their connections before the tree lock is released, so a client sees
-// the notification before any reply that could observe the change.
+// flight are queued behind them and run by the apply goroutine right
+// after the write they follow. Watch notifications caused by a
+// transaction are queued on their connections before the tree lock is
+// released, so a client sees the notification before any reply that
+// could observe the change.
 //
-// Lock order: Server.treeMu before Conn.outMu before Conn.pipeMu is never
-// needed; the apply loop holds treeMu (write) while it fills connections'
-// outgoing queues (outMu). Conn.pipeMu is never held while taking treeMu.
+// # Lock order
+//
+//	stateMachine.mu → Conn.pipeMu → Conn.outMu
+//	Conn.wmu → Conn.outMu
+//
+// The apply goroutine holds stateMachine.mu (write) while it completes
+// writes (writeApplied takes pipeMu, then queues replies under outMu) and
+// fires watches (outMu). Conn.pipeMu is never held while taking
+// stateMachine.mu. Conn.close may run with stateMachine.mu and pipeMu held
+// (a reply over the queue limit): it takes outMu, Server.connsMu,
+// watch.Manager's lock and sessionTracker.mu each on its own, holding
+// none of them while taking another. proposer.mu is a leaf: waiters are
+// told after it is released.
 package server
 
 import (
@@ -247,7 +285,12 @@ func New(opts Options) (*Server, error) {
 	}
 	s.sm = newStateMachine(s.log, s.watches, s.setupTree, opts.MaxBuffer)
 	s.prop = newProposer(s.log)
-	s.sessions = newSessionTracker(s, opts.ServerID)
+	s.sessions = newSessionTracker(s.log, opts.TickTime, opts.ServerID, s.prop, s.isLeader)
+	if len(opts.Peers) > 1 {
+		// Writes that neither commit nor fail (a forwarded proposal lost
+		// in transit) must not hang their clients forever.
+		s.sessions.housekeeping = func() { s.abortPendingWrites(max(2*opts.MaxSessionTimeout, 30*time.Second)) }
+	}
 	s.sm.waiters, s.sm.sessions = s.prop, s.sessions
 	s.sm.onFail = func(error) { s.Close() }
 	dir := opts.DataDir

@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/rand"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,25 +16,44 @@ import (
 // knows when each was last heard from and which connections serve it. When
 // a session's deadline passes it proposes a closeSession transaction; the
 // tree deletes the ephemerals when that transaction is applied.
+//
+// Callers: the handshake (track, newID), connections (touch, detach,
+// forget), the state machine (applied, remoteTouch, as sessionObserver),
+// the replica (refreshAll, takeTouched) and its own goroutine (run).
 type sessionTracker struct {
-	s      *Server
-	nextID atomic.Int64
+	log      *slog.Logger
+	tick     time.Duration // how often deadlines are checked
+	prop     *proposer     // proposes closeSession for expired sessions
+	isLeader func() bool   // whether this member expires sessions
+	// housekeeping, if set, runs every tick (the server aborts writes
+	// stuck in an ensemble).
+	housekeeping func()
+	nextID       atomic.Int64
 
-	mu   sync.Mutex // guards live
+	mu   sync.Mutex // guards live and every liveSession's conns
 	live map[int64]*liveSession
+}
+
+// sessionConn is a connection serving a session (a Conn).
+type sessionConn interface {
+	// close closes the connection now (the session moved elsewhere).
+	close(reason string)
+	// sessionClosed: the session ended; close after the queued replies.
+	sessionClosed()
 }
 
 type liveSession struct {
 	id       int64
-	timeout  atomic.Int64 // nanoseconds
-	deadline atomic.Int64 // unix nanos
-	closing  atomic.Bool  // a closeSession has been proposed
-	dirty    atomic.Bool  // touched by a local client since the last touch batch
-	conns    map[*Conn]struct{}
+	timeout  atomic.Int64             // nanoseconds
+	deadline atomic.Int64             // unix nanos
+	closing  atomic.Bool              // a closeSession has been proposed
+	dirty    atomic.Bool              // touched by a local client since the last touch batch
+	conns    map[sessionConn]struct{} // guarded by sessionTracker.mu
 }
 
-func newSessionTracker(s *Server, serverID int64) *sessionTracker {
-	t := &sessionTracker{s: s, live: make(map[int64]*liveSession)}
+func newSessionTracker(log *slog.Logger, tickTime time.Duration, serverID int64, prop *proposer, isLeader func() bool) *sessionTracker {
+	t := &sessionTracker{log: log, tick: max(tickTime/2, 10*time.Millisecond), prop: prop, isLeader: isLeader,
+		live: make(map[int64]*liveSession)}
 	// As ZooKeeper: the server id in the top byte, a time-based counter
 	// below, so ids stay unique across restarts and servers.
 	base := (time.Now().UnixMilli() << 24) >> 8
@@ -53,12 +73,12 @@ func newPasswd() []byte {
 }
 
 // track starts tracking a session served by c.
-func (t *sessionTracker) track(id int64, timeout time.Duration, c *Conn) *liveSession {
+func (t *sessionTracker) track(id int64, timeout time.Duration, c sessionConn) *liveSession {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ls := t.live[id]
 	if ls == nil {
-		ls = &liveSession{id: id, conns: make(map[*Conn]struct{})}
+		ls = &liveSession{id: id, conns: make(map[sessionConn]struct{})}
 		t.live[id] = ls
 	}
 	ls.timeout.Store(int64(timeout))
@@ -122,7 +142,7 @@ func (t *sessionTracker) takeTouched() []int64 {
 }
 
 // detach removes a closed connection from its session.
-func (t *sessionTracker) detach(id int64, c *Conn) {
+func (t *sessionTracker) detach(id int64, c sessionConn) {
 	t.mu.Lock()
 	if ls := t.live[id]; ls != nil {
 		delete(ls.conns, c)
@@ -132,11 +152,7 @@ func (t *sessionTracker) detach(id int64, c *Conn) {
 }
 
 func (t *sessionTracker) run(done <-chan struct{}) {
-	tick := t.s.opts.TickTime / 2
-	if tick < 10*time.Millisecond {
-		tick = 10 * time.Millisecond
-	}
-	tk := time.NewTicker(tick)
+	tk := time.NewTicker(t.tick)
 	defer tk.Stop()
 	for {
 		select {
@@ -146,12 +162,10 @@ func (t *sessionTracker) run(done <-chan struct{}) {
 		}
 		now := time.Now().UnixNano()
 		var expired []int64
-		if t.s.clustered() {
-			// Writes that neither commit nor fail (a forwarded proposal
-			// lost in transit) must not hang their clients forever.
-			t.s.abortPendingWrites(max(2*t.s.opts.MaxSessionTimeout, 30*time.Second))
+		if t.housekeeping != nil {
+			t.housekeeping()
 		}
-		if !t.s.isLeader() {
+		if !t.isLeader() {
 			continue // only the leader expires sessions
 		}
 		t.mu.Lock()
@@ -175,8 +189,8 @@ func (t *sessionTracker) expire(id int64) {
 	if ls != nil && !ls.closing.CompareAndSwap(false, true) {
 		return
 	}
-	t.s.log.Info("expiring session", "session", hexID(id))
-	t.s.prop.propose(txnEntry(&tree.Txn{Op: proto.OpCloseSession, Session: id, Time: time.Now().UnixMilli()}), nil, false)
+	t.log.Info("expiring session", "session", hexID(id))
+	t.prop.propose(txnEntry(&tree.Txn{Op: proto.OpCloseSession, Session: id, Time: time.Now().UnixMilli()}), nil, false)
 }
 
 // applied is called by the apply loop after each transaction.
@@ -218,14 +232,14 @@ func (t *sessionTracker) count() int {
 
 // restore tracks every session of the tree (after a restart), each with a
 // fresh timeout: clients get one session timeout to come back.
-func (t *sessionTracker) restore() {
+func (t *sessionTracker) restore(sm *stateMachine) {
 	var sessions []*tree.Session
-	t.s.sm.view(func(tr *tree.Tree) { sessions = tr.Sessions() })
+	sm.view(func(tr *tree.Tree) { sessions = tr.Sessions() })
 	for _, ss := range sessions {
 		t.track(ss.ID, time.Duration(ss.Timeout)*time.Millisecond, nil)
 	}
 	if len(sessions) > 0 {
-		t.s.log.Info("restored sessions", "count", len(sessions))
+		t.log.Info("restored sessions", "count", len(sessions))
 	}
 }
 

@@ -1,0 +1,121 @@
+// The connect handshake: a new session is a createSession transaction
+// through the log; a resumed one is checked against the replicated
+// session table; a read-only member makes local sessions.
+
+package server
+
+import (
+	"crypto/subtle"
+	"time"
+
+	"github.com/zkgo/zkgo/jute"
+	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/tree"
+)
+
+// handshake processes the ConnectRequest. It returns false when the
+// connection must close.
+func (c *Conn) handshake(body []byte) bool {
+	var req proto.ConnectRequest
+	d := jute.NewDecoder(body)
+	req.Decode(d)
+	if d.Err() != nil {
+		c.s.log.Warn("closing connection: malformed ConnectRequest", "remote", c.nc.RemoteAddr().String(), "err", d.Err())
+		return false
+	}
+	c.sendRO = req.HasReadOnly
+	s := c.s
+	if !s.hasQuorum() && !s.readOnly.Load() {
+		s.log.Info("refusing session request: not part of a working quorum", "remote", c.nc.RemoteAddr().String())
+		return false
+	}
+	if s.readOnly.Load() && !req.ReadOnly {
+		s.log.Info("refusing session request for a client that does not allow read-only mode", "remote", c.nc.RemoteAddr().String())
+		return false
+	}
+	last := s.sm.lastZxid()
+	if req.LastZxidSeen > last {
+		s.log.Warn("refusing session request: client has seen a newer zxid",
+			"remote", c.nc.RemoteAddr().String(), "clientZxid", hexID(req.LastZxidSeen), "serverZxid", hexID(last))
+		return false
+	}
+	to := time.Duration(req.TimeOut) * time.Millisecond
+	if to < s.opts.MinSessionTimeout {
+		to = s.opts.MinSessionTimeout
+	}
+	if to > s.opts.MaxSessionTimeout {
+		to = s.opts.MaxSessionTimeout
+	}
+	if req.SessionID == 0 && s.readOnly.Load() && s.clustered() {
+		// Cut off from the quorum, a read-only member cannot log a new
+		// session: it makes a local one, as ZooKeeper's read-only server
+		// does. The client asks for a new session once it reaches a
+		// read-write member.
+		id := s.sessions.newID()
+		pw := newPasswd()
+		c.sessionID, c.timeout, c.localSession = id, to, true
+		c.live = s.sessions.track(id, to, c)
+		c.handshaken.Store(true)
+		c.connectReply(to, id, pw, 0)
+		return true
+	}
+	if req.SessionID == 0 {
+		id := s.sessions.newID()
+		pw := newPasswd()
+		txn := &tree.Txn{
+			Op: proto.OpCreateSession, Session: id, Time: time.Now().UnixMilli(),
+			Req: &tree.CreateSessionReq{Timeout: int32(to / time.Millisecond), Passwd: pw},
+		}
+		// Track before proposing so the session cannot expire unseen. The
+		// createSession goes through the pipeline like a write, so requests
+		// pipelined behind the handshake wait for it.
+		c.sessionID, c.timeout = id, to
+		c.live = s.sessions.track(id, to, c)
+		c.handshaken.Store(true)
+		r := &request{c: c, op: proto.OpCreateSession, isWrite: true, body: txn.Req, noSlot: true, start: time.Now()}
+		c.pipeMu.Lock()
+		c.inflight++
+		c.queue = append(c.queue, r)
+		c.pipeMu.Unlock()
+		return s.prop.propose(txnEntry(txn), r, false)
+	}
+	// Resuming a session.
+	s.sm.mu.RLock()
+	sess := s.sm.tree.Session(req.SessionID)
+	var valid bool
+	if sess != nil {
+		valid = subtle.ConstantTimeCompare(sess.Passwd, req.Passwd) == 1
+		if valid {
+			to = time.Duration(sess.Timeout) * time.Millisecond
+		}
+	}
+	s.sm.mu.RUnlock()
+	if !valid {
+		s.log.Info("invalid session or password; telling the client its session expired", "session", hexID(req.SessionID))
+		c.connectReply(0, 0, make([]byte, 16), 0)
+		c.closeAfterFlush()
+		return true
+	}
+	c.sessionID, c.timeout = req.SessionID, to
+	c.live = s.sessions.track(req.SessionID, to, c)
+	c.handshaken.Store(true)
+	c.connectReply(to, req.SessionID, sess.Passwd, 0)
+	return true
+}
+
+func (c *Conn) connectReply(to time.Duration, id int64, pw []byte, zxid int64) {
+	rsp := proto.ConnectResponse{
+		ProtocolVersion: 0,
+		TimeOut:         int32(to / time.Millisecond),
+		SessionID:       id,
+		Passwd:          pw,
+		ReadOnly:        c.s.readOnly.Load(),
+		HasReadOnly:     c.sendRO,
+	}
+	c.outMu.Lock()
+	if !c.outClosed {
+		proto.AppendFrame(&c.out, nil, &rsp)
+	}
+	c.outMu.Unlock()
+	c.kick()
+}

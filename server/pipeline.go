@@ -1,0 +1,303 @@
+// The request pipeline: a connection's reader hands each request here.
+// Reads run at once unless a write of the same connection is in flight,
+// then they queue behind it; writes and syncs are proposed (held while
+// more requests are buffered, see Conn.readLoop) and answered when the
+// state machine applies them.
+
+package server
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/zkgo/zkgo/jute"
+	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/tree"
+)
+
+// noteReply records a reply's statistics.
+func (c *Conn) noteReply(r *request, zxid int64) {
+	now := time.Now()
+	d := now.Sub(r.start)
+	c.s.stats.lat.add(d)
+	c.lat.add(d)
+	c.lastZxid.Store(zxid)
+	c.lastXid.Store(r.xid)
+	c.lastOp.Store(1<<32 | int64(uint32(r.op)))
+	c.lastResp.Store(now.UnixMilli())
+}
+
+// request is one client request in a connection's pipeline; a write's
+// request is the waiter of its proposal.
+type request struct {
+	c       *Conn
+	xid     int32
+	op      proto.OpCode
+	body    proto.Record
+	auth    []proto.Id
+	isWrite bool
+	start   time.Time
+	noSlot  bool // holds no outstanding-request slot (the handshake)
+}
+
+// handleFrame dispatches one request frame. It returns false when the
+// connection must close.
+func (c *Conn) handleFrame(frame []byte) bool {
+	d := jute.NewAliasingDecoder(frame)
+	var h proto.RequestHeader
+	h.Decode(d)
+	if d.Err() != nil {
+		c.s.log.Warn("closing connection: short request header", "session", hexID(c.sessionID))
+		return false
+	}
+	r := &request{c: c, xid: h.Xid, op: h.Type, auth: *c.auth.Load(), start: time.Now()}
+	if h.Type != proto.OpAuth && h.Type != proto.OpSasl && c.authMissing() {
+		return c.refuseUnauthenticated(r) // enforce.auth (sasl.go)
+	}
+	info := proto.Op(h.Type)
+	if info == nil || info.Kind == proto.KindNone {
+		c.s.log.Warn("unknown opcode; closing connection", "op", int32(h.Type), "session", hexID(c.sessionID))
+		c.submitRead(r, fixedCode(proto.ErrUnimplemented))
+		c.closeAfterFlush()
+		return false
+	}
+	switch info.Kind {
+	case proto.KindConnection:
+		c.release()
+		if h.Type == proto.OpSasl {
+			return c.handleSasl(h.Xid, d)
+		}
+		return c.handleAuth(h.Xid, d)
+	case proto.KindInternal:
+		if h.Type == proto.OpCreateSession {
+			// Only the handshake creates sessions; ZooKeeper answers a
+			// createSession request with MarshallingError and keeps going.
+			c.submitRead(r, fixedCode(proto.ErrMarshallingError))
+		} else {
+			// The container sweep's deleteContainer: it would delete
+			// nodes without an ACL check.
+			c.submitRead(r, fixedCode(proto.ErrBadArguments))
+		}
+		return true
+	case proto.KindMembership:
+		if c.s.readOnly.Load() {
+			c.submitRead(r, fixedCode(proto.ErrNotReadOnly))
+			return true
+		}
+		// Reconfiguration is disabled, as ZooKeeper answers by default.
+		c.submitRead(r, fixedCode(proto.ErrReconfigDisabled))
+		return true
+	}
+	if h.Type == proto.OpCloseSession && c.localSession {
+		// Nothing to log: a local session ends with its connection.
+		c.submitRead(r, fixedCode(proto.ErrOk))
+		c.closeAfterFlush()
+		return true
+	}
+	if info.Request != nil {
+		if info.Kind != proto.KindRead {
+			// Writes and syncs outlive the frame (they sit in the
+			// log): decode with copies.
+			d = jute.NewDecoder(frame[d.Offset():])
+		}
+		body := info.Request()
+		body.Decode(d)
+		if d.Err() != nil {
+			c.s.log.Info("malformed request", "op", info.Name, "session", hexID(c.sessionID), "err", d.Err())
+			c.submitRead(r, fixedCode(proto.ErrMarshallingError))
+			return true
+		}
+		r.body = body
+	}
+	if h.Type == proto.OpMultiRead || h.Type == proto.OpMulti {
+		// Read ops in a multi, or write ops in a multiRead: ZooKeeper
+		// fails the whole request.
+		m := r.body.(*proto.MultiRequest)
+		if h.Type == proto.OpMulti && m.IsRead() || h.Type == proto.OpMultiRead && len(m.Ops) > 0 && !m.IsRead() {
+			c.submitRead(r, fixedCode(proto.ErrMarshallingError))
+			return true
+		}
+	}
+	// Writes, and syncs (a barrier through the log: when it is applied
+	// here, so is every write committed before it anywhere), go through
+	// the log.
+	r.isWrite = info.Kind == proto.KindWrite || info.Kind == proto.KindBarrier
+	if c.s.readOnly.Load() && r.isWrite && h.Type != proto.OpCloseSession {
+		// ZooKeeper's ReadOnlyRequestProcessor: no changes, no sync.
+		c.submitRead(r, fixedCode(proto.ErrNotReadOnly))
+		return true
+	}
+	if r.isWrite {
+		c.submitWrite(r)
+	} else {
+		c.submitRead(r, nil)
+	}
+	return true
+}
+
+// release frees an outstanding-request slot.
+func (c *Conn) release() {
+	select {
+	case <-c.slots:
+	default:
+	}
+}
+
+// submitWrite proposes a write. Reads that arrive before it is applied
+// queue behind it.
+func (c *Conn) submitWrite(r *request) {
+	c.pipeMu.Lock()
+	c.inflight++
+	c.queue = append(c.queue, r)
+	c.pipeMu.Unlock()
+	var e *entry
+	if r.op == proto.OpSync {
+		e = syncEntry() // a barrier: nothing to apply
+	} else {
+		e = txnEntry(&tree.Txn{Op: r.op, Session: c.sessionID, Time: time.Now().UnixMilli(), Auth: r.auth, Req: r.body})
+	}
+	ok := c.s.prop.propose(e, r, c.moreBuffered)
+	if c.moreBuffered {
+		c.holding = c.holding || ok
+	} else {
+		// propose hands over what this reader held too: one queue.
+		c.holding = c.holding && !ok
+	}
+	if !ok {
+		c.close("server shutting down")
+	}
+}
+
+// readFunc overrides the normal read handling (used for fixed error replies
+// that must still respect reply order).
+type readFunc func(*request) (proto.ErrCode, proto.Record)
+
+// submitRead runs a read now if no write of this connection is in flight,
+// and otherwise queues it behind the writes.
+func (c *Conn) submitRead(r *request, fn readFunc) {
+	if fn != nil {
+		r.body = fixedReply(fn)
+	}
+	c.pipeMu.Lock()
+	if c.inflight > 0 {
+		c.queue = append(c.queue, r)
+		c.pipeMu.Unlock()
+		return
+	}
+	c.pipeMu.Unlock()
+	c.s.sm.mu.RLock()
+	c.execRead(r, true)
+	c.s.sm.mu.RUnlock()
+}
+
+// fixedCode is a readFunc answering code without a body.
+func fixedCode(code proto.ErrCode) readFunc {
+	return func(*request) (proto.ErrCode, proto.Record) { return code, nil }
+}
+
+// fixedReply wraps a readFunc as a request body so it can sit in the queue.
+type fixedReply readFunc
+
+func (fixedReply) Encode(*jute.Encoder) {}
+
+func (fixedReply) Decode(*jute.Decoder) {}
+
+// applied implements waiter: r (a write or sync) was applied.
+func (r *request) applied(zxid int64, res *tree.Result, b *applyBatch) {
+	r.c.writeApplied(r, zxid, res, b)
+}
+
+// lost implements waiter: the proposal was lost (a leader change, or
+// dropped by raft), so whether the write happens is unknown, which the
+// client learns as a connection loss, as with ZooKeeper.
+func (r *request) lost() { r.c.close("write outcome unknown (proposal lost)") }
+
+// writeApplied runs on the apply goroutine, with the tree locked, once the
+// write r has been applied: it queues r's reply, then runs the reads that
+// were waiting behind r.
+func (c *Conn) writeApplied(r *request, zxid int64, res *tree.Result, b *applyBatch) {
+	c.holdKicks(b)
+	c.pipeMu.Lock()
+	defer c.pipeMu.Unlock()
+	if len(c.queue) == 0 || c.queue[0] != r {
+		select {
+		case <-c.closed:
+			// An earlier write of this connection was lost and the
+			// connection closed; a later one may still apply.
+			return
+		default:
+		}
+		// Cannot happen: writes of one connection apply in order.
+		panic(fmt.Sprintf("server: write reply out of order (xid %d)", r.xid))
+	}
+	c.queue[0] = nil
+	c.queue = c.queue[1:]
+	c.inflight--
+	c.replyWrite(r, zxid, res)
+	for len(c.queue) > 0 && !c.queue[0].isWrite {
+		rd := c.queue[0]
+		c.queue[0] = nil
+		c.queue = c.queue[1:]
+		c.execRead(rd, false)
+	}
+	if len(c.queue) == 0 {
+		c.queue = nil
+	}
+}
+
+func (c *Conn) replyWrite(r *request, zxid int64, res *tree.Result) {
+	if r.op == proto.OpCreateSession {
+		cs := r.body.(*tree.CreateSessionReq)
+		c.connectReply(time.Duration(cs.Timeout)*time.Millisecond, c.sessionID, cs.Passwd, zxid)
+		return
+	}
+	if !r.noSlot {
+		defer c.release()
+	}
+	c.noteReply(r, zxid)
+	hdr := proto.ReplyHeader{Xid: r.xid, Zxid: zxid, Err: res.Err}
+	if r.op == proto.OpSync {
+		c.enqueue(&hdr, &proto.SyncResponse{Path: r.body.(*proto.SyncRequest).Path})
+		return
+	}
+	if r.op == proto.OpCloseSession {
+		c.enqueue(&hdr, nil)
+		c.closeAfterFlush()
+		return
+	}
+	if res.Err != proto.ErrOk {
+		c.enqueue(&hdr, nil)
+		return
+	}
+	c.enqueue(&hdr, writeReplies[r.op](res))
+}
+
+// writeReplies builds the body of a successful reply to each write opcode
+// (proto.KindWrite) from its result; a test checks that none is missing
+// and that each makes the table's response record.
+var writeReplies = map[proto.OpCode]func(res *tree.Result) proto.Record{
+	proto.OpCreate:          func(res *tree.Result) proto.Record { return &proto.CreateResponse{Path: res.Path} },
+	proto.OpCreate2:         create2Reply,
+	proto.OpCreateContainer: create2Reply,
+	proto.OpCreateTTL:       create2Reply,
+	proto.OpDelete:          noBody,
+	proto.OpSetData:         func(res *tree.Result) proto.Record { return &proto.SetDataResponse{Stat: res.Stat} },
+	// ZooKeeper sends check's stat in a SetDataResponse, which clients
+	// do not read (the table has no response record for check).
+	proto.OpCheck:        func(res *tree.Result) proto.Record { return &proto.SetDataResponse{Stat: res.Stat} },
+	proto.OpSetACL:       func(res *tree.Result) proto.Record { return &proto.SetACLResponse{Stat: res.Stat} },
+	proto.OpCloseSession: noBody,
+	proto.OpMulti: func(res *tree.Result) proto.Record {
+		mr := &proto.MultiResponse{Results: make([]proto.MultiResult, len(res.Multi))}
+		for i, sub := range res.Multi {
+			mr.Results[i] = proto.MultiResult{Type: sub.Op, Err: sub.Err, Path: sub.Path, Stat: sub.Stat}
+		}
+		return mr
+	},
+}
+
+func create2Reply(res *tree.Result) proto.Record {
+	return &proto.Create2Response{Path: res.Path, Stat: res.Stat}
+}
+
+func noBody(*tree.Result) proto.Record { return nil }
