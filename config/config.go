@@ -108,6 +108,7 @@ type Config struct {
 	ClientPort        int
 	ClientPortAddress string
 	MaxClientCnxns    int // maxClientCnxns per client address; 0 (or less) is unlimited
+	MaxCnxns          int // maxCnxns: client connections in all; 0 (or less) is unlimited
 	// MinSessionTimeout and MaxSessionTimeout default to 2 and 20 ticks.
 	MinSessionTimeout time.Duration
 	MaxSessionTimeout time.Duration

@@ -32,7 +32,7 @@ var javaOnlyKeys = setOf(
 	"kerberos.removeHostFromPrincipal", "kerberos.removeRealmFromPrincipal",
 	"largeRequestMaxBytes", "largeRequestThreshold", "leader.maxConcurrentDiffSyncs",
 	"leader.maxConcurrentSnapSyncs", "learner.asyncSending", "localSessionsEnabled",
-	"localSessionsUpgradingEnabled", "maxBatchSize", "maxCnxns",
+	"localSessionsUpgradingEnabled", "maxBatchSize",
 	"maxGetChildrenResponseCacheSize", "maxResponseCacheSize", "maxWriteQueuePollTime",
 	"multiAddress.reachabilityCheckEnabled", "multiAddress.reachabilityCheckTimeoutMs",
 	"observerMasterPort", "oraclePath", "preAllocSize", "quorum.cnxn.threads.size",
@@ -152,6 +152,10 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 		var n int32
 		n, err = p.int32(pr)
 		c.MaxClientCnxns = int(n)
+	case k == "maxCnxns":
+		var n int32
+		n, err = p.int32(pr)
+		c.MaxCnxns = int(n)
 	case k == "minSessionTimeout":
 		var n int32
 		n, err = p.int32(pr)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -16,10 +17,24 @@ import (
 	"github.com/zkgo/zkgo/proto"
 )
 
-// maxOutBytes bounds a connection's unsent replies and notifications; a
-// client that stops reading is disconnected rather than growing the server
-// without bound.
-const maxOutBytes = 64 << 20
+// Bounds of a connection. The output bounds are Options.MaxQueuedBytes
+// (backpressure) and MaxQueuedBytesHard (close).
+const (
+	// maxConnectFrame bounds the first frame: a ConnectRequest is 45
+	// bytes with ZooKeeper's 16-byte password.
+	maxConnectFrame = 256
+	// handshakeReadBuffer and readBuffer size the connection's input
+	// buffer before and after the handshake (a connection that never
+	// completes its handshake costs little).
+	handshakeReadBuffer = 512
+	readBuffer          = 64 << 10
+	// closeGrace is how long a connection that is to close after its
+	// last replies (closeAfterFlush: the session ended, a fatal request)
+	// may take to flush them before it is closed anyway.
+	closeGrace = 2 * time.Second
+	// maxSpare bounds the output buffer a connection keeps between writes.
+	maxSpare = 256 << 10
+)
 
 // Conn is one client connection.
 type Conn struct {
@@ -51,6 +66,9 @@ type Conn struct {
 	out       jute.Encoder
 	outClosed bool
 	flushKick chan struct{}
+	// drained is signalled by the writer each time it takes the queued
+	// bytes; a reader waiting on backpressure wakes on it.
+	drained chan struct{}
 	// closeAfter makes the writer close the connection once the queued
 	// bytes are written (after a closeSession reply or a fatal error).
 	closeAfter bool
@@ -95,6 +113,7 @@ func (s *Server) newConn(nc net.Conn) {
 		remoteIP:  host,
 		created:   time.Now(),
 		flushKick: make(chan struct{}, 1),
+		drained:   make(chan struct{}, 1),
 		slots:     make(chan struct{}, s.opts.MaxOutstanding),
 		closed:    make(chan struct{}),
 	}
@@ -104,6 +123,12 @@ func (s *Server) newConn(nc net.Conn) {
 	s.connsMu.Lock()
 	if s.closing.Load() {
 		s.connsMu.Unlock()
+		nc.Close()
+		return
+	}
+	if max := s.opts.MaxConnections; max > 0 && len(s.conns) >= max {
+		s.connsMu.Unlock()
+		s.log.Warn("too many connections (maxCnxns); closing", "ip", host, "max", max)
 		nc.Close()
 		return
 	}
@@ -159,12 +184,62 @@ func (c *Conn) close(reason string) {
 }
 
 // closeAfterFlush closes the connection once everything queued so far has
-// been written.
+// been written, or after closeGrace if the client does not take it.
 func (c *Conn) closeAfterFlush() {
 	c.outMu.Lock()
+	first := !c.closeAfter
 	c.closeAfter = true
 	c.outMu.Unlock()
 	c.kick()
+	if first {
+		time.AfterFunc(closeGrace, func() { c.close("final replies not taken in time") })
+	}
+}
+
+// setWriteDeadline bounds the next write: a client that takes no bytes
+// for a session timeout (the handshake timeout before it has a session)
+// is closed, so a writer never blocks forever.
+func (c *Conn) setWriteDeadline() {
+	d := c.s.opts.HandshakeTimeout
+	if c.handshaken.Load() {
+		d = c.timeout
+	}
+	c.nc.SetWriteDeadline(time.Now().Add(d))
+}
+
+// waitBackpressure blocks the reader while the connection's unsent output
+// exceeds MaxQueuedBytes: no further request is read until the client has
+// taken enough. It returns false if the connection closed meanwhile.
+func (c *Conn) waitBackpressure() bool {
+	throttled := false
+	defer func() {
+		if throttled {
+			c.s.stats.throttled.Add(-1)
+		}
+	}()
+	for {
+		c.outMu.Lock()
+		n := c.out.Len()
+		c.outMu.Unlock()
+		if n <= c.s.opts.MaxQueuedBytes {
+			return true
+		}
+		if !throttled {
+			throttled = true
+			c.s.stats.throttled.Add(1)
+			c.s.stats.throttleEvents.Add(1)
+		}
+		// What is held must go to raft, and the replies the reader
+		// queued itself must go to the writer, or nothing drains.
+		c.releaseHeld()
+		c.inlinePending = false
+		c.kick()
+		select {
+		case <-c.drained:
+		case <-c.closed:
+			return false
+		}
+	}
 }
 
 func (c *Conn) kick() {
@@ -229,7 +304,7 @@ func (c *Conn) appendFrame(hdr *proto.ReplyHeader, body proto.Record) (ok, held 
 		return false, false
 	}
 	proto.AppendReply(&c.out, hdr, body)
-	over := c.out.Len() > maxOutBytes
+	over := c.out.Len() > c.s.opts.MaxQueuedBytesHard
 	if c.holdKick {
 		c.kickHeld, held = true, true
 	}
@@ -259,12 +334,13 @@ func (c *Conn) flushInline() {
 	c.out.Reset(c.spareIn)
 	c.outMu.Unlock()
 	if len(buf) > 0 {
+		c.setWriteDeadline()
 		if _, err := c.nc.Write(buf); err != nil {
 			c.close("write: " + err.Error())
 			return
 		}
 	}
-	if cap(buf) <= 1<<20 {
+	if cap(buf) <= maxSpare {
 		c.spareIn = buf[:0]
 	} else {
 		c.spareIn = nil
@@ -287,7 +363,12 @@ func (c *Conn) writeLoop() {
 		closeAfter := c.closeAfter
 		c.out.Reset(spare)
 		c.outMu.Unlock()
+		select {
+		case c.drained <- struct{}{}:
+		default:
+		}
 		if len(buf) > 0 {
+			c.setWriteDeadline()
 			if _, err := c.nc.Write(buf); err != nil {
 				c.wmu.Unlock()
 				c.close("write: " + err.Error())
@@ -295,7 +376,7 @@ func (c *Conn) writeLoop() {
 			}
 		}
 		c.wmu.Unlock()
-		if cap(buf) <= 1<<20 {
+		if cap(buf) <= maxSpare {
 			spare = buf[:0]
 		} else {
 			spare = nil
@@ -315,7 +396,10 @@ func (c *Conn) writeLoop() {
 
 func (c *Conn) readLoop() {
 	defer c.endRead()
-	br := bufio.NewReaderSize(c.nc, 64<<10)
+	// Until its handshake is complete a connection has a deadline and a
+	// small input buffer.
+	c.nc.SetReadDeadline(time.Now().Add(c.s.opts.HandshakeTimeout))
+	br := bufio.NewReaderSize(c.nc, handshakeReadBuffer)
 	var hdr [4]byte
 	if _, err := io.ReadFull(br, hdr[:]); err != nil {
 		return
@@ -324,7 +408,7 @@ func (c *Conn) readLoop() {
 		c.serveFourLetterWord(cmd)
 		return
 	}
-	n, err := proto.FrameLen(hdr, c.s.opts.MaxBuffer)
+	n, err := proto.FrameLen(hdr, maxConnectFrame)
 	if err != nil {
 		c.s.log.Warn("closing connection: bad connect frame", "remote", c.nc.RemoteAddr().String(), "err", err)
 		return
@@ -336,8 +420,19 @@ func (c *Conn) readLoop() {
 	if !c.handshake(body) {
 		return
 	}
+	c.nc.SetReadDeadline(time.Time{})
+	// The full-size buffer, starting with what the small one holds.
+	var src io.Reader = c.nc
+	if k := br.Buffered(); k > 0 {
+		rest, _ := br.Peek(k)
+		src = io.MultiReader(bytes.NewReader(bytes.Clone(rest)), c.nc)
+	}
+	br = bufio.NewReaderSize(src, readBuffer)
 	defer c.releaseHeld()
 	for {
+		if !c.waitBackpressure() {
+			return
+		}
 		frame, err := proto.ReadFrame(br, &hdr, c.s.opts.MaxBuffer)
 		if err != nil {
 			if errors.Is(err, proto.ErrFrameTooLarge) || errors.Is(err, proto.ErrNegativeFrameLength) {
@@ -404,19 +499,15 @@ func wholeFrameBuffered(br *bufio.Reader) bool {
 
 // endRead runs when the reader stops. If a final reply is queued for
 // flushing (closeAfterFlush), the writer closes the connection once it is
-// written; otherwise, or if that takes too long, close now.
+// written (or closeAfterFlush's timer, after closeGrace); otherwise close
+// now.
 func (c *Conn) endRead() {
 	c.outMu.Lock()
 	flushing := c.closeAfter
 	c.outMu.Unlock()
-	if flushing {
-		select {
-		case <-c.closed:
-			return
-		case <-time.After(5 * time.Second):
-		}
+	if !flushing {
+		c.close("read loop ended")
 	}
-	c.close("read loop ended")
 }
 
 // SessionID implements watch.Watcher.
@@ -432,3 +523,10 @@ func (c *Conn) Deliver(ev proto.WatcherEvent, nodeACL []proto.ACL) {
 }
 
 func hexID(id int64) string { return fmt.Sprintf("0x%x", uint64(id)) }
+
+// queuedBytes returns the size of the connection's unsent output.
+func (c *Conn) queuedBytes() int {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	return c.out.Len()
+}

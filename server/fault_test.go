@@ -304,7 +304,7 @@ func (m *faultModel) verify(tr *tree.Tree) (bad []string, digest string, adopt f
 				d = d[:i+1+j]
 			}
 		}
-		if n.mzxid == 0 {
+		if n.mzxid <= 0 { // not known
 			return fmt.Sprintf("version %d data %q", n.version, d)
 		}
 		return fmt.Sprintf("version %d data %q mzxid %#x", n.version, d, n.mzxid)

@@ -229,6 +229,13 @@ func (s *Server) mntr(b *strings.Builder) {
 	kv("zk_local_sessions", 0)
 	kv("zk_uptime", time.Since(s.started).Milliseconds())
 	kv("zkgo_in_memory_only", !s.Durable())
+	var queued int
+	for _, c := range s.connList() {
+		queued += c.queuedBytes()
+	}
+	kv("zkgo_queued_bytes", queued)
+	kv("zkgo_throttled_connections", s.stats.throttled.Load())
+	kv("zkgo_throttle_events", s.stats.throttleEvents.Load())
 	if st, syncs, entries, prefilled, ok := s.raft.status(); ok {
 		kv("zkgo_raft_id", st.ID)
 		kv("zkgo_raft_leader", st.Leader)

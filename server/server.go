@@ -98,6 +98,22 @@ type Options struct {
 	// MaxClientCnxns limits concurrent connections per client IP; 0 means
 	// unlimited. Default 60 is applied by the config package, not here.
 	MaxClientCnxns int
+	// MaxConnections limits client connections in all (maxCnxns); 0
+	// means unlimited.
+	MaxConnections int
+	// HandshakeTimeout closes a connection that has not completed its
+	// connect handshake (or four-letter word) in time (ZooKeeper's
+	// zookeeper.nio.sessionlessCnxnTimeout). Default 10s.
+	HandshakeTimeout time.Duration
+	// MaxQueuedBytes is the backpressure bound of a connection's unsent
+	// replies and notifications: above it the server reads no further
+	// request from the connection until its client has taken enough.
+	// Default 1 MiB.
+	MaxQueuedBytes int
+	// MaxQueuedBytesHard closes a connection whose unsent output exceeds
+	// it (replies of requests read before the backpressure began, and
+	// notifications, which no backpressure holds back). Default 64 MiB.
+	MaxQueuedBytesHard int
 	// MaxBuffer is jute.maxbuffer: the largest accepted frame. Default
 	// 0xfffff.
 	MaxBuffer int
@@ -204,6 +220,16 @@ func (o *Options) setDefaults() {
 	if o.MaxOutstanding <= 0 {
 		o.MaxOutstanding = 1000
 	}
+	if o.HandshakeTimeout <= 0 {
+		o.HandshakeTimeout = 10 * time.Second
+	}
+	if o.MaxQueuedBytes <= 0 {
+		o.MaxQueuedBytes = 1 << 20
+	}
+	if o.MaxQueuedBytesHard <= 0 {
+		o.MaxQueuedBytesHard = 64 << 20
+	}
+	o.MaxQueuedBytesHard = max(o.MaxQueuedBytesHard, o.MaxQueuedBytes)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}

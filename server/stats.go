@@ -15,6 +15,9 @@ type serverStats struct {
 	packetsReceived atomic.Int64
 	packetsSent     atomic.Int64
 	lat             latencyStats
+	// throttled is the number of connections whose reader waits on
+	// backpressure now; throttleEvents counts the waits.
+	throttled, throttleEvents atomic.Int64
 }
 
 func (st *serverStats) reset() {

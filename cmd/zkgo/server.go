@@ -188,6 +188,7 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 		MinSessionTimeout:      cfg.MinSessionTimeout,
 		MaxSessionTimeout:      cfg.MaxSessionTimeout,
 		MaxClientCnxns:         cfg.MaxClientCnxns,
+		MaxConnections:         cfg.MaxCnxns,
 		MaxBuffer:              cfg.MaxBuffer,
 		FourLetterWords:        words,
 		ExtendedTypes:          cfg.ExtendedTypesEnabled,

@@ -1,0 +1,215 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkgo/zkgo/internal/rawzk"
+	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/zktest"
+)
+
+// mntrValue returns one value of mntr.
+func mntrValue(t *testing.T, addr, key string) int64 {
+	t.Helper()
+	for _, l := range strings.Split(fourLetter(t, addr, "mntr"), "\n") {
+		if k, v, ok := strings.Cut(l, "\t"); ok && k == key {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatalf("mntr %s = %q", key, v)
+			}
+			return n
+		}
+	}
+	t.Fatalf("mntr has no %s", key)
+	return 0
+}
+
+// waitMntr polls mntr until key satisfies ok, for at most 15 s.
+func waitMntr(t *testing.T, addr, key string, ok func(int64) bool) int64 {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		v := mntrValue(t, addr, key)
+		if ok(v) {
+			return v
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("mntr %s stayed %d", key, v)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Connections that never complete their handshake are closed: one that
+// sends nothing, one that sends part of a ConnectRequest, after the
+// handshake timeout; one that announces a frame larger than any
+// ConnectRequest, at once.
+func TestHandshakeTimeout(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) {
+		o.HandshakeTimeout = 300 * time.Millisecond
+		o.FourLetterWords = []string{"*"}
+	}))
+	half := make([]byte, 4+10)
+	binary.BigEndian.PutUint32(half, 45)
+	huge := binary.BigEndian.AppendUint32(nil, 1<<20)
+	for name, send := range map[string][]byte{"silent": nil, "half a ConnectRequest": half, "a 1 MiB connect frame": huge} {
+		nc, err := net.Dial("tcp", srv.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		if _, err := nc.Write(send); err != nil {
+			t.Fatal(err)
+		}
+		nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if n, err := nc.Read(make([]byte, 16)); err == nil || isTimeout(err) {
+			t.Errorf("%s: the server did not close the connection (read %d bytes, %v)", name, n, err)
+		}
+	}
+	// A client that completes its handshake keeps its connection past
+	// the timeout.
+	c := dial(t, srv.Addr())
+	time.Sleep(400 * time.Millisecond)
+	if code := call(t, c, proto.OpExists, &proto.ExistsRequest{Path: "/"}, &proto.ExistsResponse{}); code != proto.ErrOk {
+		t.Fatalf("exists after the handshake timeout: %v", code)
+	}
+}
+
+// waitReadsStop waits until the server reads no more requests: its count
+// of received requests holds still for 300 ms.
+func waitReadsStop(t *testing.T, addr string) {
+	t.Helper()
+	last, still := int64(-1), time.Now()
+	for deadline := time.Now().Add(15 * time.Second); time.Since(still) < 300*time.Millisecond; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the server kept reading")
+		}
+		if v := mntrValue(t, addr, "zk_packets_received"); v != last {
+			last, still = v, time.Now()
+		}
+	}
+}
+
+func isTimeout(err error) bool {
+	ne, ok := err.(net.Error)
+	return ok && ne.Timeout()
+}
+
+// A client that pipelines reads of a large znode and does not read the
+// replies is held back: the server stops reading its requests once its
+// queued output passes MaxQueuedBytes, the queue stays near that bound,
+// and every reply arrives, in order, once the client reads.
+func TestBackpressureBoundsQueuedBytes(t *testing.T) {
+	const bound = 256 << 10
+	const size, n = 512 << 10, 400
+	srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) {
+		o.MaxQueuedBytes = bound
+		o.MaxSessionTimeout = time.Minute
+		o.FourLetterWords = []string{"*"}
+	}))
+	data := bytes.Repeat([]byte("x"), size)
+	// A session timeout longer than the test: a client that takes no
+	// bytes for a session timeout is closed (the write deadline).
+	c, err := rawzk.Dial(srv.Addr(), rawzk.Options{Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	if code := call(t, c, proto.OpCreate, &proto.CreateRequest{Path: "/big", Data: data, ACL: openACL}, nil); code != proto.ErrOk {
+		t.Fatal(code)
+	}
+	before := mntrValue(t, srv.Addr(), "zk_packets_received")
+	xids := make([]int32, n)
+	go func() {
+		for i := range xids {
+			xid, err := c.Send(proto.OpGetData, &proto.GetDataRequest{Path: "/big"})
+			if err != nil {
+				return
+			}
+			xids[i] = xid
+		}
+	}()
+	// Without backpressure the server reads all n within milliseconds.
+	waitReadsStop(t, srv.Addr())
+	if v := mntrValue(t, srv.Addr(), "zkgo_throttled_connections"); v != 1 {
+		t.Fatalf("%d connections throttled, want 1", v)
+	}
+	queued := mntrValue(t, srv.Addr(), "zkgo_queued_bytes")
+	if max := int64(bound + size + 1024); queued > max {
+		t.Errorf("queued %d bytes while throttled, bound %d (+ one reply)", queued, max)
+	}
+	read := mntrValue(t, srv.Addr(), "zk_packets_received") - before
+	if read >= n {
+		t.Errorf("the server read all %d requests of a client that reads nothing", read)
+	}
+	t.Logf("throttled after reading %d of %d requests; %d bytes queued (%v)", read, n, queued, time.Since(start))
+	for i := 0; i < n; i++ {
+		var gr proto.GetDataResponse
+		h, err := c.Recv(&gr)
+		if err != nil || h.Err != proto.ErrOk || len(gr.Data) != size {
+			t.Fatalf("reply %d: %+v, %d bytes, %v", i, h, len(gr.Data), err)
+		}
+		if h.Xid != xids[i] {
+			t.Fatalf("reply %d: xid %d, want %d", i, h.Xid, xids[i])
+		}
+	}
+	waitMntr(t, srv.Addr(), "zkgo_throttled_connections", func(v int64) bool { return v == 0 })
+}
+
+// A client that stops reading keeps neither its connection nor the
+// queued replies once its session ends: the connection is closed even
+// though its writer is blocked on a full socket.
+func TestStuckClientClosedWhenSessionEnds(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) {
+		o.MaxSessionTimeout = time.Minute
+		o.FourLetterWords = []string{"*"}
+	}))
+	data := bytes.Repeat([]byte("y"), 512<<10)
+	// A long session: neither its expiry nor the write deadline (a
+	// session timeout) closes the connection during the test.
+	c, err := rawzk.Dial(srv.Addr(), rawzk.Options{Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if code := call(t, c, proto.OpCreate, &proto.CreateRequest{Path: "/big", Data: data, ACL: openACL}, nil); code != proto.ErrOk {
+		t.Fatal(code)
+	}
+	for i := 0; i < 200; i++ {
+		if _, err := c.Send(proto.OpGetData, &proto.GetDataRequest{Path: "/big"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The reader waits on backpressure, the writer on a full socket.
+	waitReadsStop(t, srv.Addr())
+	if v := mntrValue(t, srv.Addr(), "zkgo_throttled_connections"); v != 1 {
+		t.Fatalf("%d connections throttled, want 1", v)
+	}
+	srv.ExpireSession(c.Session.SessionID)
+	waitMntr(t, srv.Addr(), "zk_num_alive_connections", func(v int64) bool { return v == 0 })
+	waitMntr(t, srv.Addr(), "zkgo_throttled_connections", func(v int64) bool { return v == 0 })
+	if q := mntrValue(t, srv.Addr(), "zkgo_queued_bytes"); q != 0 {
+		t.Fatalf("%d bytes still queued", q)
+	}
+}
+
+// maxCnxns bounds the client connections of the whole server.
+func TestMaxConnections(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) { o.MaxConnections = 2 }))
+	dial(t, srv.Addr())
+	dial(t, srv.Addr())
+	c, err := rawzk.Dial(srv.Addr(), rawzk.Options{Timeout: 2 * time.Second})
+	if err == nil {
+		c.Close()
+		t.Fatal(fmt.Sprintf("a third connection was accepted with maxCnxns=2"))
+	}
+}
