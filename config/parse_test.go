@@ -219,6 +219,8 @@ func TestDerivedDefaults(t *testing.T) {
 			func(c *Config) bool {
 				return c.MinSessionTimeout == time.Second && c.MaxSessionTimeout == 5*time.Minute
 			}, nil},
+		{"maxCnxns", "maxCnxns=500\nmaxClientCnxns=7",
+			func(c *Config) bool { return c.MaxCnxns == 500 && c.MaxClientCnxns == 7 }, nil},
 		{"dataLogDir", "dataDir=/d\ndataLogDir=/l",
 			func(c *Config) bool { return c.DataDir == "/d" && c.DataLogDir == "/l" }, nil},
 		{"snapRetainCount at least 3", "autopurge.snapRetainCount=1",
