@@ -15,18 +15,20 @@
 // "digest", plus "sasl" (SASLAuthenticationProvider, which ZooKeeper
 // registers only when authProvider.N names it; zkgo always has it, so sasl
 // ACLs are valid even on a server without SASL users). Ids of the "x509"
-// scheme are matched by equality in Check, but ACLs naming it are rejected
-// by Fixup, as they are by a ZooKeeper server that has no such provider.
+// scheme are matched by equality in Check; ACLs naming it are accepted by
+// FixupX509 (a server with TLS, which has the X509AuthenticationProvider)
+// and rejected by Fixup, as by a ZooKeeper server without that provider.
 package acl
 
 import (
 	"crypto/sha1"
 	"encoding/base64"
 	"errors"
-	"github.com/zkgo/zkgo/internal/javanum"
 	"net/netip"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/zkgo/zkgo/internal/javanum"
 
 	"github.com/zkgo/zkgo/proto"
 )
@@ -162,6 +164,17 @@ func isAuthenticatedScheme(scheme string) bool {
 //
 // The result is a new slice; on any problem it returns ErrInvalidACL.
 func Fixup(acls []proto.ACL, authIDs []proto.Id) ([]proto.ACL, error) {
+	return fixup(acls, authIDs, false)
+}
+
+// FixupX509 is Fixup on a server with the x509 provider: an "x509" id
+// must be a distinguished name (X509AuthenticationProvider.isValid): one
+// or more type=value pairs.
+func FixupX509(acls []proto.ACL, authIDs []proto.Id) ([]proto.ACL, error) {
+	return fixup(acls, authIDs, true)
+}
+
+func fixup(acls []proto.ACL, authIDs []proto.Id, x509 bool) ([]proto.ACL, error) {
 	uniq := make([]proto.ACL, 0, len(acls))
 	for _, a := range acls {
 		dup := false
@@ -209,11 +222,32 @@ func Fixup(acls []proto.ACL, authIDs []proto.Id) ([]proto.ACL, error) {
 				return nil, ErrInvalidACL
 			}
 			out = append(out, a)
+		case a.ID.Scheme == SchemeX509 && x509:
+			if !validDN(a.ID.ID) {
+				return nil, ErrInvalidACL
+			}
+			out = append(out, a)
 		default:
 			return nil, ErrInvalidACL
 		}
 	}
 	return out, nil
+}
+
+// validDN reports whether id looks like a distinguished name: comma-
+// separated type=value pairs with non-empty types (what X500Principal
+// accepts, without its escaping rules).
+func validDN(id string) bool {
+	if strings.TrimSpace(id) == "" {
+		return false
+	}
+	for _, rdn := range strings.Split(id, ",") {
+		k, _, ok := strings.Cut(rdn, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // validDigestID is DigestAuthenticationProvider.isValid: id.split(":") must

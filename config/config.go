@@ -109,6 +109,16 @@ type Config struct {
 	ClientPortAddress string
 	MaxClientCnxns    int // maxClientCnxns per client address; 0 (or less) is unlimited
 	MaxCnxns          int // maxCnxns: client connections in all; 0 (or less) is unlimited
+	// SecureClientPort and SecureClientPortAddress are the TLS client
+	// port (0: none); ClientPortUnification serves TLS and plaintext on
+	// clientPort (client.portUnification). SSL holds the ssl.* settings.
+	SecureClientPort        int
+	SecureClientPortAddress string
+	ClientPortUnification   bool
+	SSL                     TLS
+	// X509SuperUser (X509AuthenticationProvider.superUser) is the
+	// certificate subject that is the super user.
+	X509SuperUser string
 	// MinSessionTimeout and MaxSessionTimeout default to 2 and 20 ticks.
 	MinSessionTimeout time.Duration
 	MaxSessionTimeout time.Duration
@@ -169,8 +179,9 @@ var FourLetterWordsKnown = []string{
 }
 
 // ErrTLSNotImplemented is wrapped by the error Parse returns for a
-// configuration that asks for TLS.
-var ErrTLSNotImplemented = errors.New("TLS is not implemented yet")
+// configuration that asks for TLS between ensemble members (sslQuorum,
+// ssl.quorum.*), which is not implemented yet.
+var ErrTLSNotImplemented = errors.New("TLS between ensemble members is not implemented yet")
 
 // Defaults.
 const (
@@ -214,11 +225,25 @@ func base() *Config {
 		GlobalOutstandingLimit:   DefaultGlobalOutstandingLimit,
 		ForceSync:                true,
 		SASLSection:              DefaultSASLSection,
+		SSL:                      TLS{HostnameVerification: true},
 	}
 }
 
+// SecureClientAddr returns the address of the TLS client port for
+// net.Listen, or "" when there is none.
+func (c *Config) SecureClientAddr() string {
+	if c.SecureClientPort == 0 {
+		return ""
+	}
+	return net.JoinHostPort(c.SecureClientPortAddress, strconv.Itoa(c.SecureClientPort))
+}
+
 // ClientAddr returns the address to listen on for clients, for net.Listen.
+// It is "" when only a TLS client port is configured.
 func (c *Config) ClientAddr() string {
+	if c.ClientPort == 0 && c.SecureClientPort != 0 {
+		return ""
+	}
 	return net.JoinHostPort(c.ClientPortAddress, strconv.Itoa(c.ClientPort))
 }
 
@@ -265,7 +290,7 @@ func (c *Config) Validate() error {
 	if c.DataDir == "" {
 		bad("dataDir is not set")
 	}
-	if c.ClientPort <= 0 || c.ClientPort > 65535 {
+	if (c.ClientPort <= 0 || c.ClientPort > 65535) && c.SecureClientPort == 0 {
 		if c.ClientPort == 0 {
 			bad("no client port: set clientPort, or a client port in this server's server.N entry")
 		} else {

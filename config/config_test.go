@@ -89,6 +89,7 @@ func TestDefault(t *testing.T) {
 		MaxBuffer:                0xfffff,
 		GlobalOutstandingLimit:   1000,
 		ForceSync:                true,
+		SSL:                      TLS{HostnameVerification: true},
 		SASLSection:              "Server",
 	}
 	if !reflect.DeepEqual(c, want) {

@@ -25,7 +25,7 @@ func Parse(r io.Reader, name string) (*Config, []string, error) {
 // javaOnlyKeys are settings of the Java server that zkgo does not need: they
 // get a "setting of the Java server" warning rather than "unknown key".
 var javaOnlyKeys = setOf(
-	"X509AuthenticationProvider.superUser", "audit.enable", "clientPortListenBacklog",
+	"audit.enable", "clientPortListenBacklog",
 	"closeSessionTxn.enabled", "commitLogCount", "connectToLearnerMasterLimit",
 	"digest.enabled", "electionAlg", "electionPortBindRetry",
 	"enforceQuota", "flushDelay", "fsync.warningthresholdms", "jute.maxbuffer.extrasize",
@@ -79,10 +79,6 @@ func (p *parser) warn(pr property, format string, args ...any) {
 
 func (p *parser) errorf(pr property, format string, args ...any) error {
 	return fmt.Errorf("%s:%d: %s: %s", p.name, pr.line, pr.key, fmt.Sprintf(format, args...))
-}
-
-func (p *parser) tlsErr(pr property) error {
-	return fmt.Errorf("%s:%d: %w; refusing to serve plaintext where TLS was configured: key %s", p.name, pr.line, ErrTLSNotImplemented, pr.key)
 }
 
 // dedup keeps the last value of each key, as java.util.Properties does, in
@@ -251,21 +247,6 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 		n, err = p.decode(pr)
 		c.MaxBuffer = int(n)
 
-	// TLS.
-	case k == "secureClientPort" || k == "secureClientPortAddress" || strings.HasPrefix(k, "ssl."):
-		return p.tlsErr(pr)
-	case k == "client.secure" || k == "sslQuorum" || k == "portUnification" || k == "client.portUnification":
-		if strings.EqualFold(v, "true") {
-			return p.tlsErr(pr)
-		}
-		p.warn(pr, "TLS setting; ignored (TLS is not implemented)")
-	case k == "serverCnxnFactory":
-		if strings.Contains(v, "Netty") {
-			p.warn(pr, "Netty connection factory without TLS; zkgo serves the same plaintext protocol on the client port")
-		} else {
-			p.warn(pr, "setting of the Java server; ignored")
-		}
-
 	// SASL and authentication enforcement (AuthenticationHelper).
 	case k == "zkgo.sasl.jaasConfig":
 		c.JAASConfigFile = v
@@ -277,7 +258,10 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 	case k == "superUser":
 		c.SASLSuperUser = v
 	case strings.HasPrefix(k, "authProvider.") && builtinProviders[v]:
-		// zkgo always has the ip, digest and sasl providers.
+		// zkgo always has the ip, digest, sasl and x509 providers (x509
+		// identities come from TLS client certificates).
+	case k == "X509AuthenticationProvider.superUser" || k == "zookeeper.X509AuthenticationProvider.superUser":
+		c.X509SuperUser = v
 	case k == "enforce.auth.enabled":
 		if p.javaBool(pr) {
 			p.enforce = &pr
@@ -296,6 +280,9 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 		return p.errorf(pr, "requiring client authentication is not implemented yet; refusing to serve unauthenticated clients")
 
 	default:
+		if ok, err := p.tlsProperty(pr); ok {
+			return err
+		}
 		if javaOnlyKeys[k] || hasAnyPrefix(k, javaOnlyPrefixes) {
 			p.warn(pr, "setting of the Java server; ignored")
 		} else {
@@ -319,6 +306,7 @@ var builtinProviders = setOf(
 	"org.apache.zookeeper.server.auth.SASLAuthenticationProvider",
 	"org.apache.zookeeper.server.auth.DigestAuthenticationProvider",
 	"org.apache.zookeeper.server.auth.IPAuthenticationProvider",
+	"org.apache.zookeeper.server.auth.X509AuthenticationProvider",
 )
 
 // enforcement resolves EnforceAuthSchemes as AuthenticationHelper does:
@@ -371,6 +359,9 @@ func (p *parser) enforcement() error {
 func (p *parser) finish() error {
 	c := p.c
 	if err := p.enforcement(); err != nil {
+		return err
+	}
+	if err := p.validateTLS(); err != nil {
 		return err
 	}
 	if c.DataLogDir == "" {

@@ -3,60 +3,83 @@ package config
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 )
 
-func TestTLSRefused(t *testing.T) {
+func TestTLS(t *testing.T) {
 	f, err := os.Open("testdata/tls.cfg")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	_, _, err = Parse(f, "tls.cfg")
-	if !errors.Is(err, ErrTLSNotImplemented) {
-		t.Fatalf("err = %v, want ErrTLSNotImplemented", err)
+	c, w, err := Parse(f, "tls.cfg")
+	if err != nil {
+		t.Fatal(err)
 	}
-	const msg = "tls.cfg:5: TLS is not implemented yet; refusing to serve plaintext where TLS was configured: key secureClientPort"
-	if err.Error() != msg {
-		t.Errorf("err = %q\nwant  %q", err, msg)
+	want := TLS{
+		KeyStore:             TLSStore{Location: "/path/to/keystore.jks", Password: "password"},
+		TrustStore:           TLSStore{Location: "/path/to/truststore.jks", Password: "password"},
+		HostnameVerification: true,
+	}
+	if !reflect.DeepEqual(c.SSL, want) || c.SecureClientPort != 2281 || c.SecureClientAddr() != ":2281" || len(w) != 0 {
+		t.Fatalf("SSL %+v, port %d, warnings %v", c.SSL, c.SecureClientPort, w)
 	}
 
-	base := "dataDir=/d\nclientPort=2181\n"
-	tt := []struct {
-		line    string
-		refused bool
+	base := "dataDir=/d\nclientPort=2181\nssl.keyStore.location=/k.p12\n"
+	pw := filepath.Join(t.TempDir(), "pw")
+	os.WriteFile(pw, []byte("s3cret\nignored\n"), 0o600)
+	for _, tc := range []struct {
+		line  string
+		check func(*Config) bool
 	}{
-		{"secureClientPort=2281", true},
-		{"secureClientPortAddress=0.0.0.0", true},
-		{"ssl.keyStore.location=/k.jks", true},
-		{"ssl.quorum.keyStore.location=/k.jks", true},
-		{"ssl.clientAuth=none", true},
-		{"client.secure=true", true},
-		{"client.secure=false", false},
-		{"sslQuorum=true", true},
-		{"sslQuorum=false", false},
-		{"portUnification=TRUE", true},
-		{"client.portUnification=true", true},
-		{"serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory", false},
-		{"serverCnxnFactory=org.apache.zookeeper.server.NIOServerCnxnFactory", false},
-	}
-	for _, tc := range tt {
+		{"client.portUnification=true", func(c *Config) bool { return c.ClientPortUnification }},
+		{"ssl.clientAuth=WANT", func(c *Config) bool { return c.SSL.ClientAuth == "want" }},
+		{"ssl.keyStore.type=pkcs12", func(c *Config) bool { return c.SSL.KeyStore.Type == "PKCS12" }},
+		{"ssl.keyStore.passwordPath=" + pw, func(c *Config) bool { return c.SSL.KeyStore.Password == "s3cret" }},
+		{"ssl.enabledProtocols=TLSv1.2, TLSv1.3", func(c *Config) bool { return reflect.DeepEqual(c.SSL.EnabledProtocols, []string{"TLSv1.2", "TLSv1.3"}) }},
+		{"ssl.ciphersuites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", func(c *Config) bool { return len(c.SSL.CipherSuites) == 1 }},
+		{"ssl.hostnameVerification=false", func(c *Config) bool { return !c.SSL.HostnameVerification }},
+		{"secureClientPortAddress=127.0.0.1\nsecureClientPort=2281", func(c *Config) bool { return c.SecureClientAddr() == "127.0.0.1:2281" }},
+		{"X509AuthenticationProvider.superUser=CN=admin", func(c *Config) bool { return c.X509SuperUser == "CN=admin" }},
+		{"authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider", func(c *Config) bool { return true }},
+		{"serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory", func(c *Config) bool { return true }},
+		{"sslQuorum=false", func(c *Config) bool { return true }},
+	} {
 		c, w, err := parseString(t, base+tc.line+"\n")
-		key, _, _ := strings.Cut(tc.line, "=")
-		if tc.refused {
-			if !errors.Is(err, ErrTLSNotImplemented) || !strings.Contains(err.Error(), "zoo.cfg:3:") || !strings.HasSuffix(err.Error(), "key "+key) {
-				t.Errorf("%s: err = %v", tc.line, err)
-			}
-			continue
+		if err != nil || !tc.check(c) || len(w) != 0 {
+			t.Errorf("%s: %+v, warnings %v, err %v", tc.line, c, w, err)
 		}
-		if err != nil || c == nil {
-			t.Errorf("%s: err = %v", tc.line, err)
-			continue
+	}
+
+	// TLS between members is not implemented: refused, never ignored.
+	for _, line := range []string{"sslQuorum=true", "ssl.quorum.keyStore.location=/k.jks", "portUnification=true"} {
+		_, _, err := parseString(t, base+line+"\n")
+		key, _, _ := strings.Cut(line, "=")
+		if !errors.Is(err, ErrTLSNotImplemented) || !strings.HasSuffix(err.Error(), "key "+key) {
+			t.Errorf("%s: err = %v", line, err)
 		}
-		wantKeys(t, w, key)
+	}
+	for _, cfg := range []string{
+		"dataDir=/d\nclientPort=2181\nsecureClientPort=2281\n",             // no key store
+		"dataDir=/d\nclientPort=2181\nclient.portUnification=true\n",       // no key store
+		base + "ssl.clientAuth=maybe\n",                                    // bad value
+		base + "ssl.keyStore.type=BCFKS\n",                                 // unsupported
+		base + "ssl.authProvider=ldap\n",                                   // not ours
+		base + "ssl.keyStore.passwordPath=/no/such/file\n",                 // unreadable
+		"dataDir=/d\nclientPort=2181\nsecureClientPort=2181\n" + base[24:], // same port
+	} {
+		if _, _, err := parseString(t, cfg); err == nil {
+			t.Errorf("accepted:\n%s", cfg)
+		}
+	}
+	// A secure port alone is a valid server.
+	c, _, err = parseString(t, "dataDir=/d\nsecureClientPort=2281\nssl.keyStore.location=/k.pem\n")
+	if err != nil || c.Validate() != nil {
+		t.Errorf("secure port only: %v / %v", err, c.Validate())
 	}
 }
 
@@ -136,7 +159,7 @@ func TestJavaOnlyWarnings(t *testing.T) {
 		"admin.enableServer", "admin.serverPort",
 		"metricsProvider.className", "metricsProvider.httpPort", "standaloneEnabled",
 		"reconfigEnabled", "quorumListenOnAllIPs", "electionAlg", "syncEnabled",
-		"localSessionsEnabled", "audit.enable", "serverCnxnFactory", "someFutureSetting")
+		"localSessionsEnabled", "audit.enable", "someFutureSetting")
 	for _, w := range warnings {
 		if !strings.HasPrefix(w, "javaonly.cfg:") {
 			t.Errorf("warning without location: %q", w)

@@ -38,8 +38,14 @@ const (
 
 // Conn is one client connection.
 type Conn struct {
-	s        *Server
+	s *Server
+	// raw is the TCP connection: deadlines, Close, the address. nc is
+	// what requests are read from and replies written to: raw, or the
+	// TLS connection over it. The reader sets nc (startTLS) before it
+	// reads the handshake, so before anything can be written.
+	raw      net.Conn
 	nc       net.Conn
+	secure   bool // accepted on the TLS port
 	remoteIP string
 	created  time.Time
 
@@ -102,14 +108,16 @@ type Conn struct {
 	lat latencyStats
 }
 
-func (s *Server) newConn(nc net.Conn) {
+func (s *Server) newConn(nc net.Conn, secure bool) {
 	host, _, err := net.SplitHostPort(nc.RemoteAddr().String())
 	if err != nil {
 		host = nc.RemoteAddr().String()
 	}
 	c := &Conn{
 		s:         s,
+		raw:       nc,
 		nc:        nc,
+		secure:    secure,
 		remoteIP:  host,
 		created:   time.Now(),
 		flushKick: make(chan struct{}, 1),
@@ -160,7 +168,7 @@ func (c *Conn) close(reason string) {
 		c.outMu.Lock()
 		c.outClosed = true
 		c.outMu.Unlock()
-		c.nc.Close()
+		c.raw.Close()
 		s := c.s
 		s.connsMu.Lock()
 		if _, ok := s.conns[c]; ok {
@@ -179,7 +187,7 @@ func (c *Conn) close(reason string) {
 				s.sessions.detach(c.sessionID, c)
 			}
 		}
-		s.log.Debug("connection closed", "remote", c.nc.RemoteAddr().String(), "session", hexID(c.sessionID), "reason", reason)
+		s.log.Debug("connection closed", "remote", c.raw.RemoteAddr().String(), "session", hexID(c.sessionID), "reason", reason)
 	})
 }
 
@@ -204,7 +212,7 @@ func (c *Conn) setWriteDeadline() {
 	if c.handshaken.Load() {
 		d = c.timeout
 	}
-	c.nc.SetWriteDeadline(time.Now().Add(d))
+	c.raw.SetWriteDeadline(time.Now().Add(d))
 }
 
 // waitBackpressure blocks the reader while the connection's unsent output
@@ -398,7 +406,10 @@ func (c *Conn) readLoop() {
 	defer c.endRead()
 	// Until its handshake is complete a connection has a deadline and a
 	// small input buffer.
-	c.nc.SetReadDeadline(time.Now().Add(c.s.opts.HandshakeTimeout))
+	c.raw.SetReadDeadline(time.Now().Add(c.s.opts.HandshakeTimeout))
+	if !c.startTLS() {
+		return
+	}
 	br := bufio.NewReaderSize(c.nc, handshakeReadBuffer)
 	var hdr [4]byte
 	if _, err := io.ReadFull(br, hdr[:]); err != nil {
@@ -410,7 +421,7 @@ func (c *Conn) readLoop() {
 	}
 	n, err := proto.FrameLen(hdr, maxConnectFrame)
 	if err != nil {
-		c.s.log.Warn("closing connection: bad connect frame", "remote", c.nc.RemoteAddr().String(), "err", err)
+		c.s.log.Warn("closing connection: bad connect frame", "remote", c.raw.RemoteAddr().String(), "err", err)
 		return
 	}
 	body := make([]byte, n)
@@ -420,7 +431,7 @@ func (c *Conn) readLoop() {
 	if !c.handshake(body) {
 		return
 	}
-	c.nc.SetReadDeadline(time.Time{})
+	c.raw.SetReadDeadline(time.Time{})
 	// The full-size buffer, starting with what the small one holds.
 	var src io.Reader = c.nc
 	if k := br.Buffered(); k > 0 {

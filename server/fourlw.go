@@ -42,7 +42,7 @@ func (c *Conn) serveFourLetterWord(cmd string) {
 	} else {
 		s.fourLetterText(cmd, &b)
 	}
-	c.nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	c.raw.SetWriteDeadline(time.Now().Add(10 * time.Second))
 	c.nc.Write([]byte(b.String()))
 }
 
@@ -283,7 +283,7 @@ func (s *Server) nodeCount() int {
 
 // describe formats a connection as ZooKeeper's cons/stat do.
 func (c *Conn) describe(full bool) string {
-	addr := c.nc.RemoteAddr().String()
+	addr := c.raw.RemoteAddr().String()
 	if !full {
 		return fmt.Sprintf(" /%s[1](queued=%d,recved=%d,sent=%d)", addr, len(c.slots), c.packetsIn.Load(), c.packetsOut.Load())
 	}

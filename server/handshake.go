@@ -20,23 +20,23 @@ func (c *Conn) handshake(body []byte) bool {
 	d := jute.NewDecoder(body)
 	req.Decode(d)
 	if d.Err() != nil {
-		c.s.log.Warn("closing connection: malformed ConnectRequest", "remote", c.nc.RemoteAddr().String(), "err", d.Err())
+		c.s.log.Warn("closing connection: malformed ConnectRequest", "remote", c.raw.RemoteAddr().String(), "err", d.Err())
 		return false
 	}
 	c.sendRO = req.HasReadOnly
 	s := c.s
 	if !s.hasQuorum() && !s.readOnly.Load() {
-		s.log.Info("refusing session request: not part of a working quorum", "remote", c.nc.RemoteAddr().String())
+		s.log.Info("refusing session request: not part of a working quorum", "remote", c.raw.RemoteAddr().String())
 		return false
 	}
 	if s.readOnly.Load() && !req.ReadOnly {
-		s.log.Info("refusing session request for a client that does not allow read-only mode", "remote", c.nc.RemoteAddr().String())
+		s.log.Info("refusing session request for a client that does not allow read-only mode", "remote", c.raw.RemoteAddr().String())
 		return false
 	}
 	last := s.sm.lastZxid()
 	if req.LastZxidSeen > last {
 		s.log.Warn("refusing session request: client has seen a newer zxid",
-			"remote", c.nc.RemoteAddr().String(), "clientZxid", hexID(req.LastZxidSeen), "serverZxid", hexID(last))
+			"remote", c.raw.RemoteAddr().String(), "clientZxid", hexID(req.LastZxidSeen), "serverZxid", hexID(last))
 		return false
 	}
 	to := time.Duration(req.TimeOut) * time.Millisecond

@@ -118,7 +118,7 @@ func (c *Conn) saslFailed(xid int32, err error) bool {
 		code = proto.ErrSessionClosedRequireSaslAuth
 	}
 	c.s.log.Warn("SASL authentication failed; closing the connection",
-		"session", hexID(c.sessionID), "remote", c.nc.RemoteAddr().String(), "err", err)
+		"session", hexID(c.sessionID), "remote", c.raw.RemoteAddr().String(), "err", err)
 	c.enqueue(&proto.ReplyHeader{Xid: xid, Err: code}, &proto.SetSASLResponse{Token: nil})
 	c.closeAfterFlush()
 	return false

@@ -70,6 +70,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -88,8 +89,20 @@ import (
 // Options configure a server. Zero values take ZooKeeper's defaults.
 type Options struct {
 	// Addr is the client address to listen on ("host:port"; port 0 picks
-	// a free port). Default ":2181".
+	// a free port). Default ":2181", unless SecureAddr is set: then no
+	// plaintext port unless Addr is set.
 	Addr string
+	// TLS, if set, is the TLS configuration of the client ports (see
+	// internal/tlsconf): it is served on SecureAddr (secureClientPort),
+	// and on Addr too with PortUnification (client.portUnification: TLS
+	// and plaintext on one port, told apart by the first byte).
+	TLS             *tls.Config
+	SecureAddr      string
+	PortUnification bool
+	// X509SuperUser is the certificate subject of the super user: a TLS
+	// client presenting it is also authenticated as super
+	// (X509AuthenticationProvider.superUser).
+	X509SuperUser string
 	// TickTime is ZooKeeper's basic time unit. Default 2s.
 	TickTime time.Duration
 	// MinSessionTimeout and MaxSessionTimeout bound negotiated session
@@ -196,7 +209,7 @@ type Options struct {
 }
 
 func (o *Options) setDefaults() {
-	if o.Addr == "" {
+	if o.Addr == "" && o.SecureAddr == "" {
 		o.Addr = ":2181"
 	}
 	if o.TickTime <= 0 {
@@ -255,7 +268,8 @@ type Server struct {
 	prop     *proposer
 	raft     *replica // raft, storage, and following the leader
 
-	ln      net.Listener
+	ln      net.Listener // plaintext (or unified) client port; nil without one
+	sln     net.Listener // TLS client port; nil without one
 	started time.Time
 
 	connsMu sync.Mutex // guards conns, perIP
@@ -331,7 +345,8 @@ func New(opts Options) (*Server, error) {
 // setupTree gives a tree the state machine installs the configured
 // options.
 func (s *Server) setupTree(t *tree.Tree) {
-	t.SetOptions(tree.Options{ExtendedTypes: s.opts.ExtendedTypes, EnforceQuota: s.opts.EnforceQuota, DigestDisabled: s.opts.DisableDigestAuth})
+	t.SetOptions(tree.Options{ExtendedTypes: s.opts.ExtendedTypes, EnforceQuota: s.opts.EnforceQuota,
+		DigestDisabled: s.opts.DisableDigestAuth, X509: s.opts.TLS != nil})
 	t.QuotaWarning = func(prefix, what string, value, limit int64) {
 		s.log.Warn("quota exceeded", "path", prefix, "what", what, "value", value, "softLimit", limit)
 	}
@@ -430,28 +445,58 @@ func (s *Server) Start() error {
 		s.prop.stop()
 		return err
 	}
-	ln, err := net.Listen("tcp", s.opts.Addr)
+	listen := func(addr string) (net.Listener, error) {
+		if addr == "" {
+			return nil, nil
+		}
+		return net.Listen("tcp", addr)
+	}
+	ln, err := listen(s.opts.Addr)
+	var sln net.Listener
+	if err == nil {
+		sln, err = listen(s.opts.SecureAddr)
+	}
 	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
 		s.prop.stop()
 		s.raft.stop()
 		return err
 	}
-	s.ln = ln
+	s.ln, s.sln = ln, sln
 	s.startBackground()
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		s.acceptLoop()
-	}()
+	for _, l := range []net.Listener{ln, sln} {
+		if l == nil {
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.acceptLoop(l, l == sln)
+		}()
+	}
 	return nil
 }
 
-// Addr returns the listening address, or nil before Start.
+// Addr returns the plaintext (or unified) client address, the TLS one if
+// there is no other, or nil before Start.
 func (s *Server) Addr() net.Addr {
-	if s.ln == nil {
+	switch {
+	case s.ln != nil:
+		return s.ln.Addr()
+	case s.sln != nil:
+		return s.sln.Addr()
+	}
+	return nil
+}
+
+// SecureAddr returns the TLS client address, or nil without one.
+func (s *Server) SecureAddr() net.Addr {
+	if s.sln == nil {
 		return nil
 	}
-	return s.ln.Addr()
+	return s.sln.Addr()
 }
 
 func (s *Server) startBackground() {
@@ -466,10 +511,10 @@ func (s *Server) startBackground() {
 	}()
 }
 
-func (s *Server) acceptLoop() {
+func (s *Server) acceptLoop(ln net.Listener, secure bool) {
 	var backoff time.Duration
 	for {
-		nc, err := s.ln.Accept()
+		nc, err := ln.Accept()
 		if err != nil {
 			if s.closing.Load() {
 				return
@@ -493,7 +538,7 @@ func (s *Server) acceptLoop() {
 			}
 		}
 		backoff = 0
-		s.newConn(nc)
+		s.newConn(nc, secure)
 	}
 }
 
@@ -506,6 +551,9 @@ func (s *Server) Close() error {
 		s.closing.Store(true)
 		if s.ln != nil {
 			s.ln.Close()
+		}
+		if s.sln != nil {
+			s.sln.Close()
 		}
 		close(s.done)
 		s.connsMu.Lock()

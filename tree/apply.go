@@ -45,6 +45,8 @@ type Options struct {
 	// DigestDisabled removes the digest scheme
 	// (DigestAuthenticationProvider.enabled=false): digest ACLs are invalid.
 	DigestDisabled bool
+	// X509 adds the x509 scheme (a server with TLS): x509 ACLs are valid.
+	X509 bool
 }
 
 // fixupACL validates and expands an ACL list for create/setACL.
@@ -55,6 +57,9 @@ func (t *Tree) fixupACL(acls []proto.ACL, auth []proto.Id) ([]proto.ACL, error) 
 				return nil, acl.ErrInvalidACL
 			}
 		}
+	}
+	if t.opts.X509 {
+		return acl.FixupX509(acls, auth)
 	}
 	return acl.Fixup(acls, auth)
 }

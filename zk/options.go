@@ -2,6 +2,7 @@ package zk
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -80,6 +81,20 @@ func WithDialer(d DialFunc) Option {
 	return func(c *config) {
 		if d != nil {
 			c.dial = d
+		}
+	}
+}
+
+// WithTLS connects over TLS with cfg: to ZooKeeper's secure client port
+// (secureClientPort) or a unified port. Unless cfg.ServerName is set, each
+// server's certificate is checked against the host name it is dialled
+// by. A client certificate in cfg authenticates the session with its
+// subject in the x509 scheme (ACL id "x509:CN=...,O=..."). A nil cfg
+// changes nothing.
+func WithTLS(cfg *tls.Config) Option {
+	return func(c *config) {
+		if cfg != nil {
+			c.dial = (&tls.Dialer{Config: cfg}).DialContext
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/internal/bench"
+	"github.com/zkgo/zkgo/internal/tlsconf"
 )
 
 // runBench is "zkgo bench": the load generator of internal/bench.
@@ -42,6 +43,7 @@ func runBench(args []string) int {
 	fs.StringVar(&cfg.Root, "root", "/zkgo-bench", "znode under which the run creates (and then deletes) its znodes")
 	jsonOut := fs.Bool("json", false, "print the result as JSON")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
+	tlsFlags := tlsconf.AddClientFlags(fs)
 	fs.Usage = func() {
 		o := fs.Output()
 		fmt.Fprintf(o, `Usage: zkgo bench [flags] WORKLOAD [flags]
@@ -93,6 +95,15 @@ Flags:
 		fmt.Fprintf(os.Stderr, "zkgo bench: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
+	tlsCfg, warnings, err := tlsFlags.Config()
+	for _, w := range warnings {
+		fmt.Fprintf(os.Stderr, "zkgo bench: %s\n", w)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "zkgo bench: TLS: %v\n", err)
+		return 2
+	}
+	cfg.TLS = tlsCfg
 	known := false
 	for _, w := range bench.Workloads() {
 		known = known || w.Name == cfg.Workload

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/internal/supervise"
+	"github.com/zkgo/zkgo/internal/tlsconf"
 	"github.com/zkgo/zkgo/recipe"
 	"github.com/zkgo/zkgo/recipe/lock"
 	"github.com/zkgo/zkgo/zk"
@@ -46,6 +48,7 @@ type runner struct {
 	server  string
 	timeout time.Duration
 	grace   time.Duration // -grace; < 0: automatic
+	tls     *tls.Config   // -tls-*, -client-configuration; nil: plaintext
 	sigs    chan os.Signal
 }
 
@@ -54,6 +57,7 @@ type runner struct {
 func (r *runner) connFlags(fs *flag.FlagSet) (finish func() bool) {
 	server := fs.String("server", "127.0.0.1:2181", "servers to connect to: `host:port[,host:port...][/chroot]`")
 	timeout := fs.String("timeout", "30000", "session timeout: milliseconds (as zkCli) or a Go duration such as 30s")
+	tlsFlags := tlsconf.AddClientFlags(fs)
 	grace := fs.String("grace", "", "time between SIGTERM and SIGKILL when the command must stop (`duration`; default and maximum: a third of the session timeout minus a margin, at most 10s)")
 	return func() bool {
 		r.server = strings.TrimSpace(*server)
@@ -67,6 +71,15 @@ func (r *runner) connFlags(fs *flag.FlagSet) (finish func() bool) {
 			return false
 		}
 		r.timeout = to
+		cfg, warnings, err := tlsFlags.Config()
+		for _, w := range warnings {
+			r.errorf("%s", w)
+		}
+		if err != nil {
+			r.errorf("TLS: %v", err)
+			return false
+		}
+		r.tls = cfg
 		r.grace = -1
 		if *grace != "" {
 			g, err := time.ParseDuration(*grace)
@@ -191,6 +204,7 @@ func (r *runner) connect(ctx context.Context) (*zk.Conn, error) {
 	defer cancel()
 	conn, err := zk.Connect(cctx, r.server,
 		zk.WithSessionTimeout(r.timeout),
+		zk.WithTLS(r.tls),
 		zk.WithConnectRetry(zk.UntilElapsed{Max: r.timeout, Delay: 100 * time.Millisecond}))
 	if err != nil {
 		if ctx.Err() != nil {

@@ -120,16 +120,20 @@ func TestServerFromZooCfg(t *testing.T) {
 	}
 }
 
+// A zoo.cfg asking for TLS that zkgo cannot give (no key store; TLS
+// between members) stops the server with a message, never plaintext.
 func TestServerRefusesTLSConfig(t *testing.T) {
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "zoo.cfg")
-	os.WriteFile(cfg, []byte("tickTime=2000\ndataDir="+dir+"\nclientPort=2181\nsecureClientPort=2281\n"), 0o644)
-	out, err := exec.Command(binary, "server", cfg).CombinedOutput()
-	if err == nil {
-		t.Fatalf("server started with TLS configured:\n%s", out)
-	}
-	if !strings.Contains(string(out), "TLS") {
-		t.Fatalf("error does not mention TLS:\n%s", out)
+	for _, extra := range []string{"secureClientPort=2281\n", "sslQuorum=true\n", "secureClientPort=2281\nssl.keyStore.location=" + dir + "/missing.pem\n"} {
+		cfg := filepath.Join(dir, "zoo.cfg")
+		os.WriteFile(cfg, []byte("tickTime=2000\ndataDir="+dir+"\nclientPort=0\n"+extra), 0o644)
+		out, err := exec.Command(binary, "server", cfg).CombinedOutput()
+		if err == nil {
+			t.Fatalf("server started with %q:\n%s", extra, out)
+		}
+		if !strings.Contains(string(out), "TLS") {
+			t.Fatalf("%q: error does not mention TLS:\n%s", extra, out)
+		}
 	}
 }
 

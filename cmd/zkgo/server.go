@@ -18,6 +18,7 @@ import (
 
 	"github.com/zkgo/zkgo/config"
 	"github.com/zkgo/zkgo/internal/gctune"
+	"github.com/zkgo/zkgo/internal/tlsconf"
 	"github.com/zkgo/zkgo/server"
 )
 
@@ -88,6 +89,25 @@ Flags:
 		return 1
 	}
 	opts := optionsFromConfig(cfg, log)
+	if cfg.SecureClientPort != 0 || cfg.ClientPortUnification {
+		t := cfg.SSL
+		tc, err := tlsconf.ServerConfig(tlsconf.Options{
+			KeyStore:         tlsconf.Store(t.KeyStore),
+			TrustStore:       tlsconf.Store(t.TrustStore),
+			ClientAuth:       t.ClientAuth,
+			Protocol:         t.Protocol,
+			EnabledProtocols: t.EnabledProtocols,
+			CipherSuites:     t.CipherSuites,
+			Logger:           log,
+		})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "zkgo server: TLS: %v\n", err)
+			return 1
+		}
+		opts.TLS, opts.SecureAddr, opts.PortUnification = tc, cfg.SecureClientAddr(), cfg.ClientPortUnification
+		log.Info("TLS for clients", "secureClientAddr", opts.SecureAddr, "portUnification", opts.PortUnification,
+			"keyStore", t.KeyStore.Location, "clientAuth", t.ClientAuth)
+	}
 	if cfg.JAASConfigFile != "" {
 		log.Info("SASL DIGEST-MD5 authentication enabled", "jaasConfig", cfg.JAASConfigFile, "section", cfg.SASLSection, "users", len(cfg.SASLUsers))
 	}
@@ -151,7 +171,7 @@ Flags:
 	} else if !cfg.ForceSync {
 		log.Warn("forceSync=no: writes are acknowledged before they reach the disk; a machine crash may lose them")
 	}
-	log.Info("zkgo server started", "version", version, "config", source, "clientAddr", srv.Addr().String(),
+	log.Info("zkgo server started", "version", version, "config", source, "clientAddr", srv.Addr().String(), "secureClientAddr", srv.SecureAddr(),
 		"tickTime", cfg.TickTime, "dataDir", cfg.DataDir, "dataLogDir", cfg.DataLogDir)
 	role := "standalone"
 	if cfg.Distributed() {
@@ -200,6 +220,7 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 		DisableDigestAuth:      !cfg.DigestAuthEnabled,
 		SASL:                   server.SASLOptions{Users: cfg.SASLUsers, SuperUser: cfg.SASLSuperUser},
 		EnforceAuthSchemes:     cfg.EnforceAuthSchemes,
+		X509SuperUser:          cfg.X509SuperUser,
 		DataDir:                cfg.DataDir,
 		DataLogDir:             cfg.DataLogDir,
 		NoSync:                 !cfg.ForceSync,

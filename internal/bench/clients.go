@@ -2,8 +2,10 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -124,7 +126,7 @@ func dialOneKV(ctx context.Context, cfg *Config, addr string) (kvClient, error) 
 	case "zk":
 		cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
-		c, err := zk.Connect(cctx, addr, zk.WithSessionTimeout(cfg.SessionTimeout))
+		c, err := zk.Connect(cctx, addr, zk.WithSessionTimeout(cfg.SessionTimeout), zk.WithTLS(cfg.TLS))
 		if err != nil {
 			return nil, err
 		}
@@ -136,7 +138,13 @@ func dialOneKV(ctx context.Context, cfg *Config, addr string) (kvClient, error) 
 		}
 		return zkKV{c}, nil
 	case "gozk":
-		c, _, err := gozk.Connect([]string{addr}, cfg.SessionTimeout, gozk.WithLogger(quietLogger{}))
+		dialer := net.DialTimeout
+		if cfg.TLS != nil {
+			dialer = func(network, address string, timeout time.Duration) (net.Conn, error) {
+				return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, address, cfg.TLS)
+			}
+		}
+		c, _, err := gozk.Connect([]string{addr}, cfg.SessionTimeout, gozk.WithLogger(quietLogger{}), gozk.WithDialer(dialer))
 		if err != nil {
 			return nil, err
 		}

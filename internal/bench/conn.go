@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -59,6 +60,7 @@ var ErrConnClosed = errors.New("bench: connection closed")
 
 // dialOptions configure Dial.
 type dialOptions struct {
+	tls     *tls.Config                     // nil: plaintext
 	timeout time.Duration                   // session timeout to ask for
 	onEvent func(*Conn, proto.WatcherEvent) // watch notifications (reader goroutine; must not block)
 }
@@ -72,7 +74,14 @@ func dial(addr string, o dialOptions) (*Conn, error) {
 	if o.timeout <= 0 {
 		o.timeout = 30 * time.Second
 	}
-	nc, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	nd := &net.Dialer{Timeout: 10 * time.Second}
+	var nc net.Conn
+	var err error
+	if o.tls != nil {
+		nc, err = tls.DialWithDialer(nd, "tcp", addr, o.tls)
+	} else {
+		nc, err = nd.Dial("tcp", addr)
+	}
 	if err != nil {
 		return nil, err
 	}

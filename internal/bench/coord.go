@@ -48,13 +48,13 @@ func (l *watchLoad) setup(ctx context.Context, e *env) error {
 	l.last = e.st.addAux("all-notified")
 	n := e.cfg.Watchers
 	l.n.Store(int64(n))
-	conns, err := dialAll(ctx, e.cfg.servers(), n, 32, dialOptions{timeout: e.cfg.SessionTimeout, onEvent: l.onEvent}, nil)
+	conns, err := dialAll(ctx, e.cfg.servers(), n, 32, dialOptions{tls: e.cfg.TLS, timeout: e.cfg.SessionTimeout, onEvent: l.onEvent}, nil)
 	if err != nil {
 		return err
 	}
 	l.watchers = conns
 	e.keepAlive(conns...)
-	setter, err := Dial(e.cfg.serverFor(0), e.cfg.SessionTimeout)
+	setter, err := dial(e.cfg.serverFor(0), dialOptions{tls: e.cfg.TLS, timeout: e.cfg.SessionTimeout})
 	if err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func (l *sessionsLoad) setup(ctx context.Context, e *env) error {
 	h := newHist()
 	var mu sync.Mutex
 	t0 := time.Now()
-	conns, err := dialAll(ctx, e.cfg.servers(), e.cfg.Sessions, e.cfg.Workers, dialOptions{timeout: e.cfg.SessionTimeout}, func(_ int, _ *Conn, took time.Duration) {
+	conns, err := dialAll(ctx, e.cfg.servers(), e.cfg.Sessions, e.cfg.Workers, dialOptions{tls: e.cfg.TLS, timeout: e.cfg.SessionTimeout}, func(_ int, _ *Conn, took time.Duration) {
 		mu.Lock()
 		h.RecordValue(min(max(int64(took), histLow), histHigh))
 		mu.Unlock()
@@ -215,7 +215,7 @@ func (l *sessionsLoad) run(ctx context.Context, e *env) error {
 		})
 	}
 	return e.loop(ctx, nil, func(w *worker) (*series, error) {
-		c, err := dial(e.cfg.serverFor(w.id), dialOptions{timeout: e.cfg.SessionTimeout})
+		c, err := dial(e.cfg.serverFor(w.id), dialOptions{tls: e.cfg.TLS, timeout: e.cfg.SessionTimeout})
 		if err != nil {
 			return l.cycle, err
 		}
@@ -231,7 +231,7 @@ func connectZK(ctx context.Context, cfg *Config, n int) ([]*zk.Conn, error) {
 	out := make([]*zk.Conn, 0, n)
 	for i := 0; i < n; i++ {
 		cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		c, err := zk.Connect(cctx, cfg.serverFor(i), zk.WithSessionTimeout(cfg.SessionTimeout))
+		c, err := zk.Connect(cctx, cfg.serverFor(i), zk.WithSessionTimeout(cfg.SessionTimeout), zk.WithTLS(cfg.TLS))
 		cancel()
 		if err != nil {
 			for _, c := range out {

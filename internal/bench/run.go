@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -61,6 +62,7 @@ type Config struct {
 	Hold         time.Duration // lock, selector: time the lock or leadership is held per turn (default 0)
 
 	SessionTimeout time.Duration // requested session timeout (default 30s)
+	TLS            *tls.Config   // connect over TLS (nil: plaintext)
 	Root           string        // parent of the run's znodes (default /zkgo-bench); the run deletes what it creates
 
 	// Progress, if not nil, receives one line per second while running.
@@ -276,7 +278,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	for i := range e.payload {
 		e.payload[i] = byte('a' + i%26)
 	}
-	admin, err := Dial(cfg.serverFor(0), cfg.SessionTimeout)
+	admin, err := dial(cfg.serverFor(0), dialOptions{tls: cfg.TLS, timeout: cfg.SessionTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", cfg.serverFor(0), err)
 	}

@@ -227,7 +227,7 @@ func closeAll(conns []*Conn) {
 
 // dialLoad opens the load connections of a request workload.
 func (e *env) dialLoad(ctx context.Context) error {
-	cs, err := dialAll(ctx, e.cfg.servers(), e.cfg.Connections, 16, dialOptions{timeout: e.cfg.SessionTimeout}, nil)
+	cs, err := dialAll(ctx, e.cfg.servers(), e.cfg.Connections, 16, dialOptions{tls: e.cfg.TLS, timeout: e.cfg.SessionTimeout}, nil)
 	if err != nil {
 		return err
 	}

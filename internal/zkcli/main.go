@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/zkgo/zkgo/internal/tlsconf"
 )
 
 // Main runs "zkgo cli" with the arguments after "cli" and returns the exit
@@ -28,6 +30,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, version stri
 	timeout := fs.String("timeout", "30000", "session and connection timeout: milliseconds (as zkCli) or a Go duration such as 30s")
 	readOnly := fs.Bool("r", false, "allow connecting to a read-only server")
 	fs.Bool("waitforconnection", false, "accepted for zkCli compatibility (zkgo always waits for the connection)")
+	tlsFlags := tlsconf.AddClientFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: zkgo cli [flags] [COMMAND ARGS...]
 
@@ -57,7 +60,15 @@ Flags:
 		fmt.Fprintf(stderr, "zkgo cli: -server is empty\n")
 		return 2
 	}
-	cfg := Config{Timeout: to, ReadOnly: *readOnly, Stdout: stdout, Stderr: stderr, Version: version}
+	tlsCfg, warnings, err := tlsFlags.Config()
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "zkgo cli: %s\n", w)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "zkgo cli: TLS: %v\n", err)
+		return 2
+	}
+	cfg := Config{Timeout: to, ReadOnly: *readOnly, TLS: tlsCfg, Stdout: stdout, Stderr: stderr, Version: version}
 	ctx := context.Background()
 
 	if rest := fs.Args(); len(rest) > 0 {

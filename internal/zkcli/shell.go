@@ -50,6 +50,7 @@ package zkcli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -75,6 +76,8 @@ type Config struct {
 	Timeout time.Duration
 	// ReadOnly allows read-only servers (zkCli's -r).
 	ReadOnly bool
+	// TLS, if set, connects over TLS.
+	TLS *tls.Config
 	// Stdout and Stderr receive the output (io.Discard if nil).
 	Stdout, Stderr io.Writer
 	// Version is printed by the version command.
@@ -211,6 +214,7 @@ func (s *Shell) Connect(ctx context.Context, server string) error {
 	opts := []zk.Option{
 		zk.WithSessionTimeout(s.cfg.Timeout),
 		zk.WithReadOnly(s.cfg.ReadOnly),
+		zk.WithTLS(s.cfg.TLS),
 		zk.WithConnectRetry(connectRetry{s.cfg.Timeout}),
 		zk.WithStateListener(func(st zk.State) {
 			initial := first

@@ -1,0 +1,206 @@
+package server_test
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/zkgo/zkgo/internal/tlsconf"
+	"github.com/zkgo/zkgo/internal/tlstest"
+	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/zk"
+	"github.com/zkgo/zkgo/zktest"
+)
+
+// tlsServer starts a server with a TLS port and, with unified, TLS on
+// the plaintext port too. Files holds server.pem, client.pem,
+// other.pem, admin.pem and ca.pem.
+func tlsServer(t *testing.T, unified bool) (*zktest.Server, *tlstest.Files) {
+	t.Helper()
+	files := tlstest.WriteFiles(t, t.TempDir(), "server", "client", "other", "admin")
+	cfg, err := tlsconf.ServerConfig(tlsconf.Options{
+		KeyStore:   tlsconf.Store{Location: files.Path("server")},
+		TrustStore: tlsconf.Store{Location: files.Path("ca")},
+		ClientAuth: "want",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) {
+		o.TLS = cfg
+		o.SecureAddr = "127.0.0.1:0"
+		o.PortUnification = unified
+		o.X509SuperUser = "CN=admin,O=zkgo"
+		o.HandshakeTimeout = 500 * time.Millisecond
+		o.FourLetterWords = []string{"*"}
+	}))
+	return srv, files
+}
+
+func clientTLS(t *testing.T, files *tlstest.Files, name string) *tls.Config {
+	t.Helper()
+	o := tlsconf.Options{TrustStore: tlsconf.Store{Location: files.Path("ca")}, HostnameVerification: true}
+	if name != "" {
+		o.KeyStore = tlsconf.Store{Location: files.Path(name)}
+	}
+	cfg, err := tlsconf.ClientConfig(o, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func connectTLS(t *testing.T, addr string, cfg *tls.Config) *zk.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := zk.Connect(ctx, addr, zk.WithTLS(cfg))
+	if err != nil {
+		t.Fatalf("connect over TLS to %s: %v", addr, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// A client certificate is an x509 identity: its subject in x509 ACLs, in
+// whoAmI, and the super user's subject may do anything.
+func TestTLSClientCertificateIsX509Identity(t *testing.T) {
+	srv, files := tlsServer(t, false)
+	secure := srv.SecureAddr().String()
+	ctx := context.Background()
+
+	owner := connectTLS(t, secure, clientTLS(t, files, "client"))
+	who, err := owner.WhoAmI(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, w := range who {
+		found = found || w.AuthScheme == "x509" && w.User == "CN=client,O=zkgo"
+	}
+	if !found {
+		t.Fatalf("whoAmI = %+v, want x509 CN=client,O=zkgo", who)
+	}
+	acl := []zk.ACL{{Perms: zk.PermAll, ID: zk.Id{Scheme: zk.SchemeX509, ID: "CN=client,O=zkgo"}}}
+	if _, err := owner.Create(ctx, "/x509", []byte("secret"), acl, zk.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+	// The creator's "auth" ACL names its certificate too.
+	if _, err := owner.Create(ctx, "/mine", nil, zk.CreatorAllACL, zk.ModePersistent); err != nil {
+		t.Fatalf("CreatorAllACL with a client certificate: %v", err)
+	}
+	if got, _, err := owner.GetACL(ctx, "/mine"); err != nil || len(got) != 1 || got[0].ID.Scheme != "x509" || got[0].ID.ID != "CN=client,O=zkgo" {
+		t.Fatalf("ACL of /mine: %+v, %v", got, err)
+	}
+	if b, _, err := owner.Get(ctx, "/x509"); err != nil || string(b) != "secret" {
+		t.Fatalf("owner reads: %q, %v", b, err)
+	}
+	other := connectTLS(t, secure, clientTLS(t, files, "other"))
+	if _, _, err := other.Get(ctx, "/x509"); !errors.Is(err, zk.ErrNoAuth) {
+		t.Fatalf("another certificate reads: %v, want ErrNoAuth", err)
+	}
+	anon := connectTLS(t, secure, clientTLS(t, files, "")) // clientAuth=want: no certificate is allowed
+	if _, _, err := anon.Get(ctx, "/x509"); !errors.Is(err, zk.ErrNoAuth) {
+		t.Fatalf("a client without a certificate reads: %v, want ErrNoAuth", err)
+	}
+	admin := connectTLS(t, secure, clientTLS(t, files, "admin"))
+	if b, _, err := admin.Get(ctx, "/x509"); err != nil || string(b) != "secret" {
+		t.Fatalf("the x509 super user reads: %q, %v", b, err)
+	}
+	// The plaintext port carries no TLS (no unification): a TLS client
+	// cannot connect there, nor a plaintext client to the TLS port.
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if c, err := zk.Connect(cctx, srv.Addr(), zk.WithTLS(clientTLS(t, files, "client")), zk.WithConnectRetry(zk.UntilElapsed{Max: time.Second, Delay: 100 * time.Millisecond})); err == nil {
+		c.Close()
+		t.Fatal("a TLS client connected to the plaintext port")
+	}
+	nc, err := net.Dial("tcp", secure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.Write([]byte("ruok"))
+	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if b, _ := io.ReadAll(nc); len(b) != 0 {
+		t.Fatalf("the TLS port answered plaintext with %q", b)
+	}
+}
+
+// With client.portUnification one port serves TLS and plaintext clients
+// at once, and four-letter words in plaintext.
+func TestTLSPortUnification(t *testing.T) {
+	srv, files := tlsServer(t, true)
+	ctx := context.Background()
+	tlsConn := connectTLS(t, srv.Addr(), clientTLS(t, files, "client"))
+	plainCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	plain, err := zk.Connect(plainCtx, srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if _, err := tlsConn.Create(ctx, "/u", []byte("tls"), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+	if b, _, err := plain.Get(ctx, "/u"); err != nil || string(b) != "tls" {
+		t.Fatalf("plaintext client reads %q, %v", b, err)
+	}
+	if got := fourLetter(t, srv.Addr(), "ruok"); got != "imok" {
+		t.Fatalf("ruok on the unified port: %q", got)
+	}
+	who, err := tlsConn.WhoAmI(ctx)
+	if err != nil || len(who) < 2 {
+		t.Fatalf("whoAmI over TLS on the unified port: %+v, %v", who, err)
+	}
+}
+
+// A TLS client whose certificate the trust store does not accept is
+// refused; one that never finishes its TLS handshake is closed after the
+// handshake timeout.
+func TestTLSRefusals(t *testing.T) {
+	files := tlstest.WriteFiles(t, t.TempDir(), "server")
+	cfg, err := tlsconf.ServerConfig(tlsconf.Options{
+		KeyStore: tlsconf.Store{Location: files.Path("server")}, TrustStore: tlsconf.Store{Location: files.Path("ca")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) {
+		o.TLS, o.Addr, o.SecureAddr = cfg, "", "127.0.0.1:0"
+		o.HandshakeTimeout = 300 * time.Millisecond
+	}))
+	if srv.SecureAddr() == nil || srv.Addr() != srv.SecureAddr().String() {
+		t.Fatalf("TLS-only server: Addr %v, SecureAddr %v", srv.Addr(), srv.SecureAddr())
+	}
+	strangers := tlstest.WriteFiles(t, t.TempDir(), "mallory")
+	bad := clientTLS(t, files, "")
+	stranger, err := tls.LoadX509KeyPair(strangers.Path("mallory"), strangers.Path("mallory"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad.Certificates = []tls.Certificate{stranger}
+	for name, cfg := range map[string]*tls.Config{"no certificate (clientAuth=need)": clientTLS(t, files, ""), "a certificate of another CA": bad} {
+		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		c, err := zk.Connect(cctx, srv.Addr(), zk.WithTLS(cfg), zk.WithConnectRetry(zk.UntilElapsed{Max: time.Second, Delay: 100 * time.Millisecond}))
+		cancel()
+		if err == nil {
+			c.Close()
+			t.Errorf("%s: connected", name)
+		}
+	}
+	// Connect over TCP and send nothing: closed at the handshake timeout.
+	nc, err := net.Dial("tcp", srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := nc.Read(make([]byte, 1)); err == nil || isTimeout(err) {
+		t.Fatalf("a silent connection to the TLS port was not closed: %v", err)
+	}
+}
