@@ -52,7 +52,7 @@ func setOf(keys ...string) map[string]bool {
 }
 
 var javaOnlyPrefixes = []string{
-	"admin.", "authProvider.", "metricsProvider.", "jvm.pause.", "quorum.auth.",
+	"admin.", "authProvider.", "metricsProvider.", "jvm.pause.",
 	"netty.", "snapshot.",
 }
 
@@ -260,6 +260,15 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 	case strings.HasPrefix(k, "authProvider.") && builtinProviders[v]:
 		// zkgo always has the ip, digest, sasl and x509 providers (x509
 		// identities come from TLS client certificates).
+	case strings.HasPrefix(k, "quorum.auth."):
+		switch k {
+		case "quorum.auth.enableSasl", "quorum.auth.learnerRequireSasl", "quorum.auth.serverRequireSasl":
+			if p.javaBool(pr) {
+				return p.errorf(pr, "SASL between ensemble members is not implemented yet; refusing to run members without the authentication that was configured")
+			}
+		default:
+			p.warn(pr, "SASL between ensemble members is not implemented; ignored")
+		}
 	case k == "X509AuthenticationProvider.superUser" || k == "zookeeper.X509AuthenticationProvider.superUser":
 		c.X509SuperUser = v
 	case k == "enforce.auth.enabled":

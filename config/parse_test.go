@@ -56,6 +56,11 @@ func TestTLS(t *testing.T) {
 	}
 
 	// TLS between members is not implemented: refused, never ignored.
+	for _, line := range []string{"quorum.auth.enableSasl=true", "quorum.auth.serverRequireSasl=true"} {
+		if _, _, err := parseString(t, base+line+"\n"); err == nil || !strings.Contains(err.Error(), "SASL between ensemble members") {
+			t.Errorf("%s: err = %v", line, err)
+		}
+	}
 	for _, line := range []string{"sslQuorum=true", "ssl.quorum.keyStore.location=/k.jks", "portUnification=true"} {
 		_, _, err := parseString(t, base+line+"\n")
 		key, _, _ := strings.Cut(line, "=")

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -128,15 +129,20 @@ func TestBackpressureBoundsQueuedBytes(t *testing.T) {
 		t.Fatal(code)
 	}
 	before := mntrValue(t, srv.Addr(), "zk_packets_received")
-	xids := make([]int32, n)
+	// The requests are sent from another goroutine (they fit in the
+	// socket buffers, but the test must not depend on it); it hands the
+	// xids over when done.
+	sent := make(chan []int32, 1)
 	go func() {
-		for i := range xids {
+		xids := make([]int32, 0, n)
+		for range n {
 			xid, err := c.Send(proto.OpGetData, &proto.GetDataRequest{Path: "/big"})
 			if err != nil {
-				return
+				break
 			}
-			xids[i] = xid
+			xids = append(xids, xid)
 		}
+		sent <- xids
 	}()
 	// Without backpressure the server reads all n within milliseconds.
 	waitReadsStop(t, srv.Addr())
@@ -152,15 +158,17 @@ func TestBackpressureBoundsQueuedBytes(t *testing.T) {
 		t.Errorf("the server read all %d requests of a client that reads nothing", read)
 	}
 	t.Logf("throttled after reading %d of %d requests; %d bytes queued (%v)", read, n, queued, time.Since(start))
+	got := make([]int32, 0, n)
 	for i := 0; i < n; i++ {
 		var gr proto.GetDataResponse
 		h, err := c.Recv(&gr)
 		if err != nil || h.Err != proto.ErrOk || len(gr.Data) != size {
 			t.Fatalf("reply %d: %+v, %d bytes, %v", i, h, len(gr.Data), err)
 		}
-		if h.Xid != xids[i] {
-			t.Fatalf("reply %d: xid %d, want %d", i, h.Xid, xids[i])
-		}
+		got = append(got, h.Xid)
+	}
+	if xids := <-sent; !slices.Equal(got, xids) {
+		t.Fatalf("replies' xids %v, requests' %v", got, xids)
 	}
 	waitMntr(t, srv.Addr(), "zkgo_throttled_connections", func(v int64) bool { return v == 0 })
 }
