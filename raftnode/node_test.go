@@ -335,9 +335,16 @@ func TestLaggingFollowerCatchesUpBySnapshot(t *testing.T) {
 	// Snapshots are written in the background, one at a time: one that
 	// falls due meanwhile waits for a later apply. Propose on until the
 	// leader has snapshotted well past the lagging member.
+	// A snapshot that was slow to write (a loaded machine) defers the
+	// next by a time, which the clock catches up on once proposals stop.
+	deadline := time.Now().Add(30 * time.Second)
 	for i := 0; c.stores[lead].SnapshotIndex() < 50; i++ {
-		if i == 200 {
-			t.Fatalf("leader snapshot at %d after 200 more proposals", c.stores[lead].SnapshotIndex())
+		if time.Now().After(deadline) {
+			t.Fatalf("leader snapshot at %d after %d more proposals and 30s", c.stores[lead].SnapshotIndex(), min(i, 200))
+		}
+		if i >= 200 {
+			time.Sleep(10 * time.Millisecond)
+			continue
 		}
 		k := fmt.Sprintf("pad%03d", i)
 		c.propose(lead, k, up...)

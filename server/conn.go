@@ -330,7 +330,13 @@ func (c *Conn) appendFrame(hdr *proto.ReplyHeader, body proto.Record) (ok, held 
 // flushInline writes the queued bytes from the reader goroutine, saving a
 // hand-off to the writer for the common read-reply case.
 func (c *Conn) flushInline() {
-	c.wmu.Lock()
+	if !c.wmu.TryLock() {
+		// The writer is writing (perhaps blocked on a client that does
+		// not read): it takes these bytes next. The reader goes on, and
+		// backpressure (waitBackpressure) bounds what it queues.
+		c.kick()
+		return
+	}
 	defer c.wmu.Unlock()
 	c.outMu.Lock()
 	if c.closeAfter || c.outClosed {

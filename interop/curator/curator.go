@@ -45,6 +45,17 @@ var peerSource []byte
 //go:embed SaslCheck.java
 var saslSource []byte
 
+//go:embed TlsCheck.java
+var tlsSource []byte
+
+// NettyJars are the jars (in JavaDir) the Java client needs for TLS (its
+// Netty socket); Debian's zookeeper.jar does not name them.
+var NettyJars = []string{
+	"netty-handler.jar", "netty-transport.jar", "netty-buffer.jar", "netty-common.jar",
+	"netty-codec.jar", "netty-resolver.jar", "netty-transport-native-epoll.jar",
+	"netty-transport-native-unix-common.jar",
+}
+
 // JavaDir is where Debian installs Java libraries.
 const JavaDir = "/usr/share/java"
 
@@ -105,11 +116,15 @@ func Compile(dir string) (*Checker, error) {
 	if err := os.WriteFile(saslSrc, saslSource, 0o644); err != nil {
 		return nil, err
 	}
+	tlsSrc := filepath.Join(dir, "TlsCheck.java")
+	if err := os.WriteFile(tlsSrc, tlsSource, 0o644); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, javac,
 		"-J-XX:+UseSerialGC", "-J-XX:TieredStopAtLevel=1", "-J-XX:-UsePerfData",
-		"-nowarn", "-encoding", "UTF-8", "-d", dir, "-cp", jarPath, src, peerSrc, saslSrc)
+		"-nowarn", "-encoding", "UTF-8", "-d", dir, "-cp", jarPath, src, peerSrc, saslSrc, tlsSrc)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("javac CuratorCheck.java: %v\n%s", err, out)
 	}
@@ -384,4 +399,36 @@ func RunSASLCheck(t testing.TB, connectString, user, password, path string, want
 			t.Log(line)
 		}
 	}
+}
+
+// RunTLSCheck runs TlsCheck.java: the ZooKeeper Java client, then Curator,
+// over TLS (Netty socket, ZKClientConfig) to connectString with the key
+// and trust stores given (storeType PEM, PKCS12 or JKS). whoAmI must show
+// x509:<subject>, path is created with CREATOR_ALL_ACL (left in place)
+// and a Curator mutex is taken and released. It skips like
+// RunCuratorCheck when Java, the jars or Netty are missing.
+func RunTLSCheck(t testing.TB, connectString, path, keyStore, trustStore, storeType, password, subject string) {
+	t.Helper()
+	c := sharedOrSkip(t)
+	cp := c.classpath
+	for _, j := range NettyJars {
+		p := filepath.Join(JavaDir, j)
+		if !isFile(p) {
+			t.Skipf("%s missing (apt-get install libnetty-java): the Java client needs Netty for TLS", p)
+		}
+		cp += string(os.PathListSeparator) + p
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.java,
+		"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
+		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+		"-cp", cp, "TlsCheck", connectString, path, keyStore, trustStore, storeType, password, subject)
+	cmd.Dir = c.dir
+	cmd.SysProcAttr = sysProcAttr()
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "PASS TLS") {
+		t.Fatalf("TlsCheck %s as %s: %v\n--- output ---\n%s", connectString, subject, err, out)
+	}
+	t.Logf("%s", strings.TrimSpace(string(out)))
 }
