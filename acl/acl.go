@@ -15,9 +15,9 @@
 // "digest", plus "sasl" (SASLAuthenticationProvider, which ZooKeeper
 // registers only when authProvider.N names it; zkgo always has it, so sasl
 // ACLs are valid even on a server without SASL users). Ids of the "x509"
-// scheme are matched by equality in Check; ACLs naming it are accepted by
-// FixupX509 (a server with TLS, which has the X509AuthenticationProvider)
-// and rejected by Fixup, as by a ZooKeeper server without that provider.
+// scheme are matched by equality in Check; FixupWith accepts ACLs naming
+// the sasl and x509 schemes only on a server with those providers, as
+// ZooKeeper does.
 package acl
 
 import (
@@ -164,17 +164,22 @@ func isAuthenticatedScheme(scheme string) bool {
 //
 // The result is a new slice; on any problem it returns ErrInvalidACL.
 func Fixup(acls []proto.ACL, authIDs []proto.Id) ([]proto.ACL, error) {
-	return fixup(acls, authIDs, false)
+	return FixupWith(acls, authIDs, Providers{SASL: true})
 }
 
-// FixupX509 is Fixup on a server with the x509 provider: an "x509" id
-// must be a distinguished name (X509AuthenticationProvider.isValid): one
-// or more type=value pairs.
-func FixupX509(acls []proto.ACL, authIDs []proto.Id) ([]proto.ACL, error) {
-	return fixup(acls, authIDs, true)
+// Providers are the optional authentication providers of a server. ACLs
+// of a scheme whose provider is missing are invalid, as on a ZooKeeper
+// server without it (authProvider.N registers them there).
+type Providers struct {
+	// SASL: "sasl" ids must be valid Kerberos names.
+	SASL bool
+	// X509: "x509" ids must be distinguished names
+	// (X509AuthenticationProvider.isValid): one or more type=value pairs.
+	X509 bool
 }
 
-func fixup(acls []proto.ACL, authIDs []proto.Id, x509 bool) ([]proto.ACL, error) {
+// FixupWith is Fixup on a server with the providers p.
+func FixupWith(acls []proto.ACL, authIDs []proto.Id, p Providers) ([]proto.ACL, error) {
 	uniq := make([]proto.ACL, 0, len(acls))
 	for _, a := range acls {
 		dup := false
@@ -213,16 +218,18 @@ func fixup(acls []proto.ACL, authIDs []proto.Id, x509 bool) ([]proto.ACL, error)
 			}
 			out = append(out, a)
 		case a.ID.Scheme == SchemeIP:
-			if _, _, ok := parseIPExpr(a.ID.ID); !ok {
+			// ZooKeeper 3.8's IPAuthenticationProvider.isValid knows IPv4
+			// only: IPv6 ACLs are invalid there, and so here.
+			if addr, _, ok := parseIPExpr(a.ID.ID); !ok || len(addr) != 4 {
 				return nil, ErrInvalidACL
 			}
 			out = append(out, a)
-		case a.ID.Scheme == SchemeSASL:
+		case a.ID.Scheme == SchemeSASL && p.SASL:
 			if !validKerberosName(a.ID.ID) {
 				return nil, ErrInvalidACL
 			}
 			out = append(out, a)
-		case a.ID.Scheme == SchemeX509 && x509:
+		case a.ID.Scheme == SchemeX509 && p.X509:
 			if !validDN(a.ID.ID) {
 				return nil, ErrInvalidACL
 			}

@@ -161,8 +161,9 @@ func TestFixup(t *testing.T) {
 		{"digest hash unchecked", []proto.ACL{a(31, digest("u:not base64!"))}, nil, []proto.ACL{a(31, digest("u:not base64!"))}},
 		{"ip v4", []proto.ACL{a(31, ip("10.0.0.1"))}, nil, []proto.ACL{a(31, ip("10.0.0.1"))}},
 		{"ip v4 cidr", []proto.ACL{a(31, ip("10.0.0.0/8"))}, nil, []proto.ACL{a(31, ip("10.0.0.0/8"))}},
-		{"ip v6", []proto.ACL{a(31, ip("::1"))}, nil, []proto.ACL{a(31, ip("::1"))}},
-		{"ip v6 cidr", []proto.ACL{a(31, ip("2001:db8::/32"))}, nil, []proto.ACL{a(31, ip("2001:db8::/32"))}},
+		{"ip v6 (ZooKeeper 3.8 knows IPv4 only)", []proto.ACL{a(31, ip("::1"))}, nil, nil},
+		{"ip v6 cidr", []proto.ACL{a(31, ip("::1/128"))}, nil, nil},
+		{"ip v4 in v6 form", []proto.ACL{a(31, ip("0:0:0:0:0:ffff:7f00:1"))}, nil, nil},
 		{"ip bad", []proto.ACL{a(31, ip("10.0.0"))}, nil, nil},
 		{"ip hostname", []proto.ACL{a(31, ip("localhost"))}, nil, nil},
 		{"ip bad bits", []proto.ACL{a(31, ip("10.0.0.0/33"))}, nil, nil},
@@ -442,6 +443,29 @@ func TestJavaParseInt(t *testing.T) {
 		got, ok := javanum.ParseInt(tc.s, tc.radix)
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("javaParseInt(%q, %d) = %d, %v; want %d, %v", tc.s, tc.radix, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestFixupProviders(t *testing.T) {
+	sasl := []proto.ACL{{Perms: 31, ID: proto.Id{Scheme: SchemeSASL, ID: "bob"}}}
+	x509 := []proto.ACL{{Perms: 31, ID: proto.Id{Scheme: SchemeX509, ID: "CN=bob,O=example"}}}
+	badDN := []proto.ACL{{Perms: 31, ID: proto.Id{Scheme: SchemeX509, ID: "bob"}}}
+	for _, tt := range []struct {
+		name string
+		acls []proto.ACL
+		p    Providers
+		ok   bool
+	}{
+		{"sasl without the provider", sasl, Providers{}, false},
+		{"sasl with it", sasl, Providers{SASL: true}, true},
+		{"x509 without the provider", x509, Providers{SASL: true}, false},
+		{"x509 with it", x509, Providers{X509: true}, true},
+		{"x509 not a distinguished name", badDN, Providers{X509: true}, false},
+	} {
+		_, err := FixupWith(tt.acls, nil, tt.p)
+		if (err == nil) != tt.ok {
+			t.Errorf("%s: err %v", tt.name, err)
 		}
 	}
 }

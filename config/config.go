@@ -116,6 +116,9 @@ type Config struct {
 	SecureClientPortAddress string
 	ClientPortUnification   bool
 	SSL                     TLS
+	// SASLProvider: authProvider.N names SASLAuthenticationProvider
+	// (sasl ACLs are valid even without SASL users).
+	SASLProvider bool
 	// X509SuperUser (X509AuthenticationProvider.superUser) is the
 	// certificate subject that is the super user.
 	X509SuperUser string

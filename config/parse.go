@@ -258,8 +258,11 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 	case k == "superUser":
 		c.SASLSuperUser = v
 	case strings.HasPrefix(k, "authProvider.") && builtinProviders[v]:
-		// zkgo always has the ip, digest, sasl and x509 providers (x509
-		// identities come from TLS client certificates).
+		// zkgo has the ip and digest providers always, x509 with TLS,
+		// and sasl with SASL users or when named here.
+		if strings.HasSuffix(v, ".SASLAuthenticationProvider") {
+			c.SASLProvider = true
+		}
 	case strings.HasPrefix(k, "quorum.auth."):
 		switch k {
 		case "quorum.auth.enableSasl", "quorum.auth.learnerRequireSasl", "quorum.auth.serverRequireSasl":

@@ -14,6 +14,7 @@ import (
 	"github.com/zkgo/zkgo/internal/rawzk"
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/zk"
 	"github.com/zkgo/zkgo/zktest"
 )
 
@@ -219,5 +220,50 @@ func TestMaxConnections(t *testing.T) {
 	if err == nil {
 		c.Close()
 		t.Fatal(fmt.Sprintf("a third connection was accepted with maxCnxns=2"))
+	}
+}
+
+// Watches re-registered with setWatches get catch-up events only for
+// nodes the connection may read (the CVE-2024-23944 class): a client
+// without READ on a node learns nothing of its changes that way either.
+func TestSetWatchesCatchUpChecksRead(t *testing.T) {
+	srv := zktest.Start(t)
+	owner := dial(t, srv.Addr())
+	if h, err := owner.Call(proto.OpAuth, &proto.AuthPacket{Scheme: "digest", Auth: []byte("bob:secret")}, nil); err != nil || h.Err != proto.ErrOk {
+		t.Fatalf("addauth: %+v %v", h, err)
+	}
+	bobOnly := zk.DigestACL(zk.PermAll, "bob", "secret")
+	for _, p := range []string{"/sec", "/pub"} {
+		a := bobOnly
+		if p == "/pub" {
+			a = openACL
+		}
+		if code := call(t, owner, proto.OpCreate, &proto.CreateRequest{Path: p, Data: []byte("v"), ACL: a}, nil); code != proto.ErrOk {
+			t.Fatal(code)
+		}
+		if code := call(t, owner, proto.OpCreate, &proto.CreateRequest{Path: p + "/kid", ACL: a}, nil); code != proto.ErrOk {
+			t.Fatal(code)
+		}
+	}
+	for _, op := range []proto.OpCode{proto.OpSetWatches, proto.OpSetWatches2} {
+		c := dial(t, srv.Addr())
+		paths := []string{"/sec", "/pub"}
+		var req proto.Record = &proto.SetWatches{RelativeZxid: 0, DataWatches: paths, ExistWatches: paths, ChildWatches: paths}
+		if op == proto.OpSetWatches2 {
+			req = &proto.SetWatches2{RelativeZxid: 0, DataWatches: paths, ExistWatches: paths, ChildWatches: paths}
+		}
+		if code := call(t, c, op, req, nil); code != proto.ErrOk {
+			t.Fatal(code)
+		}
+		call(t, c, proto.OpPing, nil, nil) // every catch-up event precedes this reply
+		var got []string
+		for _, ev := range c.Events {
+			got = append(got, fmt.Sprintf("%v %s", ev.Type, ev.Path))
+		}
+		slices.Sort(got)
+		want := []string{"EventNodeChildrenChanged /pub", "EventNodeCreated /pub", "EventNodeDataChanged /pub"}
+		if !slices.Equal(got, want) {
+			t.Errorf("%v: catch-up events %q, want %q (none for /sec)", op, got, want)
+		}
 	}
 }

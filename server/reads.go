@@ -298,23 +298,31 @@ func (c *Conn) readable(p string, ids []proto.Id) (*tree.Node, proto.ErrCode) {
 func (c *Conn) setWatches(rel int64, data, exist, child, persistent, recursive []string) {
 	s := c.s
 	t := s.sm.tree
-	notify := func(typ proto.EventType, p string) {
-		c.Deliver(proto.WatcherEvent{Type: typ, State: proto.StateSyncConnected, Path: p}, nil)
+	// Catch-up events are checked for READ on the node like every other
+	// notification (Deliver; the CVE-2024-23944 class): a client that
+	// re-registers a watch learns nothing of a node it cannot read. A
+	// deletion has no node left to check.
+	notify := func(typ proto.EventType, p string, n *tree.Node) {
+		var nodeACL []proto.ACL
+		if n != nil {
+			nodeACL = n.ACL()
+		}
+		c.Deliver(proto.WatcherEvent{Type: typ, State: proto.StateSyncConnected, Path: p}, nodeACL)
 	}
 	for _, p := range data {
 		n := t.Get(p)
 		switch {
 		case n == nil:
-			notify(proto.EventNodeDeleted, p)
+			notify(proto.EventNodeDeleted, p, nil)
 		case n.Stat().Mzxid > rel:
-			notify(proto.EventNodeDataChanged, p)
+			notify(proto.EventNodeDataChanged, p, n)
 		default:
 			s.watches.AddData(strings.Clone(p), c)
 		}
 	}
 	for _, p := range exist {
-		if t.Get(p) != nil {
-			notify(proto.EventNodeCreated, p)
+		if n := t.Get(p); n != nil {
+			notify(proto.EventNodeCreated, p, n)
 		} else {
 			s.watches.AddData(strings.Clone(p), c)
 		}
@@ -323,9 +331,9 @@ func (c *Conn) setWatches(rel int64, data, exist, child, persistent, recursive [
 		n := t.Get(p)
 		switch {
 		case n == nil:
-			notify(proto.EventNodeDeleted, p)
+			notify(proto.EventNodeDeleted, p, nil)
 		case n.Stat().Pzxid > rel:
-			notify(proto.EventNodeChildrenChanged, p)
+			notify(proto.EventNodeChildrenChanged, p, n)
 		default:
 			s.watches.AddChild(strings.Clone(p), c)
 		}

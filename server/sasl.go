@@ -39,6 +39,11 @@ type SASLOptions struct {
 	// SuperUser, if set, is a SASL user name that also gets the "super"
 	// identity, which passes every ACL (zookeeper.superUser).
 	SuperUser string
+	// Provider registers the sasl ACL scheme even without users
+	// (authProvider.N=…SASLAuthenticationProvider): sasl ACLs are valid
+	// when it is set or there are users, invalid otherwise, as in
+	// ZooKeeper.
+	Provider bool
 }
 
 // saslExchange is a connection's SASL state; reader goroutine only.

@@ -47,6 +47,9 @@ type Options struct {
 	DigestDisabled bool
 	// X509 adds the x509 scheme (a server with TLS): x509 ACLs are valid.
 	X509 bool
+	// SASL adds the sasl scheme (a server with SASL users or the SASL
+	// provider configured): sasl ACLs are valid.
+	SASL bool
 }
 
 // fixupACL validates and expands an ACL list for create/setACL.
@@ -58,10 +61,7 @@ func (t *Tree) fixupACL(acls []proto.ACL, auth []proto.Id) ([]proto.ACL, error) 
 			}
 		}
 	}
-	if t.opts.X509 {
-		return acl.FixupX509(acls, auth)
-	}
-	return acl.Fixup(acls, auth)
+	return acl.FixupWith(acls, auth, acl.Providers{SASL: t.opts.SASL, X509: t.opts.X509})
 }
 
 // SetOptions sets the tree's options.

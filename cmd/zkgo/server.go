@@ -218,7 +218,7 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 		MaxOutstanding:         cfg.GlobalOutstandingLimit,
 		EnforceQuota:           true,
 		DisableDigestAuth:      !cfg.DigestAuthEnabled,
-		SASL:                   server.SASLOptions{Users: cfg.SASLUsers, SuperUser: cfg.SASLSuperUser},
+		SASL:                   server.SASLOptions{Users: cfg.SASLUsers, SuperUser: cfg.SASLSuperUser, Provider: cfg.SASLProvider},
 		EnforceAuthSchemes:     cfg.EnforceAuthSchemes,
 		X509SuperUser:          cfg.X509SuperUser,
 		DataDir:                cfg.DataDir,
