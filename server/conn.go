@@ -457,17 +457,8 @@ func (c *Conn) readLoop() {
 			}
 			return
 		}
-		select {
-		case c.slots <- struct{}{}:
-		default:
-			// At the outstanding-request limit: what is held must go
-			// to raft, or the replies that free slots never come.
-			c.releaseHeld()
-			select {
-			case c.slots <- struct{}{}:
-			case <-c.closed:
-				return
-			}
+		if !c.acquireSlot() {
+			return
 		}
 		// The writes of requests already buffered behind this one are
 		// handed to raft together, after the last of them.

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkgo/zkgo/proto"
@@ -33,17 +35,60 @@ func (s *Server) fourLetterAllowed(cmd string) bool {
 	return false
 }
 
+// heavyWords walk every connection, session or watch. Polled, they could
+// keep the tree or the watch manager locked and starve writes
+// (CVE-2017-5637): their output is computed one at a time and reused for
+// heavyTTL, so polling costs at most one computation per word and second.
+var heavyWords = map[string]bool{"stat": true, "cons": true, "dump": true, "wchc": true, "wchp": true}
+
+const heavyTTL = time.Second
+
+// heavyCache holds the last output of each heavy word.
+type heavyCache struct {
+	mu   sync.Mutex // guards out; held while one is computed (one at a time)
+	out  map[string]heavyOutput
+	runs atomic.Int64 // computations, for tests
+}
+
+type heavyOutput struct {
+	at   time.Time
+	text string
+}
+
 // serveFourLetterWord answers a four-letter word and closes the connection.
 func (c *Conn) serveFourLetterWord(cmd string) {
 	s := c.s
-	var b strings.Builder
-	if !s.fourLetterAllowed(cmd) {
-		fmt.Fprintf(&b, "%s is not executed because it is not in the whitelist.\n", cmd)
-	} else {
+	var text string
+	switch {
+	case !s.fourLetterAllowed(cmd):
+		text = fmt.Sprintf("%s is not executed because it is not in the whitelist.\n", cmd)
+	case heavyWords[cmd]:
+		text = s.heavyText(cmd)
+	default:
+		var b strings.Builder
 		s.fourLetterText(cmd, &b)
+		text = b.String()
 	}
 	c.raw.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	c.nc.Write([]byte(b.String()))
+	c.nc.Write([]byte(text))
+}
+
+// heavyText returns the output of a heavy word, at most heavyTTL old.
+func (s *Server) heavyText(cmd string) string {
+	h := &s.heavy
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if o, ok := h.out[cmd]; ok && time.Since(o.at) < heavyTTL {
+		return o.text
+	}
+	var b strings.Builder
+	s.fourLetterText(cmd, &b)
+	h.runs.Add(1)
+	if h.out == nil {
+		h.out = make(map[string]heavyOutput)
+	}
+	h.out[cmd] = heavyOutput{at: time.Now(), text: b.String()}
+	return b.String()
 }
 
 // FourLetterWord returns the output of a four-letter word, ignoring the
@@ -166,28 +211,35 @@ func (s *Server) fourLetterText(cmd string, b *strings.Builder) {
 			}
 		}
 	case "dump":
+		// The tree's read lock is taken per session, not for the whole
+		// walk, so that applying goes on meanwhile.
 		b.WriteString("SessionTracker dump:\n")
 		s.sm.mu.RLock()
 		sessions := s.sm.tree.Sessions()
+		s.sm.mu.RUnlock()
 		fmt.Fprintf(b, "Global Sessions(%d):\n", len(sessions))
 		for _, ss := range sessions {
 			fmt.Fprintf(b, "%s\t%dms\n", hexID(ss.ID), ss.Timeout)
 		}
 		b.WriteString("ephemeral nodes dump:\n")
+		eph := make(map[int64][]string)
 		var withEph []int64
 		for _, ss := range sessions {
-			if len(s.sm.tree.Ephemerals(ss.ID)) > 0 {
+			s.sm.mu.RLock()
+			ps := s.sm.tree.Ephemerals(ss.ID)
+			s.sm.mu.RUnlock()
+			if len(ps) > 0 {
 				withEph = append(withEph, ss.ID)
+				eph[ss.ID] = ps
 			}
 		}
 		fmt.Fprintf(b, "Sessions with Ephemerals (%d):\n", len(withEph))
 		for _, id := range withEph {
 			fmt.Fprintf(b, "%s:\n", hexID(id))
-			for _, p := range s.sm.tree.Ephemerals(id) {
+			for _, p := range eph[id] {
 				fmt.Fprintf(b, "\t%s\n", p)
 			}
 		}
-		s.sm.mu.RUnlock()
 		b.WriteString("Connections dump:\n")
 		fmt.Fprintf(b, "Connections Sets (%d)\n", len(s.connList()))
 	case "dirs":

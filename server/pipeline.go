@@ -139,8 +139,35 @@ func (c *Conn) handleFrame(frame []byte) bool {
 func (c *Conn) release() {
 	select {
 	case <-c.slots:
+		<-c.s.inflight // taken with the connection's slot
 	default:
 	}
+}
+
+// acquireSlot takes an outstanding-request slot of the connection
+// (MaxOutstanding) and one of the server (GlobalOutstanding), waiting
+// while either limit is reached. It returns false if the connection
+// closed meanwhile. Reader goroutine only.
+func (c *Conn) acquireSlot() bool {
+	for _, sem := range []chan struct{}{c.slots, c.s.inflight} {
+		select {
+		case sem <- struct{}{}:
+			continue
+		default:
+		}
+		// At a limit: what is held must go to raft, or the replies
+		// that free slots never come.
+		c.releaseHeld()
+		select {
+		case sem <- struct{}{}:
+		case <-c.closed:
+			if sem != c.slots {
+				<-c.slots // give back the connection's slot
+			}
+			return false
+		}
+	}
+	return true
 }
 
 // submitWrite proposes a write. Reads that arrive before it is applied

@@ -146,6 +146,11 @@ type Options struct {
 	// MaxOutstanding bounds the requests in flight per connection; the
 	// server stops reading from a connection that reaches it. Default 1000.
 	MaxOutstanding int
+	// GlobalOutstanding bounds the requests in flight in the whole server
+	// (globalOutstandingLimit): at the bound the server reads no further
+	// request from any connection until some are answered. Default 10
+	// times MaxOutstanding.
+	GlobalOutstanding int
 	// EnforceQuota makes hard quota limits fail writes. Default true via
 	// the config package.
 	EnforceQuota bool
@@ -233,6 +238,10 @@ func (o *Options) setDefaults() {
 	if o.MaxOutstanding <= 0 {
 		o.MaxOutstanding = 1000
 	}
+	if o.GlobalOutstanding <= 0 {
+		o.GlobalOutstanding = 10 * o.MaxOutstanding
+	}
+	o.MaxOutstanding = min(o.MaxOutstanding, o.GlobalOutstanding)
 	if o.HandshakeTimeout <= 0 {
 		o.HandshakeTimeout = 10 * time.Second
 	}
@@ -277,6 +286,10 @@ type Server struct {
 	perIP   map[string]int
 
 	stats serverStats
+	// inflight holds a token per request in flight in the server
+	// (GlobalOutstanding); a connection takes one with each of its slots.
+	inflight chan struct{}
+	heavy heavyCache // outputs of the heavy four-letter words (fourlw.go)
 
 	readOnly  atomic.Bool // serving read-only sessions only (readonlymode)
 	closing   atomic.Bool
@@ -323,6 +336,7 @@ func New(opts Options) (*Server, error) {
 		done:    make(chan struct{}),
 		started: time.Now(),
 	}
+	s.inflight = make(chan struct{}, opts.GlobalOutstanding)
 	s.sm = newStateMachine(s.log, s.watches, s.setupTree, opts.MaxBuffer)
 	s.prop = newProposer(s.log)
 	s.sessions = newSessionTracker(s.log, opts.TickTime, opts.ServerID, s.prop, s.isLeader)
