@@ -289,7 +289,7 @@ type Server struct {
 	// inflight holds a token per request in flight in the server
 	// (GlobalOutstanding); a connection takes one with each of its slots.
 	inflight chan struct{}
-	heavy heavyCache // outputs of the heavy four-letter words (fourlw.go)
+	heavy    heavyCache // outputs of the heavy four-letter words (fourlw.go)
 
 	readOnly  atomic.Bool // serving read-only sessions only (readonlymode)
 	closing   atomic.Bool
