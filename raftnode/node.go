@@ -104,9 +104,12 @@ type Node struct {
 	leaderCh chan LeaderChange // capacity 1, latest wins
 
 	// A learner never campaigns, so raft keeps naming a leader that died
-	// or was cut off. The node tracks when it last heard from it, in
-	// ticks, and reports the leader lost after two election timeouts of
-	// silence, and found again on its next message.
+	// or was cut off; a follower names it until its (randomized) election
+	// timeout runs out. The node tracks when it last heard from the
+	// leader, in ticks, and reports it lost after one election timeout of
+	// silence on a follower (two on a learner), and found again on its
+	// next message: nobody trusts a leader it has not heard from for
+	// longer, as a ZooKeeper follower drops its leader after syncLimit.
 	tickCount atomic.Uint64 // ticks so far (written by run)
 	contact   atomic.Uint64 // tickCount when the leader was last heard from
 	raftLead  atomic.Uint64 // the leader as raft sees it

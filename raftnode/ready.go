@@ -108,7 +108,8 @@ func (n *Node) withRaft(fn func(rn *raft.RawNode) error) error {
 	return err
 }
 
-// tick advances raft's clock and, on a learner, notices a silent leader.
+// tick advances raft's clock and, on a follower or learner, notices a
+// silent leader.
 func (n *Node) tick() {
 	n.rnMu.Lock()
 	n.rn.Tick()
@@ -122,10 +123,15 @@ func (n *Node) tick() {
 		}
 	}
 	now := n.tickCount.Add(1)
-	if Role(n.role.Load()) != RoleLearner || n.raftLead.Load() == 0 {
+	role := Role(n.role.Load())
+	if role != RoleLearner && role != RoleFollower || n.raftLead.Load() == 0 {
 		return
 	}
-	if now-n.contact.Load() <= 2*uint64(n.cfg.ElectionTick) {
+	limit := uint64(n.cfg.ElectionTick)
+	if role == RoleLearner {
+		limit *= 2
+	}
+	if now-n.contact.Load() <= limit {
 		return
 	}
 	n.leadMu.Lock()
@@ -136,10 +142,10 @@ func (n *Node) tick() {
 	n.silent = true
 	n.leader.Store(0)
 	n.notifyLeader(LeaderChange{Term: n.term.Load()})
-	n.log.Warn("raftnode: no message from the leader for two election timeouts; reporting it lost", "leader", n.raftLead.Load())
+	n.log.Warn("raftnode: no message from the leader for an election timeout; reporting it lost", "leader", n.raftLead.Load(), "role", role.String())
 }
 
-// heard records a message from the leader (for a learner's silence check).
+// heard records a message from the leader (for the silence check).
 func (n *Node) heard(from uint64) {
 	lead := n.raftLead.Load()
 	if from == 0 || from != lead {

@@ -15,9 +15,11 @@ import (
 	"github.com/zkgo/zkgo/acl"
 	"github.com/zkgo/zkgo/internal/rawzk"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/raftnode"
 	"github.com/zkgo/zkgo/server"
 	"github.com/zkgo/zkgo/tree"
 	"github.com/zkgo/zkgo/zk"
+	"github.com/zkgo/zkgo/zktest"
 )
 
 type cluster struct {
@@ -552,4 +554,43 @@ func TestClusterExpiresVanishedSessionAcrossFailover(t *testing.T) {
 			c.waitGone(j, "/vanish-failover")
 		}
 	}
+}
+
+// TestClusterFollowerCutOffDropsClients: a follower cut off from the
+// others stops trusting its leader after one election timeout without a
+// message from it, as a ZooKeeper follower drops its leader: it closes its
+// client connections (their sessions live on elsewhere) and refuses
+// handshakes until it has a leader again.
+func TestClusterFollowerCutOffDropsClients(t *testing.T) {
+	c := zktest.StartCluster(t, 3, zktest.WithManualClock())
+	if !c.TickUntil(func() bool { return c.CurrentLeader() >= 0 }, 200) {
+		t.Fatal("no leader")
+	}
+	f := (c.CurrentLeader() + 1) % 3
+	conn, err := rawzk.Dial(c.Addr(f), rawzk.Options{Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c.Isolate(f)
+	serving := func() bool { return strings.Contains(c.Member(f).FourLetterWord("srvr"), "Mode: ") }
+	// raftnode.DefaultElectionTick of silence, and a tick or two for the
+	// report to reach the server.
+	if !c.TickUntil(func() bool { return !serving() }, raftnode.DefaultElectionTick+3) {
+		t.Fatalf("the cut-off follower still serves after %d ticks", raftnode.DefaultElectionTick+3)
+	}
+	waitClosed(t, conn)
+	if c2, err := rawzk.Dial(c.Addr(f), rawzk.Options{Timeout: time.Minute}); err == nil {
+		c2.Close()
+		t.Fatal("a follower without a leader gave a session")
+	}
+	c.Heal()
+	if !c.TickUntil(serving, 200) {
+		t.Fatal("the follower does not serve again after the partition healed")
+	}
+	c3, err := rawzk.Dial(c.Addr(f), rawzk.Options{Timeout: time.Minute})
+	if err != nil {
+		t.Fatalf("after the partition healed: %v", err)
+	}
+	c3.Close()
 }

@@ -423,6 +423,15 @@ func (s *Server) leaderChanged(ch raftnode.LeaderChange) {
 		// readonlymode.enabled: serve read-only sessions while cut off
 		// from the quorum; back to normal with a leader.
 		s.SetReadOnly(ch.Leader == 0)
+	} else if ch.Leader == 0 {
+		// Cut off from the quorum, a ZooKeeper member shuts its client
+		// service down: its clients go to another member (their
+		// sessions live on there), and handshakes are refused until a
+		// leader is back (hasQuorum).
+		for _, c := range s.connList() {
+			c.close("lost the quorum: no leader")
+		}
+		s.log.Warn("no leader: closed every client connection; refusing new ones until a leader is back")
 	}
 	s.log.Info("raft leader", "leader", ch.Leader, "term", ch.Term, "self", ch.IsSelf)
 }
