@@ -594,3 +594,63 @@ func TestClusterFollowerCutOffDropsClients(t *testing.T) {
 	}
 	c3.Close()
 }
+
+// TestClusterSessionMoves: a client that resumes its session on another
+// member takes it along: the member that served it closes the old
+// connection (a request still arriving there gets SessionMoved); moving
+// back closes the second connection, and the newest keeps working.
+func TestClusterSessionMoves(t *testing.T) {
+	c := zktest.StartCluster(t, 3)
+	c.Leader()
+	a, err := rawzk.Dial(c.Addr(0), rawzk.Options{Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if code := call(t, a, proto.OpCreate, &proto.CreateRequest{Path: "/moving", ACL: openACL, Flags: proto.ModeEphemeral}, nil); code != proto.ErrOk {
+		t.Fatal(code)
+	}
+	resume := func(i int) *rawzk.Conn {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			r, err := rawzk.Dial(c.Addr(i), rawzk.Options{Timeout: time.Minute, SessionID: a.Session.SessionID, Passwd: a.Session.Passwd})
+			if err == nil && r.Session.SessionID == a.Session.SessionID {
+				t.Cleanup(func() { r.Close() })
+				return r
+			}
+			if err == nil {
+				r.Close()
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("resuming on member %d: %v", i+1, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	b := resume(1)
+	waitMovedOrClosed(t, a)
+	if code := call(t, b, proto.OpExists, &proto.ExistsRequest{Path: "/moving"}, &proto.ExistsResponse{}); code != proto.ErrOk {
+		t.Fatalf("exists on the new connection: %v", code)
+	}
+	back := resume(0)
+	waitMovedOrClosed(t, b)
+	for i := 0; i < 3; i++ {
+		if code := call(t, back, proto.OpExists, &proto.ExistsRequest{Path: "/moving"}, &proto.ExistsResponse{}); code != proto.ErrOk {
+			t.Fatalf("exists after moving back: %v", code)
+		}
+	}
+}
+
+// waitMovedOrClosed sends requests on c until the server answers
+// SessionMoved or closes the connection.
+func waitMovedOrClosed(t *testing.T, c *rawzk.Conn) {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		c.NetConn().SetDeadline(time.Now().Add(5 * time.Second))
+		h, err := c.Call(proto.OpExists, &proto.ExistsRequest{Path: "/"}, &proto.ExistsResponse{})
+		if err != nil || h.Err == proto.ErrSessionMoved {
+			return
+		}
+	}
+	t.Fatal("the old connection still serves the moved session")
+}

@@ -60,6 +60,9 @@ type Conn struct {
 	// with the connection. Set by the handshake, read by the reader.
 	localSession bool
 
+	// moved: the session was resumed on another member (sessionMoved).
+	moved atomic.Bool
+
 	auth   atomic.Pointer[[]proto.Id] // copy-on-write authenticated ids
 	saslEx *saslExchange              // SASL state (sasl.go); reader goroutine only
 
@@ -260,6 +263,14 @@ func (c *Conn) kick() {
 // sessionClosed is called (by the apply loop) when the connection's session
 // has been closed or expired.
 func (c *Conn) sessionClosed() { c.closeAfterFlush() }
+
+// sessionMoved is called (by the apply loop) when the client resumed the
+// connection's session on another member: requests that still arrive
+// here are answered SessionMoved, and the connection closes.
+func (c *Conn) sessionMoved() {
+	c.moved.Store(true)
+	c.closeAfterFlush()
+}
 
 // enqueue appends one reply frame to the outgoing queue and wakes the
 // writer.

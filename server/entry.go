@@ -9,7 +9,7 @@ import (
 	"github.com/zkgo/zkgo/tree"
 )
 
-// The data of a raft log entry written by zkgo (entry format 1). raft's
+// The data of a raft log entry written by zkgo (entry format 2). raft's
 // own entries (empty no-ops, configuration changes) are not ours and never
 // reach decodeEntry. All integers are big-endian.
 //
@@ -31,8 +31,15 @@ import (
 //
 //	control entry (id = 0):
 //	8       4     kind, int32: n ≥ 0 is a touch batch of n sessions;
-//	              negative kinds are reserved for later formats
+//	              -1 is a session move (format 2); other negative kinds
+//	              are reserved for later formats
 //	12      8·n   touch batch: session ids, int64 each
+//	12      8     session move: the session id
+//	20      8     the member (server id) the client resumed it on
+//	28      8     that member's claim number for the session
+//
+// Format 1 (earlier releases) is format 2 without session moves; its logs
+// read unchanged.
 //
 // The layout is fixed by golden bytes (entry_test.go): a change that
 // alters it must be a new format, readable beside this one. An entry a
@@ -45,8 +52,13 @@ type entry struct {
 	id uint64
 	// txn is the transaction (entryTxn).
 	txn *tree.Txn
-	// sessions are the touched sessions (entryTouches).
+	// sessions are the touched sessions (entryTouches), or the moved
+	// session alone (entryMove).
 	sessions []int64
+	// owner and claim (entryMove): the member the session moved to and
+	// its claim number (see sessionTracker.claim).
+	owner int64
+	claim uint64
 }
 
 type entryKind uint8
@@ -55,11 +67,15 @@ const (
 	entryTxn     entryKind = iota + 1 // a transaction to apply
 	entrySync                         // a sync barrier
 	entryTouches                      // sessions another member kept alive
+	entryMove                         // a session resumed on a member
 )
+
+// kindMove is the control kind of a session move.
+const kindMove = -1
 
 // entryFormat is the version of the layout above that this build writes
 // and reads.
-const entryFormat = 1
+const entryFormat = 2
 
 // maxTouchBatch bounds the sessions of one touch batch (proposer and
 // decoder alike).
@@ -88,6 +104,12 @@ func appendEntry(enc *jute.Encoder, e *entry) {
 		for _, id := range e.sessions {
 			enc.WriteLong(id)
 		}
+	case entryMove:
+		enc.WriteLong(0)
+		enc.WriteInt(kindMove)
+		enc.WriteLong(e.sessions[0])
+		enc.WriteLong(e.owner)
+		enc.WriteLong(int64(e.claim))
 	default:
 		panic(fmt.Sprintf("server: appendEntry of kind %d", e.kind))
 	}
@@ -106,6 +128,13 @@ func decodeEntry(b []byte) (entry, error) {
 		n := d.ReadInt()
 		if d.Err() != nil {
 			return entry{}, fmt.Errorf("control entry: %w", d.Err())
+		}
+		if n == kindMove {
+			id, owner, claim := d.ReadLong(), d.ReadLong(), d.ReadLong()
+			if err := d.Finish(); err != nil {
+				return entry{}, fmt.Errorf("session move: %w", err)
+			}
+			return entry{kind: entryMove, sessions: []int64{id}, owner: owner, claim: uint64(claim)}, nil
 		}
 		if n < 0 {
 			return entry{}, fmt.Errorf("%w: control kind %d", errEntryFormat, n)
@@ -133,3 +162,6 @@ func decodeEntry(b []byte) (entry, error) {
 func syncEntry() *entry             { return &entry{kind: entrySync} }
 func txnEntry(txn *tree.Txn) *entry { return &entry{kind: entryTxn, txn: txn} }
 func touchEntry(ids []int64) *entry { return &entry{kind: entryTouches, sessions: ids} }
+func moveEntry(id, owner int64, claim uint64) *entry {
+	return &entry{kind: entryMove, sessions: []int64{id}, owner: owner, claim: claim}
+}

@@ -24,6 +24,8 @@ var goldenEntries = []struct {
 	{"touches", entry{kind: entryTouches, sessions: []int64{0x0100000000000001, 2}},
 		"0000000000000000" + "00000002" + "0100000000000001" + "0000000000000002"},
 	{"touches-empty", entry{kind: entryTouches, sessions: []int64{}}, "0000000000000000" + "00000000"},
+	{"move", entry{kind: entryMove, sessions: []int64{0x0300000000000009}, owner: 2, claim: 5},
+		"0000000000000000" + "ffffffff" + "0300000000000009" + "0000000000000002" + "0000000000000005"},
 	{"setData", entry{kind: entryTxn, id: 0xa1b2c3d400000001, txn: &tree.Txn{
 		Op: proto.OpSetData, Session: 0x0200000000000007, Time: 1700000000000,
 		Auth: []proto.Id{{Scheme: "ip", ID: "127.0.0.1"}},
@@ -73,7 +75,9 @@ func TestEntryRefused(t *testing.T) {
 	}{
 		{"empty", "", errShortEntry},
 		{"short id", "01020304", errShortEntry},
-		{"newer control kind", "0000000000000000" + "ffffffff", errEntryFormat},
+		{"newer control kind", "0000000000000000" + "fffffffe", errEntryFormat},
+		{"short session move", "0000000000000000" + "ffffffff" + "0000000000000001", nil},
+		{"long session move", "0000000000000000" + "ffffffff" + "0000000000000001" + "0000000000000002" + "0000000000000003" + "00", nil},
 		{"touch count beyond data", "0000000000000000" + "00000003" + "0000000000000001", nil},
 		{"control without kind", "0000000000000000" + "0000", nil},
 		{"unknown op", "0000000000000001" + "00000063" + "0000000000000000" + "0000000000000000" + "00000000", tree.ErrBadTxn},

@@ -5,6 +5,7 @@
 package server
 
 import (
+	"context"
 	"crypto/subtle"
 	"time"
 
@@ -99,6 +100,20 @@ func (c *Conn) handshake(body []byte) bool {
 	c.sessionID, c.timeout = req.SessionID, to
 	c.live = s.sessions.track(req.SessionID, to, c)
 	c.handshaken.Store(true)
+	if s.clustered() {
+		// Tell the other members, through the log, that the session
+		// lives here now: a connection of it they still hold is closed
+		// (SessionMoved), as in ZooKeeper.
+		if n := s.sessions.claim(req.SessionID, c); n != 0 {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), s.opts.TickTime)
+				defer cancel()
+				if err := s.prop.proposeNow(ctx, moveEntry(req.SessionID, s.opts.ServerID, n)); err != nil {
+					s.log.Info("could not announce a resumed session to the other members", "session", hexID(req.SessionID), "err", err)
+				}
+			}()
+		}
+	}
 	c.connectReply(to, req.SessionID, sess.Passwd, 0)
 	return true
 }

@@ -51,6 +51,12 @@ func (c *Conn) handleFrame(frame []byte) bool {
 		return false
 	}
 	r := &request{c: c, xid: h.Xid, op: h.Type, auth: *c.auth.Load(), start: time.Now()}
+	if c.moved.Load() {
+		// ZooKeeper's SessionMovedException: the session lives on
+		// another member now.
+		c.submitRead(r, fixedCode(proto.ErrSessionMoved))
+		return true
+	}
 	if h.Type != proto.OpAuth && h.Type != proto.OpSasl && c.authMissing() {
 		return c.refuseUnauthenticated(r) // enforce.auth (sasl.go)
 	}

@@ -28,6 +28,7 @@ type sessionTracker struct {
 	// housekeeping, if set, runs every tick (the server aborts writes
 	// stuck in an ensemble).
 	housekeeping func()
+	self         int64 // this member's server id, the owner in session moves
 	nextID       atomic.Int64
 
 	mu   sync.Mutex // guards live and every liveSession's conns
@@ -40,6 +41,18 @@ type sessionConn interface {
 	close(reason string)
 	// sessionClosed: the session ended; close after the queued replies.
 	sessionClosed()
+	// sessionMoved: the client resumed the session on another member;
+	// requests still arriving here get SessionMoved, and the
+	// connection closes.
+	sessionMoved()
+}
+
+// claimState is what a member knows of a connection's claim on its
+// session (see claim): the claim's number, and whether the log has
+// ordered it (its move entry, or the session's creation, was applied).
+type claimState struct {
+	seq     uint64
+	applied bool
 }
 
 type liveSession struct {
@@ -48,11 +61,12 @@ type liveSession struct {
 	deadline atomic.Int64             // unix nanos
 	closing  atomic.Bool              // a closeSession has been proposed
 	dirty    atomic.Bool              // touched by a local client since the last touch batch
-	conns    map[sessionConn]struct{} // guarded by sessionTracker.mu
+	conns    map[sessionConn]claimState // guarded by sessionTracker.mu
+	claims   uint64                     // claims made here (claim); guarded by sessionTracker.mu
 }
 
 func newSessionTracker(log *slog.Logger, tickTime time.Duration, serverID int64, prop *proposer, isLeader func() bool) *sessionTracker {
-	t := &sessionTracker{log: log, tick: max(tickTime/2, 10*time.Millisecond), prop: prop, isLeader: isLeader,
+	t := &sessionTracker{log: log, tick: max(tickTime/2, 10*time.Millisecond), prop: prop, isLeader: isLeader, self: serverID,
 		live: make(map[int64]*liveSession)}
 	// As ZooKeeper: the server id in the top byte, a time-based counter
 	// below, so ids stay unique across restarts and servers.
@@ -78,7 +92,7 @@ func (t *sessionTracker) track(id int64, timeout time.Duration, c sessionConn) *
 	defer t.mu.Unlock()
 	ls := t.live[id]
 	if ls == nil {
-		ls = &liveSession{id: id, conns: make(map[sessionConn]struct{})}
+		ls = &liveSession{id: id, conns: make(map[sessionConn]claimState)}
 		t.live[id] = ls
 	}
 	ls.timeout.Store(int64(timeout))
@@ -91,7 +105,7 @@ func (t *sessionTracker) track(id int64, timeout time.Duration, c sessionConn) *
 				go old.close("session moved to a new connection")
 			}
 		}
-		ls.conns[c] = struct{}{}
+		ls.conns[c] = claimState{}
 	}
 	ls.deadline.Store(time.Now().Add(timeout).UnixNano())
 	return ls
@@ -193,9 +207,62 @@ func (t *sessionTracker) expire(id int64) {
 	t.prop.propose(txnEntry(&tree.Txn{Op: proto.OpCloseSession, Session: id, Time: time.Now().UnixMilli()}), nil, false)
 }
 
+// claim numbers a resumed session's new connection c here; the caller
+// proposes a move entry with the number, so that the members order the
+// claims on the session in the log (moved).
+func (t *sessionTracker) claim(id int64, c sessionConn) uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ls := t.live[id]
+	if ls == nil {
+		return 0
+	}
+	if _, ok := ls.conns[c]; !ok {
+		return 0
+	}
+	ls.claims++
+	ls.conns[c] = claimState{seq: ls.claims}
+	return ls.claims
+}
+
+// moved applies a session move: a client resumed session id on member
+// owner. The later claim in the log wins: a connection here whose own
+// claim (its move, or the session's creation) the log ordered before this
+// one belongs to a client that has moved on, and is told so; one whose
+// claim is still to come keeps the session.
+func (t *sessionTracker) moved(id, owner int64, claim uint64) {
+	var gone []sessionConn
+	t.mu.Lock()
+	if ls := t.live[id]; ls != nil {
+		for c, cl := range ls.conns {
+			switch {
+			case owner == t.self && cl.seq == claim:
+				ls.conns[c] = claimState{seq: cl.seq, applied: true}
+			case owner != t.self && cl.applied:
+				delete(ls.conns, c)
+				gone = append(gone, c)
+			}
+		}
+	}
+	t.mu.Unlock()
+	for _, c := range gone {
+		t.log.Info("session moved to another member; closing its connection here", "session", hexID(id), "member", owner)
+		c.sessionMoved()
+	}
+}
+
 // applied is called by the apply loop after each transaction.
 func (t *sessionTracker) applied(txn *tree.Txn, res *tree.Result) {
 	if txn.Op == proto.OpCreateSession {
+		// A connection that created the session here holds the first
+		// claim on it.
+		t.mu.Lock()
+		if ls := t.live[txn.Session]; ls != nil {
+			for c, cl := range ls.conns {
+				ls.conns[c] = claimState{seq: cl.seq, applied: true}
+			}
+		}
+		t.mu.Unlock()
 		// Every member tracks every session (also those replayed from
 		// the log at start), so whichever leads can expire it.
 		if cs, ok := txn.Req.(*tree.CreateSessionReq); ok {

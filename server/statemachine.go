@@ -52,6 +52,9 @@ type sessionObserver interface {
 	applied(txn *tree.Txn, res *tree.Result)
 	// remoteTouch: sessions another member's clients kept alive.
 	remoteTouch(ids []int64)
+	// moved: a client resumed session id on member owner (its claim
+	// number claim there).
+	moved(id, owner int64, claim uint64)
 }
 
 // applyBatch collects what must happen once at the end of a batch of
@@ -119,6 +122,8 @@ func (sm *stateMachine) Apply(ents []raftpb.Entry) {
 		switch e.kind {
 		case entryTouches:
 			sm.sessions.remoteTouch(e.sessions)
+		case entryMove:
+			sm.sessions.moved(e.sessions[0], e.owner, e.claim)
 		case entrySync:
 			items = append(items, applyItem{zxid: int64(ent.Index), w: sm.waiters.take(e.id)})
 		case entryTxn:

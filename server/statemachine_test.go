@@ -18,6 +18,7 @@ type nopSessions struct{ n int }
 
 func (n *nopSessions) applied(*tree.Txn, *tree.Result) { n.n++ }
 func (n *nopSessions) remoteTouch([]int64)             {}
+func (n *nopSessions) moved(int64, int64, uint64)      {}
 
 type noWaiters struct{}
 
