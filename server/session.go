@@ -57,10 +57,10 @@ type claimState struct {
 
 type liveSession struct {
 	id       int64
-	timeout  atomic.Int64             // nanoseconds
-	deadline atomic.Int64             // unix nanos
-	closing  atomic.Bool              // a closeSession has been proposed
-	dirty    atomic.Bool              // touched by a local client since the last touch batch
+	timeout  atomic.Int64               // nanoseconds
+	deadline atomic.Int64               // unix nanos
+	closing  atomic.Bool                // a closeSession has been proposed
+	dirty    atomic.Bool                // touched by a local client since the last touch batch
 	conns    map[sessionConn]claimState // guarded by sessionTracker.mu
 	claims   uint64                     // claims made here (claim); guarded by sessionTracker.mu
 }
