@@ -85,7 +85,15 @@ func (r *replica) start() error {
 		}
 		r.st = st
 	}
-	tr, err := r.transport(id)
+	var ensemble uint64
+	if r.clustered() && opts.PeerTransport == nil {
+		var err error
+		if ensemble, err = ensembleIdentity(filepath.Join(r.dir, "zkgo"), opts.Peers); err != nil {
+			r.st.Close()
+			return err
+		}
+	}
+	tr, err := r.transport(id, ensemble)
 	if err != nil {
 		r.st.Close()
 		return err
@@ -139,7 +147,7 @@ func (r *replica) start() error {
 
 // transport returns the member's peer transport: the configured one, TCP
 // on its peer address in an ensemble, or a network of one.
-func (r *replica) transport(id uint64) (raftnode.Transport, error) {
+func (r *replica) transport(id, ensemble uint64) (raftnode.Transport, error) {
 	opts := r.opts
 	if opts.PeerTransport != nil {
 		return opts.PeerTransport, nil
@@ -159,7 +167,9 @@ func (r *replica) transport(id uint64) (raftnode.Transport, error) {
 			return nil, fmt.Errorf("listen for peers: %w", err)
 		}
 	}
-	return raftnode.NewTCPTransport(raftnode.TCPConfig{ID: id, ClusterID: clusterID, Listener: ln, Logger: r.log})
+	// The handshake's cluster id is the ensemble's identity (ensemble.go);
+	// the WAL keeps the constant clusterID it was created with.
+	return raftnode.NewTCPTransport(raftnode.TCPConfig{ID: id, ClusterID: ensemble, Listener: ln, Logger: r.log})
 }
 
 // isLeader reports whether this member decides session expiry: always

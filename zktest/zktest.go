@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,10 +104,30 @@ func logOutput() io.Writer {
 // (zoo.cfg's server.N lines).
 func FreePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	// The kernel may hand a port it gave before, once it is closed again:
+	// two calls in one test (a peer port and a client port) must not get
+	// the same one.
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		freePortsMu.Lock()
+		_, dup := freePorts[port]
+		freePorts[port] = struct{}{}
+		freePortsMu.Unlock()
+		if !dup {
+			return port
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	t.Fatal("zktest: no fresh free port in 100 tries")
+	return 0
 }
+
+var (
+	freePortsMu sync.Mutex // guards freePorts
+	// freePorts are the ports FreePort handed out in this process.
+	freePorts = map[int]struct{}{}
+)

@@ -1,0 +1,102 @@
+package server
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ensembleFile holds a member's ensemble identity, in its data directory
+// beside the raft storage.
+const ensembleFile = "ENSEMBLE"
+
+// ensembleIdentity returns the identity of the ensemble this member
+// belongs to, which the peer handshake checks on both sides, so that a
+// member of another ensemble (a server.N line copied from the wrong
+// zoo.cfg) is refused instead of mixing two ensembles' raft traffic.
+//
+// The identity is fixed when the member first starts: a hash of the
+// initial membership (every member's id, peer address and role, as all
+// members' zoo.cfg files list them), recorded in dir/ENSEMBLE and read
+// from there afterwards. A data directory of an earlier release, which has
+// no such file, records the current membership's.
+func ensembleIdentity(dir string, peers []Peer) (uint64, error) {
+	path := filepath.Join(dir, ensembleFile)
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		text := strings.TrimSpace(string(b))
+		id, perr := strconv.ParseUint(strings.TrimPrefix(text, "ensemble "), 16, 64)
+		if perr != nil || !strings.HasPrefix(text, "ensemble ") || id == 0 {
+			return 0, fmt.Errorf("%s is damaged (%q): it names the ensemble this member belongs to", path, text)
+		}
+		return id, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return 0, err
+	}
+	id := membershipHash(peers)
+	if err := writeFileSync(path, []byte(fmt.Sprintf("ensemble %016x\n", id))); err != nil {
+		return 0, fmt.Errorf("recording the ensemble identity: %w", err)
+	}
+	return id, nil
+}
+
+// membershipHash hashes a membership independently of its order.
+func membershipHash(peers []Peer) uint64 {
+	lines := make([]string, 0, len(peers))
+	for _, p := range peers {
+		role := "participant"
+		if p.Observer {
+			role = "observer"
+		}
+		lines = append(lines, fmt.Sprintf("%d=%s;%s", p.ID, p.Addr, role))
+	}
+	slices.Sort(lines)
+	sum := sha256.Sum256([]byte("zkgo ensemble\n" + strings.Join(lines, "\n")))
+	id := binary.BigEndian.Uint64(sum[:8])
+	if id == 0 {
+		id = 1
+	}
+	return id
+}
+
+// writeFileSync writes a small file atomically and durably: a temporary
+// file, fsynced, renamed into place, and the directory fsynced.
+func writeFileSync(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

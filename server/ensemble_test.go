@@ -1,0 +1,96 @@
+package server_test
+
+import (
+	"bytes"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkgo/zkgo/server"
+)
+
+// lockedBuffer is a bytes.Buffer for a logger written from many goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex // guards b
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// A member of another ensemble — a zoo.cfg that lists one of this
+// ensemble's members by mistake — is refused by the peer handshake, and
+// says so on both sides; the ensemble's identity is recorded in every
+// member's data directory.
+func TestEnsembleRefusesStranger(t *testing.T) {
+	var logs lockedBuffer
+	c := startCluster(t, 3, 0, func(o *server.Options) {
+		o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	})
+	c.leader()
+	for i := range 3 {
+		b, err := os.ReadFile(filepath.Join(c.dirs[i], "zkgo", "ENSEMBLE"))
+		if err != nil || !strings.HasPrefix(string(b), "ensemble ") {
+			t.Fatalf("member %d: ENSEMBLE %q, %v", i+1, b, err)
+		}
+	}
+	// The stranger believes member 1 of this ensemble is its member 1.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherAddr := other.Addr().String()
+	other.Close()
+	var strangerLogs lockedBuffer
+	stranger, err := server.New(server.Options{
+		Addr: "127.0.0.1:0", TickTime: 50 * time.Millisecond, DataDir: t.TempDir(), NoSync: true,
+		ServerID: 2, PeerListener: ln,
+		Peers:  []server.Peer{{ID: 1, Addr: c.peers[0].Addr}, {ID: 2, Addr: ln.Addr().String()}, {ID: 3, Addr: otherAddr}},
+		Logger: slog.New(slog.NewTextHandler(&strangerLogs, &slog.HandlerOptions{Level: slog.LevelInfo})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stranger.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer stranger.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(logs.String(), "refused a peer connection") || !strings.Contains(strangerLogs.String(), "peer refused the connection") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no refusal logged\n--- ensemble ---\n%s\n--- stranger ---\n%s", tail(logs.String()), tail(strangerLogs.String()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(logs.String(), "cluster") {
+		t.Fatalf("the refusal does not name the ensemble mismatch:\n%s", tail(logs.String()))
+	}
+	if stranger.Mode() == "leader" || c.members[0].Mode() == "" {
+		t.Fatal("the stranger leads")
+	}
+}
+
+func tail(s string) string {
+	if len(s) > 4000 {
+		return s[len(s)-4000:]
+	}
+	return s
+}
