@@ -126,6 +126,10 @@ Flags:
 		opts.ReadOnlyMode = cfg.ReadOnlyMode
 		log.Info("ensemble member", "myid", cfg.MyID, "members", len(cfg.Servers),
 			"note", "peer traffic uses peerPort; electionPort is not used (raft elects over peerPort)")
+		tick := server.RaftTickInterval(cfg.TickTime)
+		log.Warn("initLimit and syncLimit are not used: raft's election timeout decides instead",
+			"initLimit", cfg.InitLimit, "syncLimit", cfg.SyncLimit,
+			"electionTimeout", 10*tick, "note", "a follower that hears nothing from its leader for one election timeout drops its clients; a lagging or new member catches up by snapshot whatever its distance")
 	}
 	if *addr != "" {
 		opts.Addr = *addr
