@@ -19,6 +19,7 @@ import (
 	"github.com/zkgo/zkgo/config"
 	"github.com/zkgo/zkgo/internal/gctune"
 	"github.com/zkgo/zkgo/internal/tlsconf"
+	"github.com/zkgo/zkgo/raftnode"
 	"github.com/zkgo/zkgo/server"
 )
 
@@ -129,7 +130,7 @@ Flags:
 		tick := server.RaftTickInterval(cfg.TickTime)
 		log.Warn("initLimit and syncLimit are not used: raft's election timeout decides instead",
 			"initLimit", cfg.InitLimit, "syncLimit", cfg.SyncLimit,
-			"electionTimeout", 10*tick, "note", "a follower that hears nothing from its leader for one election timeout drops its clients; a lagging or new member catches up by snapshot whatever its distance")
+			"electionTimeout", time.Duration(raftnode.DefaultElectionTick)*tick, "note", "a follower that hears nothing from its leader for one election timeout drops its clients; a lagging or new member catches up by snapshot whatever its distance")
 	}
 	if *addr != "" {
 		opts.Addr = *addr
