@@ -72,6 +72,9 @@ const serverFormat = "want host:peerPort:electionPort[:participant|:observer][;[
 func parseServer(id int64, value string, multiAddress bool) (Server, error) {
 	s := Server{ID: id}
 	parts := javaSplit(value, ";")
+	if len(parts) == 0 || strings.TrimSpace(parts[0]) == "" {
+		return s, fmt.Errorf("%q: no address; %s", value, serverFormat)
+	}
 	if len(parts) > 2 {
 		return s, fmt.Errorf("%q: more than one ';'; %s", value, serverFormat)
 	}
@@ -80,7 +83,7 @@ func parseServer(id int64, value string, multiAddress bool) (Server, error) {
 		if err != nil {
 			return s, err
 		}
-		if len(cp) > 2 {
+		if len(cp) == 0 || len(cp) > 2 {
 			return s, fmt.Errorf("%q: bad client address %q; %s", value, parts[1], serverFormat)
 		}
 		if len(cp) == 2 {
@@ -91,6 +94,9 @@ func parseServer(id int64, value string, multiAddress bool) (Server, error) {
 		}
 	}
 	addrs := javaSplit(parts[0], "|")
+	if len(addrs) == 0 {
+		return s, fmt.Errorf("%q: no address; %s", value, serverFormat)
+	}
 	if len(addrs) > 1 && !multiAddress {
 		return s, fmt.Errorf("several addresses given but the multiple address feature is disabled (set multiAddress.enabled=true)")
 	}
