@@ -155,6 +155,7 @@ func main() {
 	clusterHeap := flag.String("cluster-heap", "512m", "each ZooKeeper ensemble member's fixed heap (-Xms and -Xmx)")
 	plot := flag.String("plot", "", "SVG file for the latency plot of the standalone workloads (default: -out with -latency.svg for .md; \"none\": no plot)")
 	plotFrom := flag.String("plot-from", "", "only render -plot from this JSON file written earlier with -raw; run nothing")
+	hostile := flag.Int("hostile", 0, "instead of the workloads: open this many hostile connections against each server (40% silent, 40% announcing a 1 MiB frame, 20% slow readers) and print the servers' memory and a writer's latency")
 	flag.Parse()
 
 	switch *plot {
@@ -173,6 +174,25 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *hostile > 0 {
+		root, err := os.MkdirTemp("", "zkgo-hostile-")
+		if err == nil {
+			defer os.RemoveAll(root)
+			bin := *zkgoBin
+			if bin == "" {
+				bin, err = buildZkgo(root)
+			}
+			if err == nil {
+				n := *hostile
+				err = runHostile(ctx, options{heap: *heap}, bin, root, hostileMix{silent: n * 2 / 5, announcers: n * 2 / 5, slowReaders: n - 2*(n*2/5), reads: 16})
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "compare:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := compare(ctx, options{*zkgoBin, *duration, *warmup, *repeats, *znodes, *loadTimeout, *heap, *only, *out, *raw, *tmp,
 		*standalone, *clusters, *clusterHeap, *plot}); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
