@@ -75,9 +75,12 @@ type Conn struct {
 	out       jute.Encoder
 	outClosed bool
 	flushKick chan struct{}
-	// drained is signalled by the writer each time it takes the queued
-	// bytes; a reader waiting on backpressure wakes on it.
+	// drained is signalled by the writer each time it has written what it
+	// took; a reader waiting on backpressure wakes on it.
 	drained chan struct{}
+	// writing is the size of the batch the writer goroutine took and is
+	// writing (it counts against the backpressure bound as much as out).
+	writing atomic.Int64
 	// closeAfter makes the writer close the connection once the queued
 	// bytes are written (after a closeSession reply or a fatal error).
 	closeAfter bool
@@ -229,10 +232,7 @@ func (c *Conn) waitBackpressure() bool {
 		}
 	}()
 	for {
-		c.outMu.Lock()
-		n := c.out.Len()
-		c.outMu.Unlock()
-		if n <= c.s.opts.MaxQueuedBytes {
+		if c.queuedBytes() <= c.s.opts.MaxQueuedBytes {
 			return true
 		}
 		if !throttled {
@@ -387,11 +387,8 @@ func (c *Conn) writeLoop() {
 		buf := c.out.Bytes()
 		closeAfter := c.closeAfter
 		c.out.Reset(spare)
+		c.writing.Store(int64(len(buf)))
 		c.outMu.Unlock()
-		select {
-		case c.drained <- struct{}{}:
-		default:
-		}
 		if len(buf) > 0 {
 			c.setWriteDeadline()
 			if _, err := c.nc.Write(buf); err != nil {
@@ -400,7 +397,12 @@ func (c *Conn) writeLoop() {
 				return
 			}
 		}
+		c.writing.Store(0)
 		c.wmu.Unlock()
+		select {
+		case c.drained <- struct{}{}:
+		default:
+		}
 		if cap(buf) <= maxSpare {
 			spare = buf[:0]
 		} else {
@@ -543,9 +545,10 @@ func (c *Conn) Deliver(ev proto.WatcherEvent, nodeACL []proto.ACL) {
 
 func hexID(id int64) string { return fmt.Sprintf("0x%x", uint64(id)) }
 
-// queuedBytes returns the size of the connection's unsent output.
+// queuedBytes returns the size of the connection's unsent output: what is
+// queued and what the writer is writing.
 func (c *Conn) queuedBytes() int {
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
-	return c.out.Len()
+	return c.out.Len() + int(c.writing.Load())
 }

@@ -121,7 +121,7 @@ type Options struct {
 	// MaxQueuedBytes is the backpressure bound of a connection's unsent
 	// replies and notifications: above it the server reads no further
 	// request from the connection until its client has taken enough.
-	// Default 1 MiB.
+	// Default 256 KiB.
 	MaxQueuedBytes int
 	// MaxQueuedBytesHard closes a connection whose unsent output exceeds
 	// it (replies of requests read before the backpressure began, and
@@ -246,7 +246,7 @@ func (o *Options) setDefaults() {
 		o.HandshakeTimeout = 10 * time.Second
 	}
 	if o.MaxQueuedBytes <= 0 {
-		o.MaxQueuedBytes = 1 << 20
+		o.MaxQueuedBytes = 256 << 10
 	}
 	if o.MaxQueuedBytesHard <= 0 {
 		o.MaxQueuedBytesHard = 64 << 20
