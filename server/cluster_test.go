@@ -197,7 +197,24 @@ func TestClusterReplicates(t *testing.T) {
 
 	// A session on a follower with an ephemeral, and one whose client
 	// will vanish.
-	keep, err := zk.Connect(ctx, c.addr(follower)+","+c.addr(3), zk.WithSessionTimeout(2*time.Second), zk.WithHostShuffle(false))
+	// Its dialer can be cut, so that the test can take the session over
+	// (below) without this client taking it back.
+	var dialMu sync.Mutex
+	var keepConns []net.Conn
+	keepCut := false
+	keepDial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dialMu.Lock()
+		defer dialMu.Unlock()
+		if keepCut {
+			return nil, errors.New("cut by the test")
+		}
+		nc, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil {
+			keepConns = append(keepConns, nc)
+		}
+		return nc, err
+	}
+	keep, err := zk.Connect(ctx, c.addr(follower)+","+c.addr(3), zk.WithSessionTimeout(2*time.Second), zk.WithHostShuffle(false), zk.WithDialer(keepDial))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,8 +254,16 @@ func TestClusterReplicates(t *testing.T) {
 		}
 	}
 	// The kept session resumes on the observer (same id and password)
-	// and still owns its ephemeral there.
+	// and still owns its ephemeral there. The Go client is cut off first:
+	// it would resume the session elsewhere, and the session moves to
+	// the newest connection.
 	sid, pw := keep.SessionID(), keep.SessionPassword()
+	dialMu.Lock()
+	keepCut = true
+	for _, nc := range keepConns {
+		nc.Close()
+	}
+	dialMu.Unlock()
 	rc, err := rawzk.Dial(c.addr(3), rawzk.Options{SessionID: sid, Passwd: pw, Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
