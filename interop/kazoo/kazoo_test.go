@@ -1,0 +1,74 @@
+// Package kazoo_test runs Python's kazoo client (Debian's python3-kazoo)
+// against zkgo; the tests skip when it is not installed.
+package kazoo_test
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkgo/zkgo/internal/tlsconf"
+	"github.com/zkgo/zkgo/internal/tlstest"
+	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/zktest"
+)
+
+// python returns a Python 3 that can import kazoo, or skips.
+func python(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{"/usr/bin/python3", "python3"} {
+		if exe, err := exec.LookPath(p); err == nil && exec.Command(exe, "-c", "import kazoo").Run() == nil {
+			return exe
+		}
+	}
+	t.Skip("python3 with kazoo is not installed (apt-get install python3-kazoo)")
+	return ""
+}
+
+const tlsScript = `
+import sys
+from kazoo.client import KazooClient
+from kazoo.security import CREATOR_ALL_ACL
+hosts, ca, pem = sys.argv[1], sys.argv[2], sys.argv[3]
+zk = KazooClient(hosts=hosts, use_ssl=True, ca=ca, certfile=pem, keyfile=pem, verify_certs=True, timeout=10)
+zk.start(timeout=20)
+zk.create("/kazoo-tls", b"from kazoo", acl=CREATOR_ALL_ACL)
+data, _ = zk.get("/kazoo-tls")
+acls, _ = zk.get_acls("/kazoo-tls")
+lock = zk.Lock("/kazoo-lock", "kazoo")
+if not lock.acquire(timeout=10):
+    raise SystemExit("FAIL lock")
+lock.release()
+zk.stop()
+print("PASS", data.decode(), acls[0].id.scheme + ":" + acls[0].id.id)
+`
+
+// TestKazooOverTLS: kazoo with use_ssl and a client certificate talks to
+// zkgo's TLS port; its certificate is its x509 identity.
+func TestKazooOverTLS(t *testing.T) {
+	py := python(t)
+	files := tlstest.WriteFiles(t, t.TempDir(), "server", "kazoo")
+	cfg, err := tlsconf.ServerConfig(tlsconf.Options{
+		KeyStore: tlsconf.Store{Location: files.Path("server")}, TrustStore: tlsconf.Store{Location: files.Path("ca")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) {
+		o.TLS, o.SecureAddr = cfg, "127.0.0.1:0"
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	script := filepath.Join(t.TempDir(), "tls.py")
+	if err := writeFile(script, tlsScript); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(ctx, py, script, srv.SecureAddr().String(), files.Path("ca"), files.Path("kazoo")).CombinedOutput()
+	got := strings.TrimSpace(string(out))
+	if err != nil || !strings.HasSuffix(got, "PASS from kazoo x509:CN=kazoo,O=zkgo") {
+		t.Fatalf("kazoo over TLS: %v\n%s", err, out)
+	}
+}
