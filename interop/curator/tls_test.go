@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,4 +107,62 @@ func jksStores(t *testing.T, keytool string, files *tlstest.Files, dir string) s
 		"-destkeystore", jks, "-deststoretype", "JKS", "-deststorepass", "secret", "-noprompt")
 	run("-importcert", "-noprompt", "-alias", "ca", "-file", files.Path("ca"), "-keystore", trust, "-storetype", "JKS", "-storepass", "secret")
 	return struct{ typ, key, trust, password string }{"JKS", jks, trust, "secret"}
+}
+
+// TestZkCliOverTLS: Apache's zkCli.sh, configured for TLS as the
+// ZooKeeper SSL guide says (zookeeper.client.secure, the Netty socket,
+// zookeeper.ssl.* stores; on Debian the Netty jars added to the class
+// path), creates and reads a node on zkgo's TLS port as its x509 user.
+func TestZkCliOverTLS(t *testing.T) {
+	const zkCli = "/usr/share/zookeeper/bin/zkCli.sh"
+	if _, err := os.Stat(zkCli); err != nil {
+		t.Skipf("%s not installed (apt-get install zookeeper)", zkCli)
+	}
+	cp := []string{"/etc/zookeeper/conf", filepath.Join(curator.JavaDir, "zookeeper.jar")}
+	for _, j := range append([]string{"zookeeper-jute.jar", "slf4j-api.jar", "slf4j-simple.jar"}, curator.NettyJars...) {
+		p := filepath.Join(curator.JavaDir, j)
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("%s missing", p)
+		}
+		cp = append(cp, p)
+	}
+	dir := t.TempDir()
+	files := tlstest.WriteFiles(t, dir, "server", "zkcli")
+	cfg, err := tlsconf.ServerConfig(tlsconf.Options{
+		KeyStore: tlsconf.Store{Location: files.Path("server")}, TrustStore: tlsconf.Store{Location: files.Path("ca")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) { o.TLS, o.SecureAddr = cfg, "127.0.0.1:0" }))
+	flags := strings.Join([]string{
+		"-cp", strings.Join(cp, ":"),
+		"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+		"-Dzookeeper.client.secure=true",
+		"-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty",
+		"-Dzookeeper.ssl.keyStore.location=" + files.Path("zkcli"), "-Dzookeeper.ssl.keyStore.type=PEM",
+		"-Dzookeeper.ssl.trustStore.location=" + files.Path("ca"), "-Dzookeeper.ssl.trustStore.type=PEM",
+	}, " ")
+	run := func(args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "bash", append([]string{zkCli, "-server", srv.SecureAddr().String()}, args...)...)
+		cmd.Env = append(os.Environ(), "CLIENT_JVMFLAGS="+flags, "ZOO_LOG_DIR="+dir)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("zkCli.sh %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	run("create", "/zkcli-tls", "hello")
+	if out := run("get", "/zkcli-tls"); !strings.Contains(out, "hello") {
+		t.Fatalf("get over TLS:\n%s", out)
+	}
+	if out := run("getAcl", "/zkcli-tls"); !strings.Contains(out, "world") {
+		t.Fatalf("getAcl over TLS:\n%s", out)
+	}
+	if out := run("whoami"); !strings.Contains(out, "x509") || !strings.Contains(out, "CN=zkcli,O=zkgo") {
+		t.Fatalf("whoami over TLS:\n%s", out)
+	}
 }
