@@ -2,16 +2,19 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/zk"
 )
 
 // lockedBuffer is a bytes.Buffer for a logger written from many goroutines.
@@ -93,4 +96,51 @@ func tail(s string) string {
 		return s[len(s)-4000:]
 	}
 	return s
+}
+
+// The ensemble's identity is fixed at first start: a member restarted
+// with a zoo.cfg whose member list changed since (here, an extra
+// observer line) keeps the recorded identity and rejoins.
+func TestEnsembleIdentityRecordedAtFirstStart(t *testing.T) {
+	c := startCluster(t, 3, 0)
+	lead := c.leader()
+	m := (lead + 1) % 3
+	before, err := os.ReadFile(filepath.Join(c.dirs[m], "zkgo", "ENSEMBLE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.members[m].Close()
+	c.members[m] = nil
+	ln, err := net.Listen("tcp", c.peers[m].Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spare, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spareAddr := spare.Addr().String()
+	spare.Close()
+	peers := append(slices.Clone(c.peers), server.Peer{ID: 9, Addr: spareAddr, Observer: true})
+	c.opts = append(c.opts, func(o *server.Options) {
+		if o.ServerID == int64(m+1) {
+			o.Peers = peers
+		}
+	})
+	c.start(m, ln)
+	after, err := os.ReadFile(filepath.Join(c.dirs[m], "zkgo", "ENSEMBLE"))
+	if err != nil || string(after) != string(before) {
+		t.Fatalf("ENSEMBLE changed: %q → %q (%v)", before, after, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl, err := zk.Connect(ctx, c.addr(lead))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := cl.Create(ctx, "/after-restart", []byte("r"), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+	c.waitNode(m, "/after-restart", "r")
 }
