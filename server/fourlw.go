@@ -288,6 +288,14 @@ func (s *Server) mntr(b *strings.Builder) {
 	kv("zkgo_queued_bytes", queued)
 	kv("zkgo_throttled_connections", s.stats.throttled.Load())
 	kv("zkgo_throttle_events", s.stats.throttleEvents.Load())
+	most := 0
+	for _, c := range s.connList() {
+		if n := s.watches.WatchesOf(c); n > most {
+			most = n
+		}
+	}
+	kv("zkgo_max_watches_per_connection", most)
+	kv("zkgo_watch_limit_refusals", s.stats.watchRefusals.Load())
 	if st, syncs, entries, prefilled, ok := s.raft.status(); ok {
 		kv("zkgo_raft_id", st.ID)
 		kv("zkgo_raft_leader", st.Leader)

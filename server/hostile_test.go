@@ -267,3 +267,41 @@ func TestSetWatchesCatchUpChecksRead(t *testing.T) {
 		}
 	}
 }
+
+// A connection's watches are bounded: a request that would register more
+// than MaxWatches is answered Throttled and not executed; removing
+// watches makes room again.
+func TestWatchesPerConnectionBounded(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) {
+		o.MaxWatches = 3
+		o.FourLetterWords = []string{"*"}
+	}))
+	c := dial(t, srv.Addr())
+	for i := 0; i < 3; i++ {
+		if code := call(t, c, proto.OpExists, &proto.ExistsRequest{Path: fmt.Sprintf("/w%d", i), Watch: true}, &proto.ExistsResponse{}); code != proto.ErrNoNode {
+			t.Fatalf("watch %d: %v", i, code)
+		}
+	}
+	if code := call(t, c, proto.OpGetData, &proto.GetDataRequest{Path: "/", Watch: true}, &proto.GetDataResponse{}); code != proto.ErrThrottled {
+		t.Fatalf("a fourth watch: %v, want Throttled", code)
+	}
+	if code := call(t, c, proto.OpAddWatch, &proto.AddWatchRequest{Path: "/", Mode: proto.AddWatchPersistent}, &proto.ErrorResponse{}); code != proto.ErrThrottled {
+		t.Fatalf("addWatch over the bound: %v, want Throttled", code)
+	}
+	// Reads without a watch are not limited.
+	if code := call(t, c, proto.OpGetData, &proto.GetDataRequest{Path: "/"}, &proto.GetDataResponse{}); code != proto.ErrOk {
+		t.Fatalf("a read without a watch: %v", code)
+	}
+	if v := mntrValue(t, srv.Addr(), "zkgo_max_watches_per_connection"); v != 3 {
+		t.Fatalf("mntr reports %d watches", v)
+	}
+	if v := mntrValue(t, srv.Addr(), "zkgo_watch_limit_refusals"); v != 2 {
+		t.Fatalf("mntr reports %d refusals", v)
+	}
+	if code := call(t, c, proto.OpRemoveWatches, &proto.RemoveWatchesRequest{Path: "/w0", Type: proto.WatcherAny}, nil); code != proto.ErrOk {
+		t.Fatal(code)
+	}
+	if code := call(t, c, proto.OpGetData, &proto.GetDataRequest{Path: "/", Watch: true}, &proto.GetDataResponse{}); code != proto.ErrOk {
+		t.Fatalf("a watch after removing one: %v", code)
+	}
+}

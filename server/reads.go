@@ -68,10 +68,46 @@ var readHandlers = map[proto.OpCode]readHandler{
 }
 
 func (c *Conn) read(r *request) (proto.ErrCode, proto.Record) {
-	if h := readHandlers[r.op]; h != nil {
-		return h(c, r)
+	h := readHandlers[r.op]
+	if h == nil {
+		return proto.ErrUnimplemented, nil
 	}
-	return proto.ErrUnimplemented, nil
+	if n := newWatches(r); n > 0 && c.s.watches.WatchesOf(c)+n > c.s.opts.MaxWatches {
+		// The connection's watches are bounded: a request that would
+		// add more is not executed, and the client may retry (Throttled,
+		// as ZooKeeper answers an overloaded server's requests).
+		c.s.stats.watchRefusals.Add(1)
+		return proto.ErrThrottled, nil
+	}
+	return h(c, r)
+}
+
+// newWatches returns how many watches r may register (an upper bound).
+func newWatches(r *request) int {
+	switch q := r.body.(type) {
+	case *proto.ExistsRequest:
+		return b2i(q.Watch)
+	case *proto.GetDataRequest:
+		return b2i(q.Watch)
+	case *proto.GetChildrenRequest:
+		return b2i(q.Watch)
+	case *proto.GetChildren2Request:
+		return b2i(q.Watch)
+	case *proto.AddWatchRequest:
+		return 2
+	case *proto.SetWatches:
+		return len(q.DataWatches) + len(q.ExistWatches) + len(q.ChildWatches)
+	case *proto.SetWatches2:
+		return len(q.DataWatches) + len(q.ExistWatches) + len(q.ChildWatches) + 2*(len(q.PersistentWatches)+len(q.PersistentRecursiveWatches))
+	}
+	return 0
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (c *Conn) readPing(r *request) (proto.ErrCode, proto.Record) {

@@ -123,6 +123,10 @@ type Options struct {
 	// request from the connection until its client has taken enough.
 	// Default 256 KiB.
 	MaxQueuedBytes int
+	// MaxWatches bounds the watches one connection holds (a persistent
+	// watch counts twice): a request that would register more is answered
+	// Throttled without being executed. Default 1<<20.
+	MaxWatches int
 	// MaxQueuedBytesHard closes a connection whose unsent output exceeds
 	// it (replies of requests read before the backpressure began, and
 	// notifications, which no backpressure holds back). Default 64 MiB.
@@ -247,6 +251,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.MaxQueuedBytes <= 0 {
 		o.MaxQueuedBytes = 256 << 10
+	}
+	if o.MaxWatches <= 0 {
+		o.MaxWatches = 1 << 20
 	}
 	if o.MaxQueuedBytesHard <= 0 {
 		o.MaxQueuedBytesHard = 64 << 20

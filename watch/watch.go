@@ -130,6 +130,14 @@ func (m *Manager) setMode(t *table, p string, w Watcher, mode Mode) {
 	}
 }
 
+// WatchesOf returns how many registrations w holds (a persistent watch
+// counts twice: it watches data and children).
+func (m *Manager) WatchesOf(w Watcher) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.data.byWatcher[w]) + len(m.child.byWatcher[w])
+}
+
 // AddData registers a one-shot data/exists watch.
 func (m *Manager) AddData(p string, w Watcher) {
 	m.mu.Lock()
