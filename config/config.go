@@ -109,6 +109,14 @@ type Config struct {
 	ClientPortAddress string
 	MaxClientCnxns    int // maxClientCnxns per client address; 0 (or less) is unlimited
 	MaxCnxns          int // maxCnxns: client connections in all; 0 (or less) is unlimited
+	// ConnectionThrottleTokens (connection_throttle_tokens) is the size of
+	// the token bucket that new client connections draw from; 0 (the
+	// default) disables the throttle. The bucket gets
+	// ConnectionThrottleFillCount tokens every ConnectionThrottleFillTime
+	// (connection_throttle_fill_count, _fill_time; defaults 1 and 1 ms).
+	ConnectionThrottleTokens    int
+	ConnectionThrottleFillTime  time.Duration
+	ConnectionThrottleFillCount int
 	// SecureClientPort and SecureClientPortAddress are the TLS client
 	// port (0: none); ClientPortUnification serves TLS and plaintext on
 	// clientPort (client.portUnification). SSL holds the ssl.* settings.
@@ -216,19 +224,21 @@ func Default() *Config {
 // base holds ZooKeeper's defaults for a zoo.cfg that sets nothing.
 func base() *Config {
 	return &Config{
-		TickTime:                 zkDefaultTickTime,
-		MaxClientCnxns:           DefaultMaxClientCnxns,
-		FourLetterWords:          map[string]bool{"srvr": true},
-		DigestAuthEnabled:        true,
-		MyID:                     NoID,
-		SnapCount:                DefaultSnapCount,
-		AutopurgeSnapRetainCount: DefaultSnapRetainCount,
-		ContainerCheckInterval:   DefaultContainerCheckInterval,
-		MaxBuffer:                DefaultMaxBuffer,
-		GlobalOutstandingLimit:   DefaultGlobalOutstandingLimit,
-		ForceSync:                true,
-		SASLSection:              DefaultSASLSection,
-		SSL:                      TLS{HostnameVerification: true},
+		TickTime:                    zkDefaultTickTime,
+		MaxClientCnxns:              DefaultMaxClientCnxns,
+		FourLetterWords:             map[string]bool{"srvr": true},
+		DigestAuthEnabled:           true,
+		MyID:                        NoID,
+		SnapCount:                   DefaultSnapCount,
+		AutopurgeSnapRetainCount:    DefaultSnapRetainCount,
+		ContainerCheckInterval:      DefaultContainerCheckInterval,
+		MaxBuffer:                   DefaultMaxBuffer,
+		GlobalOutstandingLimit:      DefaultGlobalOutstandingLimit,
+		ForceSync:                   true,
+		SASLSection:                 DefaultSASLSection,
+		SSL:                         TLS{HostnameVerification: true},
+		ConnectionThrottleFillTime:  time.Millisecond,
+		ConnectionThrottleFillCount: 1,
 	}
 }
 

@@ -207,6 +207,20 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 	// Settings ZooKeeper reads as system properties "zookeeper."+key.
 	case k == "4lw.commands.whitelist":
 		p.fourLW, p.hasFour = v, true
+	case k == "connection_throttle_tokens" || k == "zookeeper.connection_throttle_tokens":
+		var n int32
+		n, err = p.int32(pr)
+		c.ConnectionThrottleTokens = int(n)
+	case k == "connection_throttle_fill_time" || k == "zookeeper.connection_throttle_fill_time":
+		var n int32
+		n, err = p.int32(pr)
+		c.ConnectionThrottleFillTime = time.Duration(n) * time.Millisecond
+	case k == "connection_throttle_fill_count" || k == "zookeeper.connection_throttle_fill_count":
+		var n int32
+		n, err = p.int32(pr)
+		c.ConnectionThrottleFillCount = int(n)
+	case strings.HasPrefix(k, "connection_throttle_") || strings.HasPrefix(k, "zookeeper.connection_throttle_"):
+		p.warn(pr, "connection throttle setting zkgo does not use (it has a plain token bucket: tokens, fill_time, fill_count)")
 	case k == "extendedTypesEnabled" || k == "zookeeper.extendedTypesEnabled":
 		c.ExtendedTypesEnabled = p.javaBool(pr)
 	case k == "DigestAuthenticationProvider.superDigest" || k == "zookeeper.DigestAuthenticationProvider.superDigest":

@@ -249,6 +249,12 @@ func TestDerivedDefaults(t *testing.T) {
 			}, nil},
 		{"maxCnxns", "maxCnxns=500\nmaxClientCnxns=7",
 			func(c *Config) bool { return c.MaxCnxns == 500 && c.MaxClientCnxns == 7 }, nil},
+		{"connection throttle", "connection_throttle_tokens=100\nzookeeper.connection_throttle_fill_time=10\nconnection_throttle_fill_count=5",
+			func(c *Config) bool {
+				return c.ConnectionThrottleTokens == 100 && c.ConnectionThrottleFillTime == 10*time.Millisecond && c.ConnectionThrottleFillCount == 5
+			}, nil},
+		{"connection throttle default off", "tickTime=2000",
+			func(c *Config) bool { return c.ConnectionThrottleTokens == 0 }, nil},
 		{"dataLogDir", "dataDir=/d\ndataLogDir=/l",
 			func(c *Config) bool { return c.DataDir == "/d" && c.DataLogDir == "/l" }, nil},
 		{"snapRetainCount at least 3", "autopurge.snapRetainCount=1",

@@ -296,6 +296,7 @@ func (s *Server) mntr(b *strings.Builder) {
 	}
 	kv("zkgo_max_watches_per_connection", most)
 	kv("zkgo_watch_limit_refusals", s.stats.watchRefusals.Load())
+	kv("zkgo_throttled_connections_refused", s.stats.throttledConns.Load())
 	if st, syncs, entries, prefilled, ok := s.raft.status(); ok {
 		kv("zkgo_raft_id", st.ID)
 		kv("zkgo_raft_leader", st.Leader)

@@ -89,3 +89,47 @@ func TestGlobalOutstandingLimit(t *testing.T) {
 		t.Fatalf("after releases: server %d, c %d", len(s.inflight), len(c.slots))
 	}
 }
+
+// The connection throttle is a token bucket: tokens connections at
+// once, then fillCount more per fillEvery; refusals are logged at most
+// once a second with their count.
+func TestConnThrottle(t *testing.T) {
+	if ok, _, _ := (*connThrottle)(nil).take(time.Now()); !ok || newConnThrottle(0, time.Second, 1, time.Now()) != nil {
+		t.Fatal("a throttle with no tokens is not off")
+	}
+	t0 := time.Unix(1000, 0)
+	th := newConnThrottle(3, 100*time.Millisecond, 2, t0)
+	for i := 0; i < 3; i++ {
+		if ok, _, _ := th.take(t0); !ok {
+			t.Fatalf("connection %d refused with tokens left", i)
+		}
+	}
+	ok, logNow, n := th.take(t0)
+	if ok || !logNow || n != 1 {
+		t.Fatalf("empty bucket: ok %v log %v refused %d", ok, logNow, n)
+	}
+	if ok, logNow, _ := th.take(t0.Add(50 * time.Millisecond)); ok || logNow {
+		t.Fatalf("still empty: ok %v, logged again within a second: %v", ok, logNow)
+	}
+	// One fill: two tokens.
+	now := t0.Add(100 * time.Millisecond)
+	for i := 0; i < 2; i++ {
+		if ok, _, _ := th.take(now); !ok {
+			t.Fatalf("after a fill, connection %d refused", i)
+		}
+	}
+	if ok, _, _ := th.take(now); ok {
+		t.Fatal("a third connection after one fill of two")
+	}
+	// Many fills: the bucket holds at most its size.
+	now = now.Add(time.Hour)
+	for i := 0; i < 3; i++ {
+		if ok, _, _ := th.take(now); !ok {
+			t.Fatalf("after an hour, connection %d refused", i)
+		}
+	}
+	ok, logNow, n = th.take(now)
+	if ok || !logNow || n != 3 {
+		t.Fatalf("bucket over its size, or refusals not counted: ok %v log %v refused %d", ok, logNow, n)
+	}
+}

@@ -305,3 +305,24 @@ func TestWatchesPerConnectionBounded(t *testing.T) {
 		t.Fatalf("a watch after removing one: %v", code)
 	}
 }
+
+// connection_throttle_tokens: connections beyond the bucket are closed at
+// once; the server says how many in mntr.
+func TestConnectionThrottle(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) {
+		o.ConnectionThrottleTokens = 3
+		o.ConnectionThrottleFillTime = time.Hour
+		o.FourLetterWords = []string{"*"}
+	}))
+	// Three connections take the three tokens.
+	dial(t, srv.Addr())
+	dial(t, srv.Addr())
+	dial(t, srv.Addr())
+	if c, err := rawzk.Dial(srv.Addr(), rawzk.Options{Timeout: 2 * time.Second}); err == nil {
+		c.Close()
+		t.Fatal("a fourth connection was accepted with 3 tokens")
+	}
+	if got := srv.FourLetterWord("mntr"); !strings.Contains(got, "zkgo_throttled_connections_refused\t1\n") {
+		t.Fatalf("mntr:\n%s", got)
+	}
+}

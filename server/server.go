@@ -114,6 +114,14 @@ type Options struct {
 	// MaxConnections limits client connections in all (maxCnxns); 0
 	// means unlimited.
 	MaxConnections int
+	// ConnectionThrottleTokens, if positive, throttles new connections
+	// with a token bucket of that size, refilled with
+	// ConnectionThrottleFillCount tokens every ConnectionThrottleFillTime
+	// (ZooKeeper's connection_throttle_*; defaults 1 and 1 ms): a
+	// connection accepted when the bucket is empty is closed at once.
+	ConnectionThrottleTokens    int
+	ConnectionThrottleFillTime  time.Duration
+	ConnectionThrottleFillCount int
 	// HandshakeTimeout closes a connection that has not completed its
 	// connect handshake (or four-letter word) in time (ZooKeeper's
 	// zookeeper.nio.sessionlessCnxnTimeout). Default 10s.
@@ -292,7 +300,8 @@ type Server struct {
 	conns   map[*Conn]struct{}
 	perIP   map[string]int
 
-	stats serverStats
+	stats    serverStats
+	throttle *connThrottle // nil when connections are not throttled
 	// inflight holds a token per request in flight in the server
 	// (GlobalOutstanding); a connection takes one with each of its slots.
 	inflight chan struct{}
@@ -344,6 +353,7 @@ func New(opts Options) (*Server, error) {
 		started: time.Now(),
 	}
 	s.inflight = make(chan struct{}, opts.GlobalOutstanding)
+	s.throttle = newConnThrottle(opts.ConnectionThrottleTokens, opts.ConnectionThrottleFillTime, opts.ConnectionThrottleFillCount, time.Now())
 	s.sm = newStateMachine(s.log, s.watches, s.setupTree, opts.MaxBuffer)
 	s.prop = newProposer(s.log)
 	s.sessions = newSessionTracker(s.log, opts.TickTime, opts.ServerID, s.prop, s.isLeader)
@@ -569,6 +579,14 @@ func (s *Server) acceptLoop(ln net.Listener, secure bool) {
 			}
 		}
 		backoff = 0
+		if ok, logNow, refused := s.throttle.take(time.Now()); !ok {
+			nc.Close()
+			s.stats.throttledConns.Add(1)
+			if logNow {
+				s.log.Warn("new connections throttled (connection_throttle_tokens); closed", "refused", refused)
+			}
+			continue
+		}
 		s.newConn(nc, secure)
 	}
 }

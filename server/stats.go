@@ -18,8 +18,9 @@ type serverStats struct {
 	// throttled is the number of connections whose reader waits on
 	// backpressure now; throttleEvents counts the waits.
 	throttled, throttleEvents atomic.Int64
-	// watchRefusals counts requests refused for the watch bound.
-	watchRefusals atomic.Int64
+	// watchRefusals counts requests refused for the watch bound;
+	// throttledConns, connections closed by the connection throttle.
+	watchRefusals, throttledConns atomic.Int64
 }
 
 func (st *serverStats) reset() {
