@@ -109,6 +109,10 @@ type Config struct {
 	ClientPortAddress string
 	MaxClientCnxns    int // maxClientCnxns per client address; 0 (or less) is unlimited
 	MaxCnxns          int // maxCnxns: client connections in all; 0 (or less) is unlimited
+	// SSLQuorum (sslQuorum) runs the members' peer connections over
+	// mutual TLS with the ssl.quorum.* stores in SSLQuorumStores.
+	SSLQuorum       bool
+	SSLQuorumStores TLS
 	// ConnectionThrottleTokens (connection_throttle_tokens) is the size of
 	// the token bucket that new client connections draw from; 0 (the
 	// default) disables the throttle. The bucket gets
@@ -190,9 +194,9 @@ var FourLetterWordsKnown = []string{
 }
 
 // ErrTLSNotImplemented is wrapped by the error Parse returns for a
-// configuration that asks for TLS between ensemble members (sslQuorum,
-// ssl.quorum.*), which is not implemented yet.
-var ErrTLSNotImplemented = errors.New("TLS between ensemble members is not implemented yet")
+// configuration that asks for a rolling upgrade from plaintext to TLS
+// between ensemble members (portUnification), which is not implemented.
+var ErrTLSNotImplemented = errors.New("switching ensemble members between plaintext and TLS (portUnification) is not implemented")
 
 // Defaults.
 const (
@@ -239,6 +243,7 @@ func base() *Config {
 		SSL:                         TLS{HostnameVerification: true},
 		ConnectionThrottleFillTime:  time.Millisecond,
 		ConnectionThrottleFillCount: 1,
+		SSLQuorumStores:             TLS{HostnameVerification: true},
 	}
 }
 

@@ -92,6 +92,7 @@ func TestDefault(t *testing.T) {
 		SSL:                         TLS{HostnameVerification: true},
 		ConnectionThrottleFillTime:  time.Millisecond,
 		ConnectionThrottleFillCount: 1,
+		SSLQuorumStores:             TLS{HostnameVerification: true},
 		SASLSection:                 "Server",
 	}
 	if !reflect.DeepEqual(c, want) {

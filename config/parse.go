@@ -390,6 +390,9 @@ func (p *parser) finish() error {
 	if err := p.validateTLS(); err != nil {
 		return err
 	}
+	if err := p.validateQuorumTLS(); err != nil {
+		return err
+	}
 	if c.DataLogDir == "" {
 		c.DataLogDir = c.DataDir
 	}

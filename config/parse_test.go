@@ -55,13 +55,24 @@ func TestTLS(t *testing.T) {
 		}
 	}
 
-	// TLS between members is not implemented: refused, never ignored.
+	// SASL between members is not implemented: refused, never ignored.
 	for _, line := range []string{"quorum.auth.enableSasl=true", "quorum.auth.serverRequireSasl=true"} {
 		if _, _, err := parseString(t, base+line+"\n"); err == nil || !strings.Contains(err.Error(), "SASL between ensemble members") {
 			t.Errorf("%s: err = %v", line, err)
 		}
 	}
-	for _, line := range []string{"sslQuorum=true", "ssl.quorum.keyStore.location=/k.jks", "portUnification=true"} {
+	// TLS between members: sslQuorum with its stores.
+	q, w, err := parseString(t, base+"sslQuorum=true\nssl.quorum.keyStore.location=/q.p12\nssl.quorum.keyStore.password=pw\nssl.quorum.trustStore.location=/t.p12\nssl.quorum.hostnameVerification=false\n")
+	if err != nil || !q.SSLQuorum || q.SSLQuorumStores.KeyStore != (TLSStore{Location: "/q.p12", Password: "pw"}) ||
+		q.SSLQuorumStores.TrustStore.Location != "/t.p12" || q.SSLQuorumStores.HostnameVerification || len(w) != 0 {
+		t.Fatalf("sslQuorum: %+v %v %v", q, w, err)
+	}
+	if _, _, err := parseString(t, base+"sslQuorum=true\n"); err == nil {
+		t.Error("sslQuorum=true without stores accepted")
+	}
+	// The rolling switch between plaintext and TLS is not implemented:
+	// refused, never ignored.
+	for _, line := range []string{"portUnification=true"} {
 		_, _, err := parseString(t, base+line+"\n")
 		key, _, _ := strings.Cut(line, "=")
 		if !errors.Is(err, ErrTLSNotImplemented) || !strings.HasSuffix(err.Error(), "key "+key) {

@@ -69,13 +69,29 @@ func (p *parser) tlsProperty(pr property) (bool, error) {
 	case k == "client.portUnification":
 		c.ClientPortUnification = p.javaBool(pr)
 		return true, nil
-	case k == "sslQuorum" || k == "portUnification":
+	case k == "sslQuorum":
+		c.SSLQuorum = p.javaBool(pr)
+		return true, nil
+	case k == "portUnification":
+		// The rolling upgrade from plaintext to TLS between members.
 		if strings.EqualFold(v, "true") {
 			return true, p.peerTLSErr(pr)
 		}
 		return true, nil
+	case strings.HasPrefix(k, "ssl.quorum.keyStore."):
+		return true, store(&c.SSLQuorumStores.KeyStore, strings.TrimPrefix(k, "ssl.quorum.keyStore."))
+	case strings.HasPrefix(k, "ssl.quorum.trustStore."):
+		return true, store(&c.SSLQuorumStores.TrustStore, strings.TrimPrefix(k, "ssl.quorum.trustStore."))
+	case k == "ssl.quorum.hostnameVerification":
+		c.SSLQuorumStores.HostnameVerification = p.javaBool(pr)
+	case k == "ssl.quorum.protocol":
+		c.SSLQuorumStores.Protocol = v
+	case k == "ssl.quorum.enabledProtocols":
+		c.SSLQuorumStores.EnabledProtocols = splitList(v)
+	case k == "ssl.quorum.ciphersuites":
+		c.SSLQuorumStores.CipherSuites = splitList(v)
 	case strings.HasPrefix(k, "ssl.quorum."):
-		return true, p.peerTLSErr(pr)
+		p.warn(pr, "TLS setting between members that zkgo does not use; ignored")
 	case k == "client.secure":
 		// A client property (zookeeper.client.secure); meaningless here.
 		p.warn(pr, "client setting; ignored by the server")
@@ -124,6 +140,15 @@ func (p *parser) tlsProperty(pr property) (bool, error) {
 
 func (p *parser) peerTLSErr(pr property) error {
 	return fmt.Errorf("%s:%d: %w; refusing to run ensemble members without the TLS that was configured: key %s", p.name, pr.line, ErrTLSNotImplemented, pr.key)
+}
+
+// validateQuorumTLS checks sslQuorum's settings (from finish).
+func (p *parser) validateQuorumTLS() error {
+	c := p.c
+	if c.SSLQuorum && (c.SSLQuorumStores.KeyStore.Location == "" || c.SSLQuorumStores.TrustStore.Location == "") {
+		return fmt.Errorf("%s: sslQuorum=true needs ssl.quorum.keyStore.location and ssl.quorum.trustStore.location", p.name)
+	}
+	return nil
 }
 
 func splitList(v string) []string {

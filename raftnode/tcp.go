@@ -3,6 +3,7 @@ package raftnode
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -51,6 +52,15 @@ type TCPConfig struct {
 	BackoffMin, BackoffMax time.Duration
 	// Logger receives connection events; nil discards them.
 	Logger *slog.Logger
+	// ServerTLS and ClientTLS, if set, run every peer connection over
+	// mutual TLS (ZooKeeper's sslQuorum): ServerTLS for the connections
+	// this member accepts (it should require and verify client
+	// certificates), ClientTLS for those it dials (unless it sets
+	// ServerName or skips verification, the peer's certificate is checked
+	// against the host of its address). The handshake runs under
+	// DialTimeout; a peer whose certificate is refused is logged on both
+	// sides, like any refused handshake.
+	ServerTLS, ClientTLS *tls.Config
 }
 
 // TCPTransport is the production Transport: each member listens on one
@@ -416,6 +426,13 @@ func (t *TCPTransport) dial(p *tcpPeer) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg := t.cfg.ClientTLS; cfg != nil {
+		if cfg.ServerName == "" && !cfg.InsecureSkipVerify {
+			cfg = cfg.Clone()
+			cfg.ServerName, _, _ = net.SplitHostPort(p.addr)
+		}
+		c = tls.Client(c, cfg)
+	}
 	stop := context.AfterFunc(ctx, func() { c.Close() }) // unblocks the handshake on Stop
 	defer stop()
 	deadline, _ := ctx.Deadline()
@@ -479,15 +496,19 @@ func (t *TCPTransport) acceptLoop() {
 }
 
 // readLoop checks the hello, then steps every message into raft.
-func (t *TCPTransport) readLoop(c net.Conn) {
+func (t *TCPTransport) readLoop(raw net.Conn) {
 	defer t.wg.Done()
 	defer func() {
-		c.Close()
+		raw.Close()
 		t.mu.Lock()
-		delete(t.inbound, c)
+		delete(t.inbound, raw)
 		t.mu.Unlock()
 	}()
-	log := t.log.With("remote", c.RemoteAddr().String())
+	log := t.log.With("remote", raw.RemoteAddr().String())
+	c := raw
+	if t.cfg.ServerTLS != nil {
+		c = tls.Server(raw, t.cfg.ServerTLS) // handshake on the first read, under accept's deadline
+	}
 	from, err := t.accept(c)
 	if err != nil {
 		log.Warn("raftnode: refused a peer connection", "err", err)

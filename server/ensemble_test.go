@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"net"
 	"os"
@@ -13,7 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkgo/zkgo/internal/tlsconf"
+	"github.com/zkgo/zkgo/internal/tlstest"
 	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/tree"
 	"github.com/zkgo/zkgo/zk"
 )
 
@@ -143,4 +147,63 @@ func TestEnsembleIdentityRecordedAtFirstStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.waitNode(m, "/after-restart", "r")
+}
+
+// sslQuorum: members talk over mutual TLS; a member whose certificate the
+// others' trust store does not accept cannot join, and the refusal is
+// logged.
+func TestPeerTLS(t *testing.T) {
+	files := tlstest.WriteFiles(t, t.TempDir(), "member")
+	strangers := tlstest.WriteFiles(t, t.TempDir(), "member")
+	peerTLS := func(f *tlstest.Files) (srv, cli *tls.Config) {
+		o := tlsconf.Options{KeyStore: tlsconf.Store{Location: f.Path("member")}, TrustStore: tlsconf.Store{Location: files.Path("ca")},
+			ClientAuth: "need", HostnameVerification: true}
+		srv, err := tlsconf.ServerConfig(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cli, err = tlsconf.ClientConfig(o, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return srv, cli
+	}
+	var logs lockedBuffer
+	c := startCluster(t, 3, 0, func(o *server.Options) {
+		f := files
+		if o.ServerID == 3 {
+			f = strangers // signed by another CA
+		}
+		o.PeerServerTLS, o.PeerClientTLS = peerTLS(f)
+		if o.ServerID != 3 {
+			o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		}
+	})
+	lead := c.leader()
+	if lead == 2 {
+		t.Fatal("the member with a foreign certificate leads")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl, err := zk.Connect(ctx, c.addr(lead))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := cl.Create(ctx, "/over-tls", []byte("t"), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+	c.waitNode((lead+1)%2, "/over-tls", "t") // the other trusted member
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(logs.String(), "refused a peer connection") || !strings.Contains(logs.String(), "certificate") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no refusal of the foreign certificate logged:\n%s", tail(logs.String()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	found := false
+	c.members[2].Tree(func(tr *tree.Tree) { found = tr.Get("/over-tls") != nil })
+	if found {
+		t.Fatal("the member with a foreign certificate got the write")
+	}
 }

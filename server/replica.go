@@ -169,7 +169,8 @@ func (r *replica) transport(id, ensemble uint64) (raftnode.Transport, error) {
 	}
 	// The handshake's cluster id is the ensemble's identity (ensemble.go);
 	// the WAL keeps the constant clusterID it was created with.
-	return raftnode.NewTCPTransport(raftnode.TCPConfig{ID: id, ClusterID: ensemble, Listener: ln, Logger: r.log})
+	return raftnode.NewTCPTransport(raftnode.TCPConfig{ID: id, ClusterID: ensemble, Listener: ln, Logger: r.log,
+		ServerTLS: opts.PeerServerTLS, ClientTLS: opts.PeerClientTLS})
 }
 
 // isLeader reports whether this member decides session expiry: always

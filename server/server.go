@@ -206,6 +206,10 @@ type Options struct {
 	// count. Session timeouts and the other server timers still use wall
 	// time. zktest's clusters drive their members with it.
 	RaftTicks <-chan struct{}
+	// PeerServerTLS and PeerClientTLS, if set, run the peer connections
+	// over mutual TLS (sslQuorum; see raftnode.TCPConfig): the first for
+	// connections this member accepts, the second for those it dials.
+	PeerServerTLS, PeerClientTLS *tls.Config
 	// PeerListener, if set, is this member's listener for peer traffic
 	// (tests listen on port 0 first); otherwise the server listens on its
 	// own entry's Addr.

@@ -90,6 +90,25 @@ Flags:
 		return 1
 	}
 	opts := optionsFromConfig(cfg, log)
+	if cfg.SSLQuorum && cfg.Distributed() {
+		q := cfg.SSLQuorumStores
+		o := tlsconf.Options{KeyStore: tlsconf.Store(q.KeyStore), TrustStore: tlsconf.Store(q.TrustStore), ClientAuth: "need",
+			Protocol: q.Protocol, EnabledProtocols: q.EnabledProtocols, CipherSuites: q.CipherSuites,
+			HostnameVerification: q.HostnameVerification, Logger: log}
+		srvTLS, err := tlsconf.ServerConfig(o)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "zkgo server: sslQuorum: %v\n", err)
+			return 1
+		}
+		cliTLS, err := tlsconf.ClientConfig(o, "")
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "zkgo server: sslQuorum: %v\n", err)
+			return 1
+		}
+		opts.PeerServerTLS, opts.PeerClientTLS = srvTLS, cliTLS
+		log.Info("TLS between members (sslQuorum)", "keyStore", q.KeyStore.Location, "trustStore", q.TrustStore.Location,
+			"hostnameVerification", q.HostnameVerification)
+	}
 	if cfg.SecureClientPort != 0 || cfg.ClientPortUnification {
 		t := cfg.SSL
 		tc, err := tlsconf.ServerConfig(tlsconf.Options{

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zkgo/zkgo/internal/tlstest"
+	"github.com/zkgo/zkgo/zk"
 	"github.com/zkgo/zkgo/zktest"
 )
 
@@ -57,5 +60,60 @@ zookeeper.ssl.trustStore.location=%s
 	code, out, errOut = runCLIBinary(t, "", "-server", fmt.Sprintf("127.0.0.1:%d", port), "get", "/tls")
 	if code != 0 || strings.TrimSpace(out) != "over-tls" {
 		t.Fatalf("get on the plaintext port: %d %q %q", code, out, errOut)
+	}
+}
+
+// TestEnsembleSSLQuorumFromZooCfg: three members whose zoo.cfg sets
+// sslQuorum=true with ssl.quorum.* PEM stores replicate over mutual TLS.
+func TestEnsembleSSLQuorumFromZooCfg(t *testing.T) {
+	const n = 3
+	base := t.TempDir()
+	files := tlstest.WriteFiles(t, base, "member")
+	var lines []string
+	clientPorts := make([]int, n)
+	for i := 0; i < n; i++ {
+		clientPorts[i] = zktest.FreePort(t)
+		lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d;127.0.0.1:%d", i+1, zktest.FreePort(t), zktest.FreePort(t), clientPorts[i]))
+	}
+	addrs := make([]string, n)
+	for i := 0; i < n; i++ {
+		dir := filepath.Join(base, fmt.Sprint(i+1))
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "myid"), []byte(fmt.Sprintf("%d\n", i+1)), 0o644)
+		text := fmt.Sprintf(`tickTime=100
+initLimit=10
+syncLimit=5
+dataDir=%s
+clientPort=%d
+clientPortAddress=127.0.0.1
+sslQuorum=true
+ssl.quorum.keyStore.location=%s
+ssl.quorum.trustStore.location=%s
+%s
+`, dir, clientPorts[i], files.Path("member"), files.Path("ca"), strings.Join(lines, "\n"))
+		cfg := filepath.Join(dir, "zoo.cfg")
+		os.WriteFile(cfg, []byte(text), 0o644)
+		_, addrs[i] = startServer(t, cfg)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w, err := zk.Connect(ctx, addrs[0])
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer w.Close()
+	if _, err := w.Create(ctx, "/ssl-quorum", []byte("q"), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+	r, err := zk.Connect(ctx, addrs[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Sync(ctx, "/"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _, err := r.Get(ctx, "/ssl-quorum"); err != nil || string(b) != "q" {
+		t.Fatalf("read on member 3: %q %v", b, err)
 	}
 }
