@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"github.com/zkgo/zkgo/server"
 	"github.com/zkgo/zkgo/tree"
 	"github.com/zkgo/zkgo/zk"
+	"github.com/zkgo/zkgo/zktest"
 )
 
 // lockedBuffer is a bytes.Buffer for a logger written from many goroutines.
@@ -60,12 +62,7 @@ func TestEnsembleRefusesStranger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	otherAddr := other.Addr().String()
-	other.Close()
+	otherAddr := fmt.Sprintf("127.0.0.1:%d", zktest.FreePort(t))
 	var strangerLogs lockedBuffer
 	stranger, err := server.New(server.Options{
 		Addr: "127.0.0.1:0", TickTime: 50 * time.Millisecond, DataDir: t.TempDir(), NoSync: true,
@@ -119,12 +116,7 @@ func TestEnsembleIdentityRecordedAtFirstStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spare, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	spareAddr := spare.Addr().String()
-	spare.Close()
+	spareAddr := fmt.Sprintf("127.0.0.1:%d", zktest.FreePort(t))
 	peers := append(slices.Clone(c.peers), server.Peer{ID: 9, Addr: spareAddr, Observer: true})
 	c.opts = append(c.opts, func(o *server.Options) {
 		if o.ServerID == int64(m+1) {

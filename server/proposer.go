@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"log/slog"
 	"sync"
 
@@ -26,6 +27,9 @@ type waiter interface {
 	applied(zxid int64, res *tree.Result, b *applyBatch)
 	lost()
 }
+
+// errNotStarted: the proposer has no raft node yet.
+var errNotStarted = errors.New("server: raft is not started")
 
 // batchProposer is the part of raftnode.Node the proposer uses.
 type batchProposer interface {
@@ -129,7 +133,7 @@ func (p *proposer) proposeNow(ctx context.Context, e *entry) error {
 	r := p.raft
 	p.mu.Unlock()
 	if r == nil {
-		return context.Canceled
+		return errNotStarted
 	}
 	return r.ProposeBatch(ctx, [][]byte{enc.Bytes()})
 }

@@ -22,23 +22,7 @@ import (
 // restart.
 func TestEnsembleFromZooCfg(t *testing.T) {
 	const n = 3
-	base := t.TempDir()
-	var lines []string
-	clientPorts := make([]int, n)
-	for i := 0; i < n; i++ {
-		clientPorts[i] = zktest.FreePort(t)
-		lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d;127.0.0.1:%d", i+1, zktest.FreePort(t), zktest.FreePort(t), clientPorts[i]))
-	}
-	cfgs := make([]string, n)
-	for i := 0; i < n; i++ {
-		dir := filepath.Join(base, fmt.Sprint(i+1))
-		os.MkdirAll(dir, 0o755)
-		os.WriteFile(filepath.Join(dir, "myid"), []byte(fmt.Sprintf("%d\n", i+1)), 0o644)
-		text := fmt.Sprintf("tickTime=100\ninitLimit=10\nsyncLimit=5\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n4lw.commands.whitelist=*\n%s\n",
-			dir, clientPorts[i], strings.Join(lines, "\n"))
-		cfgs[i] = filepath.Join(dir, "zoo.cfg")
-		os.WriteFile(cfgs[i], []byte(text), 0o644)
-	}
+	cfgs, lines := writeEnsemble(t, t.TempDir(), n, "4lw.commands.whitelist=*\n")
 	type proc struct {
 		cmd  interface{ Signal(os.Signal) error }
 		wait func()
@@ -142,4 +126,27 @@ func TestEnsembleFromZooCfg(t *testing.T) {
 	c := connect(lead)
 	defer c.Close()
 	waitData(c, "/e", "2")
+}
+
+// writeEnsemble writes the zoo.cfg and myid of n members on 127.0.0.1
+// with distinct ports, each in base/N, with extra added to every zoo.cfg,
+// and returns the zoo.cfg paths and the server.N lines.
+func writeEnsemble(t *testing.T, base string, n int, extra string) (cfgs, lines []string) {
+	t.Helper()
+	clientPorts := make([]int, n)
+	for i := 0; i < n; i++ {
+		clientPorts[i] = zktest.FreePort(t)
+		lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d;127.0.0.1:%d", i+1, zktest.FreePort(t), zktest.FreePort(t), clientPorts[i]))
+	}
+	cfgs = make([]string, n)
+	for i := 0; i < n; i++ {
+		dir := filepath.Join(base, fmt.Sprint(i+1))
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "myid"), []byte(fmt.Sprintf("%d\n", i+1)), 0o644)
+		text := fmt.Sprintf("tickTime=100\ninitLimit=10\nsyncLimit=5\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n%s%s\n",
+			dir, clientPorts[i], extra, strings.Join(lines, "\n"))
+		cfgs[i] = filepath.Join(dir, "zoo.cfg")
+		os.WriteFile(cfgs[i], []byte(text), 0o644)
+	}
+	return cfgs, lines
 }

@@ -66,33 +66,12 @@ zookeeper.ssl.trustStore.location=%s
 // TestEnsembleSSLQuorumFromZooCfg: three members whose zoo.cfg sets
 // sslQuorum=true with ssl.quorum.* PEM stores replicate over mutual TLS.
 func TestEnsembleSSLQuorumFromZooCfg(t *testing.T) {
-	const n = 3
 	base := t.TempDir()
 	files := tlstest.WriteFiles(t, base, "member")
-	var lines []string
-	clientPorts := make([]int, n)
-	for i := 0; i < n; i++ {
-		clientPorts[i] = zktest.FreePort(t)
-		lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d;127.0.0.1:%d", i+1, zktest.FreePort(t), zktest.FreePort(t), clientPorts[i]))
-	}
-	addrs := make([]string, n)
-	for i := 0; i < n; i++ {
-		dir := filepath.Join(base, fmt.Sprint(i+1))
-		os.MkdirAll(dir, 0o755)
-		os.WriteFile(filepath.Join(dir, "myid"), []byte(fmt.Sprintf("%d\n", i+1)), 0o644)
-		text := fmt.Sprintf(`tickTime=100
-initLimit=10
-syncLimit=5
-dataDir=%s
-clientPort=%d
-clientPortAddress=127.0.0.1
-sslQuorum=true
-ssl.quorum.keyStore.location=%s
-ssl.quorum.trustStore.location=%s
-%s
-`, dir, clientPorts[i], files.Path("member"), files.Path("ca"), strings.Join(lines, "\n"))
-		cfg := filepath.Join(dir, "zoo.cfg")
-		os.WriteFile(cfg, []byte(text), 0o644)
+	cfgs, _ := writeEnsemble(t, base, 3, fmt.Sprintf("sslQuorum=true\nssl.quorum.keyStore.location=%s\nssl.quorum.trustStore.location=%s\n",
+		files.Path("member"), files.Path("ca")))
+	addrs := make([]string, len(cfgs))
+	for i, cfg := range cfgs {
 		_, addrs[i] = startServer(t, cfg)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
