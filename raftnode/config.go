@@ -232,4 +232,9 @@ var (
 	// leader, leadership is being transferred, or too many uncommitted
 	// proposals are pending. Retrying later is safe.
 	ErrProposalDropped = raft.ErrProposalDropped
+	// ErrLogBehind means raft stopped the member because its log
+	// contradicts what the group knows of it: it lacks entries it once
+	// acknowledged (a data directory restored from an old backup). Such
+	// a member must rejoin with a fresh data directory.
+	ErrLogBehind = errors.New("raftnode: this member's log is behind what it acknowledged")
 )

@@ -267,6 +267,10 @@ func Start(cfg Config) (*Node, error) {
 	return n, nil
 }
 
+// HasState reports whether st holds raft state: false for a fresh
+// directory that was not bootstrapped or joined to a group yet.
+func HasState(st *storage.Storage) bool { return !isEmpty(st) }
+
 // isEmpty reports whether st holds no raft state at all: a fresh directory
 // that was not bootstrapped yet.
 func isEmpty(st *storage.Storage) bool {

@@ -43,7 +43,7 @@ func (n *Node) run() {
 		// commits what the previous one persisted follows at once.
 		n.rnMu.Lock()
 		var rd raft.Ready
-		ready := n.rn.HasReady()
+		ready := !n.rnStopped && n.rn.HasReady()
 		if ready {
 			rd = n.rn.Ready()
 		}
@@ -57,7 +57,9 @@ func (n *Node) run() {
 				return
 			}
 			n.rnMu.Lock()
-			n.rn.Advance(rd)
+			if !n.rnStopped {
+				n.rn.Advance(rd)
+			}
 			n.rnMu.Unlock()
 		}
 		// Under load there is always a Ready: the clock, a failure and
@@ -99,7 +101,7 @@ func (n *Node) withRaft(fn func(rn *raft.RawNode) error) error {
 		n.rnMu.Unlock()
 		return raft.ErrStopped
 	}
-	err := fn(n.rn)
+	err := n.callRaft(fn)
 	n.rnMu.Unlock()
 	select {
 	case n.wake <- struct{}{}:
@@ -108,11 +110,32 @@ func (n *Node) withRaft(fn func(rn *raft.RawNode) error) error {
 	return err
 }
 
+// callRaft calls fn with rnMu held. raft panics when a peer's message
+// contradicts this member's durable state — typically a leader that
+// remembers this member holding entries its log no longer has, because
+// the member's data directory was restored from an old backup or
+// replaced. Such a member must not go on (it could vote or acknowledge on
+// a log it does not hold), but neither may it crash the process: the
+// panic becomes a fatal error that stops the node (Err says why), and raft
+// is not called again.
+func (n *Node) callRaft(fn func(rn *raft.RawNode) error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			n.rnStopped = true
+			n.fail(fmt.Errorf("%w: raft refused to go on: %v", ErrLogBehind, p))
+			err = raft.ErrStopped
+		}
+	}()
+	return fn(n.rn)
+}
+
 // tick advances raft's clock and, on a follower or learner, notices a
 // silent leader.
 func (n *Node) tick() {
 	n.rnMu.Lock()
-	n.rn.Tick()
+	if !n.rnStopped {
+		n.callRaft(func(rn *raft.RawNode) error { rn.Tick(); return nil })
+	}
 	n.rnMu.Unlock()
 	if n.snapDeferred.Load() {
 		// An empty job makes the apply goroutine look again whether

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/raft/v3"
@@ -61,6 +62,15 @@ type TCPConfig struct {
 	// DialTimeout; a peer whose certificate is refused is logged on both
 	// sides, like any refused handshake.
 	ServerTLS, ClientTLS *tls.Config
+	// Probe, if set, answers probes (probe.go): connections that ask
+	// about the member rather than carry raft messages. With Probe set,
+	// ID may be 0 until SetIdentity.
+	Probe ProbeHandler
+	// Resolve, if set, gives the address of a member that was not added
+	// with AddPeer when raft first sends it a message (a member that
+	// joined the group, known from the log or a snapshot). It must not
+	// block.
+	Resolve func(id uint64) (addr string, ok bool)
 }
 
 // TCPTransport is the production Transport: each member listens on one
@@ -74,7 +84,8 @@ type TCPConfig struct {
 // big-endian uint64); the listener answers with one frame: a status byte
 // (0 accepted, 1 cluster mismatch, 2 wrong receiver, 3 bad hello) and a
 // reason text. Every later frame is one marshalled raftpb.Message from
-// the sender to the receiver. A frame longer than MaxFrameBytes, a
+// the sender to the receiver. A hello naming receiver 0 is a probe
+// (probe.go). A frame longer than MaxFrameBytes, a
 // message from or to another member than the hello named, or a bad hello
 // closes the connection.
 type TCPTransport struct {
@@ -85,19 +96,24 @@ type TCPTransport struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // accept loop, peer writers, inbound readers
 
-	mu      sync.Mutex // guards h, started, stopped, peers, inbound
-	h       Handler
-	started bool
-	stopped bool
-	peers   map[uint64]*tcpPeer
-	inbound map[net.Conn]struct{}
+	// id and cluster are this member's raft id and the cluster id the
+	// handshake checks (SetIdentity may set them after NewTCPTransport).
+	id, cluster atomic.Uint64
+
+	mu        sync.Mutex // guards h, started, accepting, stopped, peers, inbound
+	h         Handler
+	started   bool
+	accepting bool // the accept loop runs (Listen or Start)
+	stopped   bool
+	peers     map[uint64]*tcpPeer
+	inbound   map[net.Conn]struct{}
 }
 
 // NewTCPTransport returns a transport that accepts connections on
 // cfg.Listener once started.
 func NewTCPTransport(cfg TCPConfig) (*TCPTransport, error) {
-	if cfg.ID == 0 || cfg.Listener == nil {
-		return nil, fmt.Errorf("%w: TCP transport needs an ID and a Listener", ErrConfig)
+	if (cfg.ID == 0 && cfg.Probe == nil) || cfg.Listener == nil {
+		return nil, fmt.Errorf("%w: TCP transport needs an ID (or a Probe handler) and a Listener", ErrConfig)
 	}
 	if cfg.MaxFrameBytes <= 0 {
 		cfg.MaxFrameBytes = DefaultMaxFrameBytes
@@ -122,10 +138,12 @@ func NewTCPTransport(cfg TCPConfig) (*TCPTransport, error) {
 	}
 	t := &TCPTransport{
 		cfg:     cfg,
-		log:     cfg.Logger.With("member", cfg.ID),
+		log:     cfg.Logger,
 		peers:   map[uint64]*tcpPeer{},
 		inbound: map[net.Conn]struct{}{},
 	}
+	t.id.Store(cfg.ID)
+	t.cluster.Store(cfg.ClusterID)
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	return t, nil
 }
@@ -140,9 +158,11 @@ func (t *TCPTransport) Start(h Handler) error {
 	if t.started || t.stopped {
 		return errors.New("raftnode: TCP transport started twice or after Stop")
 	}
+	if t.id.Load() == 0 {
+		return fmt.Errorf("%w: TCP transport started without an ID", ErrConfig)
+	}
 	t.h, t.started = h, true
-	t.wg.Add(1)
-	go t.acceptLoop()
+	t.startAccepting()
 	for _, p := range t.peers {
 		t.startPeer(p)
 	}
@@ -151,7 +171,7 @@ func (t *TCPTransport) Start(h Handler) error {
 
 // AddPeer implements Transport.
 func (t *TCPTransport) AddPeer(id uint64, addr string) {
-	if id == t.cfg.ID {
+	if id == t.id.Load() {
 		return
 	}
 	t.mu.Lock()
@@ -159,9 +179,14 @@ func (t *TCPTransport) AddPeer(id uint64, addr string) {
 	if t.stopped {
 		return
 	}
+	t.addPeerLocked(id, addr)
+}
+
+// addPeerLocked adds or readdresses peer id. t.mu is held.
+func (t *TCPTransport) addPeerLocked(id uint64, addr string) *tcpPeer {
 	if old := t.peers[id]; old != nil {
 		if old.addr == addr {
-			return
+			return old
 		}
 		old.close()
 	}
@@ -171,6 +196,7 @@ func (t *TCPTransport) AddPeer(id uint64, addr string) {
 	if t.started {
 		t.startPeer(p)
 	}
+	return p
 }
 
 // RemovePeer implements Transport.
@@ -190,7 +216,13 @@ func (t *TCPTransport) Send(msgs []raftpb.Message) {
 	t.mu.Lock()
 	h := t.h
 	for i := range msgs {
-		if p := t.peers[msgs[i].To]; p != nil {
+		p := t.peers[msgs[i].To]
+		if p == nil && t.cfg.Resolve != nil && !t.stopped && msgs[i].To != t.id.Load() {
+			if addr, ok := t.cfg.Resolve(msgs[i].To); ok {
+				p = t.addPeerLocked(msgs[i].To, addr)
+			}
+		}
+		if p != nil {
 			select {
 			case p.q <- msgs[i]:
 				continue
@@ -440,8 +472,8 @@ func (t *TCPTransport) dial(p *tcpPeer) (net.Conn, error) {
 	var hello [helloLen]byte
 	copy(hello[:], helloMagic)
 	binary.BigEndian.PutUint32(hello[8:], helloVersion)
-	binary.BigEndian.PutUint64(hello[12:], t.cfg.ClusterID)
-	binary.BigEndian.PutUint64(hello[20:], t.cfg.ID)
+	binary.BigEndian.PutUint64(hello[12:], t.cluster.Load())
+	binary.BigEndian.PutUint64(hello[20:], t.id.Load())
 	binary.BigEndian.PutUint64(hello[28:], p.id)
 	if err := writeFrame(c, hello[:]); err != nil {
 		c.Close()
@@ -514,6 +546,9 @@ func (t *TCPTransport) readLoop(raw net.Conn) {
 		log.Warn("raftnode: refused a peer connection", "err", err)
 		return
 	}
+	if from == 0 {
+		return // a probe, answered
+	}
 	log = log.With("peer", from)
 	br := bufio.NewReaderSize(c, 64<<10)
 	var buf []byte
@@ -530,7 +565,7 @@ func (t *TCPTransport) readLoop(raw net.Conn) {
 			log.Warn("raftnode: undecodable message; closing", "err", err)
 			return
 		}
-		if m.From != from || m.To != t.cfg.ID {
+		if m.From != from || m.To != t.id.Load() {
 			log.Warn("raftnode: message not from the handshake's sender to us; closing", "from", m.From, "to", m.To)
 			return
 		}
@@ -545,7 +580,9 @@ func (t *TCPTransport) readLoop(raw net.Conn) {
 	}
 }
 
-// accept reads and checks the hello and answers it.
+// accept reads and checks the hello and answers it. A hello that names
+// receiver 0 is a probe (probe.go): it is answered here and the
+// connection closed (from is 0).
 func (t *TCPTransport) accept(c net.Conn) (uint64, error) {
 	c.SetDeadline(time.Now().Add(t.cfg.DialTimeout))
 	hello, err := readFrame(c, nil, maxControlFrame)
@@ -554,16 +591,24 @@ func (t *TCPTransport) accept(c net.Conn) (uint64, error) {
 	}
 	status, reason := byte(ackOK), ""
 	var from uint64
+	id, cluster := t.id.Load(), t.cluster.Load()
+	t.mu.Lock()
+	started := t.started
+	t.mu.Unlock()
 	switch {
 	case len(hello) != helloLen || string(hello[:8]) != helloMagic || binary.BigEndian.Uint32(hello[8:]) != helloVersion:
 		status, reason = ackBadHello, "bad hello"
-	case binary.BigEndian.Uint64(hello[12:]) != t.cfg.ClusterID:
-		status, reason = ackClusterMismatch, fmt.Sprintf("cluster %x, not %x", t.cfg.ClusterID, binary.BigEndian.Uint64(hello[12:]))
-	case binary.BigEndian.Uint64(hello[28:]) != t.cfg.ID:
-		status, reason = ackWrongMember, fmt.Sprintf("member %d, not %d", t.cfg.ID, binary.BigEndian.Uint64(hello[28:]))
+	case binary.BigEndian.Uint64(hello[28:]) == 0:
+		return 0, t.answerProbe(c)
+	case !started || id == 0:
+		status, reason = ackWrongMember, "not running raft yet"
+	case binary.BigEndian.Uint64(hello[12:]) != cluster:
+		status, reason = ackClusterMismatch, fmt.Sprintf("cluster %x, not %x", cluster, binary.BigEndian.Uint64(hello[12:]))
+	case binary.BigEndian.Uint64(hello[28:]) != id:
+		status, reason = ackWrongMember, fmt.Sprintf("member %x, not %x", id, binary.BigEndian.Uint64(hello[28:]))
 	default:
 		from = binary.BigEndian.Uint64(hello[20:])
-		if from == 0 || from == t.cfg.ID {
+		if from == 0 || from == id {
 			status, reason = ackBadHello, fmt.Sprintf("bad sender id %d", from)
 		}
 	}

@@ -48,6 +48,23 @@ func ensembleIdentity(dir string, peers []Peer) (uint64, error) {
 	return id, nil
 }
 
+// adoptEnsembleIdentity records the identity of the ensemble a member
+// joined (as its members' probes answered it), unless the data directory
+// records one already, which wins.
+func adoptEnsembleIdentity(dir string, id uint64) (uint64, error) {
+	path := filepath.Join(dir, ensembleFile)
+	if _, err := os.Stat(path); err == nil {
+		return ensembleIdentity(dir, nil)
+	}
+	if id == 0 {
+		return 0, errors.New("the ensemble did not say its identity")
+	}
+	if err := writeFileSync(path, []byte(fmt.Sprintf("ensemble %016x\n", id))); err != nil {
+		return 0, fmt.Errorf("recording the ensemble identity: %w", err)
+	}
+	return id, nil
+}
+
 // membershipHash hashes a membership independently of its order.
 func membershipHash(peers []Peer) uint64 {
 	lines := make([]string, 0, len(peers))

@@ -57,7 +57,42 @@ func TestEnsembleRefusesStranger(t *testing.T) {
 			t.Fatalf("member %d: ENSEMBLE %q, %v", i+1, b, err)
 		}
 	}
-	// The stranger believes member 1 of this ensemble is its member 1.
+	// The stranger is server 2 of another ensemble, restarted with a
+	// zoo.cfg whose server.1 line is this ensemble's member 1.
+	var strangerLogs lockedBuffer
+	other := startCluster(t, 3, 0)
+	other.leader()
+	other.members[1].Close()
+	other.members[1] = nil
+	ln, err := net.Listen("tcp", other.peers[1].Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peers := slices.Clone(other.peers)
+	peers[0].Addr = c.peers[0].Addr
+	other.opts = append(other.opts, func(o *server.Options) {
+		if o.ServerID == 2 {
+			o.Peers = peers
+			o.Logger = slog.New(slog.NewTextHandler(&strangerLogs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		}
+	})
+	other.start(1, ln)
+	waitLogs(t, &logs, "refused a peer connection", &strangerLogs, "peer refused the connection")
+	if !strings.Contains(logs.String(), "cluster") {
+		t.Fatalf("the refusal does not name the ensemble mismatch:\n%s", tail(logs.String()))
+	}
+}
+
+// A member with an empty data directory asks the ensemble to admit it
+// under a new raft identity; a stranger — its server id is a member's but
+// its peer address is not that member's — is refused, and both sides say
+// so in their logs. The stranger never leads.
+func TestEnsembleRefusesStrangerRejoin(t *testing.T) {
+	var logs lockedBuffer
+	c := startCluster(t, 3, 0, func(o *server.Options) {
+		o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	})
+	c.leader()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -77,18 +112,24 @@ func TestEnsembleRefusesStranger(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stranger.Close()
+	waitLogs(t, &logs, "refused a member that asked to rejoin", &strangerLogs, "waiting to be admitted")
+	if !strings.Contains(strangerLogs.String(), "peer address") {
+		t.Fatalf("the stranger's log does not say why:\n%s", tail(strangerLogs.String()))
+	}
+	if stranger.Mode() == "leader" {
+		t.Fatal("the stranger leads")
+	}
+}
+
+// waitLogs waits until a holds wantA and b holds wantB.
+func waitLogs(t *testing.T, a *lockedBuffer, wantA string, b *lockedBuffer, wantB string) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(logs.String(), "refused a peer connection") || !strings.Contains(strangerLogs.String(), "peer refused the connection") {
+	for !strings.Contains(a.String(), wantA) || !strings.Contains(b.String(), wantB) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no refusal logged\n--- ensemble ---\n%s\n--- stranger ---\n%s", tail(logs.String()), tail(strangerLogs.String()))
+			t.Fatalf("want %q and %q logged\n--- ensemble ---\n%s\n--- stranger ---\n%s", wantA, wantB, tail(a.String()), tail(b.String()))
 		}
 		time.Sleep(20 * time.Millisecond)
-	}
-	if !strings.Contains(logs.String(), "cluster") {
-		t.Fatalf("the refusal does not name the ensemble mismatch:\n%s", tail(logs.String()))
-	}
-	if stranger.Mode() == "leader" || c.members[0].Mode() == "" {
-		t.Fatal("the stranger leads")
 	}
 }
 
@@ -197,5 +238,140 @@ func TestPeerTLS(t *testing.T) {
 	c.members[2].Tree(func(tr *tree.Tree) { found = tr.Get("/over-tls") != nil })
 	if found {
 		t.Fatal("the member with a foreign certificate got the write")
+	}
+}
+
+// mntrKey returns key's value in a member's mntr ("" if absent).
+func mntrKey(s *server.Server, key string) string {
+	for _, line := range strings.Split(s.FourLetterWord("mntr"), "\n") {
+		if k, v, ok := strings.Cut(line, "\t"); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// The repair ZooKeeper's operators know best: a member's disk is replaced
+// (its data directory emptied, myid kept) and the member started again.
+// It must not panic, must not vote or count toward a quorum before it
+// holds the log again, and must come back as a full member: it rejoins
+// under a new raft identity, receives the state (as a snapshot: the log
+// it missed was compacted), is promoted once caught up, and then carries
+// a quorum with the leader while the third member is down.
+func TestEnsembleRejoinAfterWipe(t *testing.T) {
+	var logs lockedBuffer
+	c := startCluster(t, 3, 0, func(o *server.Options) {
+		o.SnapCount = 50
+		o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	})
+	lead := c.leader()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := zk.Connect(ctx, c.addr(lead))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	const n = 300
+	for i := range n {
+		if _, err := cl.Create(ctx, fmt.Sprintf("/before-%03d", i), []byte("b"), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wiped := (lead + 1) % 3
+	other := (lead + 2) % 3
+	c.waitNode(wiped, fmt.Sprintf("/before-%03d", n-1), "b")
+	c.members[wiped].Close()
+	c.members[wiped] = nil
+	if err := os.RemoveAll(filepath.Join(c.dirs[wiped], "zkgo")); err != nil {
+		t.Fatal(err)
+	}
+	// Writes go on meanwhile.
+	for i := range 50 {
+		if _, err := cl.Create(ctx, fmt.Sprintf("/during-%03d", i), []byte("d"), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ln, err := net.Listen("tcp", c.peers[wiped].Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.start(wiped, ln)
+	c.waitNode(wiped, "/during-049", "d")
+	c.waitNode(wiped, fmt.Sprintf("/before-%03d", n-1), "b")
+	if id := mntrKey(c.members[wiped], "zkgo_raft_id"); id == "" || id == fmt.Sprint(wiped+1) {
+		t.Fatalf("the wiped member runs under raft id %q, its old identity", id)
+	}
+	// Promoted: the leader counts two synced voting followers again.
+	deadline := time.Now().Add(30 * time.Second)
+	for mntrKey(c.members[lead], "zk_synced_followers") != "2" || mntrKey(c.members[lead], "zkgo_raft_voters") != "3" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the rejoined member was not promoted: leader's mntr\n%s\n%s", c.members[lead].FourLetterWord("mntr"), tail(logs.String()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("rejoined as raft id %s", mntrKey(c.members[wiped], "zkgo_raft_id"))
+	if !strings.Contains(logs.String(), "rejoins with an empty data directory") {
+		t.Fatalf("the swap is not logged:\n%s", tail(logs.String()))
+	}
+	// With the third member down, the leader and the rejoined member
+	// are a quorum: a write commits, and the rejoined member has it.
+	c.members[other].Close()
+	c.members[other] = nil
+	if _, err := cl.Create(ctx, "/after", []byte("a"), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+	c.waitNode(wiped, "/after", "a")
+}
+
+// A member whose data directory was restored from an old backup holds
+// less than it acknowledged. raft cannot take it back (the leader's
+// first heartbeat contradicts its log) and panics; the member must stop
+// cleanly instead, say why and what to do, and the ensemble go on.
+func TestEnsembleRestoredFromOldBackup(t *testing.T) {
+	var logs lockedBuffer
+	c := startCluster(t, 3, 0, func(o *server.Options) {
+		o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	})
+	lead := c.leader()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := zk.Connect(ctx, c.addr(lead))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	m := (lead + 1) % 3
+	c.members[m].Close()
+	c.members[m] = nil
+	backup := t.TempDir()
+	if err := os.CopyFS(backup, os.DirFS(filepath.Join(c.dirs[m], "zkgo"))); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", c.peers[m].Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.start(m, ln)
+	for i := range 100 {
+		if _, err := cl.Create(ctx, fmt.Sprintf("/n-%03d", i), nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.waitNode(m, "/n-099", "")
+	c.members[m].Close()
+	c.members[m] = nil
+	os.RemoveAll(filepath.Join(c.dirs[m], "zkgo"))
+	if err := os.CopyFS(filepath.Join(c.dirs[m], "zkgo"), os.DirFS(backup)); err != nil {
+		t.Fatal(err)
+	}
+	ln, err = net.Listen("tcp", c.peers[m].Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.start(m, ln)
+	waitLogs(t, &logs, "restored from an old backup", &logs, "raft stopped")
+	if _, err := cl.Create(ctx, "/still-writable", nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/raftnode"
 )
 
 // Version is the version string the four-letter words report. Tools such
@@ -306,6 +308,32 @@ func (s *Server) mntr(b *strings.Builder) {
 		kv("zkgo_wal_syncs", syncs)
 		kv("zkgo_wal_entries", entries)
 		kv("zkgo_wal_prefilled_bytes", prefilled)
+		kv("zkgo_raft_voters", len(st.Voters))
+		kv("zkgo_raft_learners", len(st.Learners))
+		if st.Role == raftnode.RoleLeader && s.clustered() {
+			// ZooKeeper's leader-only keys. A participant that rejoined
+			// under a new raft id is a non-voting follower until it has
+			// caught up (members.go).
+			var synced, nonVoting, observers int
+			for id, match := range st.Match {
+				if id == st.ID || match+promoteLag < st.Commit {
+					continue
+				}
+				switch {
+				case slices.Contains(st.Voters, id):
+					synced++
+				case s.raft.isObserver(id):
+					observers++
+				default:
+					nonVoting++
+				}
+			}
+			kv("zk_learners", len(st.Match)-1)
+			kv("zk_synced_followers", synced)
+			kv("zk_synced_non_voting_followers", nonVoting)
+			kv("zk_synced_observers", observers)
+			kv("zk_pending_syncs", 0)
+		}
 	}
 }
 

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -41,8 +43,19 @@ type replica struct {
 	// leaderChanged is told every change of leader (the Server).
 	leaderChanged func(raftnode.LeaderChange)
 
+	// st and node are guarded by view.mu once start returned (a member
+	// that decides how to start sets them in the background).
 	st   *storage.Storage
 	node *raftnode.Node
+	tr   raftnode.Transport
+	// id is this member's raft id (members.go): the server id, or a new
+	// identity after an empty data directory rejoined.
+	id atomic.Uint64
+	// fatal, if set, is told (on a goroutine of its own) that the member
+	// cannot go on: it could not start, or raft stopped on an error.
+	fatal func(error)
+	// view is what the peer transport's probes read.
+	view memberView
 
 	leader atomic.Int64  // the raft leader's id, 0 while unknown
 	quit   chan struct{} // closed by stop; ends the helper goroutines
@@ -55,66 +68,145 @@ func (r *replica) clustered() bool { return len(r.opts.Peers) > 1 }
 // start opens the storage, restores the newest snapshot and replays the
 // log into the state machine, then starts raft. Standalone, it returns
 // once the member leads its group of one and has applied its whole log.
+// An ensemble member over TCP with an empty data directory first finds
+// out from the others whether to form the ensemble with them or to rejoin
+// it under a new raft identity (members.go): that happens in the
+// background (start returns at once; the member has no leader, so it
+// serves no client until raft runs).
 func (r *replica) start() error {
 	opts := r.opts
 	r.quit = make(chan struct{})
-	id := uint64(1)
-	peers := []raftnode.Peer{{ID: 1}}
-	if r.clustered() {
-		id = uint64(opts.ServerID)
-		peers = peers[:0]
-		for _, p := range opts.Peers {
-			peers = append(peers, raftnode.Peer{ID: uint64(p.ID), Addr: p.Addr, Learner: p.Observer})
-		}
-	}
 	sopts := storage.Options{
 		NoSync:     opts.NoSync,
 		SnapRetain: max(opts.SnapRetainCount, storage.DefaultSnapRetain),
 		Logger:     r.log,
-		Metadata:   raftnode.Metadata(id, clusterID),
 	}
-	if r.dir == "" {
-		r.st = storage.OpenMemory(sopts)
-	} else {
-		if err := refuseJavaDataDir(r.dir); err != nil {
-			return err
+	if r.dir == "" || !r.clustered() || opts.PeerTransport != nil {
+		id := uint64(1)
+		if r.clustered() {
+			id = uint64(opts.ServerID)
 		}
-		st, err := storage.Open(filepath.Join(r.dir, "zkgo"), sopts)
+		sopts.Metadata = raftnode.Metadata(id, clusterID)
+		var st *storage.Storage
+		if r.dir == "" {
+			st = storage.OpenMemory(sopts)
+		} else {
+			if err := refuseJavaDataDir(r.dir); err != nil {
+				return err
+			}
+			var err error
+			if st, err = storage.Open(filepath.Join(r.dir, "zkgo"), sopts); err != nil {
+				return fmt.Errorf("open data directory: %w", err)
+			}
+		}
+		r.setStorage(st, id)
+		tr, err := r.transport()
 		if err != nil {
-			return fmt.Errorf("open data directory: %w", err)
-		}
-		r.st = st
-	}
-	var ensemble uint64
-	if r.clustered() && opts.PeerTransport == nil {
-		var err error
-		if ensemble, err = ensembleIdentity(filepath.Join(r.dir, "zkgo"), opts.Peers); err != nil {
-			r.st.Close()
+			r.closeStorage()
 			return err
 		}
+		r.tr = tr
+		return r.startNode(tr, r.bootstrapPeers(), false, 0)
 	}
-	tr, err := r.transport(id, ensemble)
-	if err != nil {
-		r.st.Close()
+	if err := refuseJavaDataDir(r.dir); err != nil {
 		return err
 	}
+	tr, err := r.transport()
+	if err != nil {
+		return err
+	}
+	r.tr = tr
+	tcp := tr.(*raftnode.TCPTransport)
+	restarted, err := r.openExisting(sopts)
+	if err != nil {
+		tcp.Stop()
+		return err
+	}
+	tcp.Listen() // answer probes from now on
+	if restarted {
+		return r.startMember(tcp, startDecision{id: r.id.Load()})
+	}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		d, err := r.decide(r.id.Load(), func(id uint64) error { return r.create(sopts, id) })
+		if err == nil && r.storage() == nil {
+			err = r.create(sopts, d.id)
+		}
+		if err == nil {
+			err = r.startMember(tcp, d)
+		} else {
+			tcp.Stop()
+		}
+		if err != nil {
+			select {
+			case <-r.quit:
+			default:
+				r.log.Error("the member could not start", "err", err)
+				if r.fatal != nil {
+					go r.fatal(err)
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+// startMember starts raft for an ensemble member over TCP once its
+// identity is settled: bootstrapping the ensemble, rejoining it, or
+// restarting on its log.
+func (r *replica) startMember(tcp *raftnode.TCPTransport, d startDecision) error {
+	var peers []raftnode.Peer
+	if d.bootstrap {
+		peers = r.bootstrapPeers()
+	}
+	dir := filepath.Join(r.dir, "zkgo")
+	var ensemble uint64
+	var err error
+	if d.join {
+		ensemble, err = adoptEnsembleIdentity(dir, d.ensemble)
+	} else {
+		ensemble, err = ensembleIdentity(dir, r.opts.Peers)
+	}
+	if err != nil {
+		tcp.Stop()
+		return err
+	}
+	// The handshake's cluster id is the ensemble's identity (ensemble.go);
+	// the WAL keeps the constant clusterID it was created with.
+	tcp.SetIdentity(r.id.Load(), ensemble)
+	r.view.mu.Lock()
+	r.view.ensemble = ensemble
+	r.view.mu.Unlock()
+	return r.startNode(tcp, peers, d.join, ensemble)
+}
+
+// startNode starts raft over the opened storage and the helpers that
+// follow it.
+func (r *replica) startNode(tr raftnode.Transport, peers []raftnode.Peer, join bool, ensemble uint64) error {
+	opts := r.opts
 	node, err := raftnode.Start(raftnode.Config{
-		ID:           id,
+		ID:           r.id.Load(),
 		ClusterID:    clusterID,
 		Peers:        peers,
-		Storage:      r.st,
+		Join:         join,
+		Storage:      r.storage(),
 		StateMachine: r.sm,
 		Transport:    tr,
+		OnConfChange: r.confChanged,
 		SnapCount:    uint64(opts.SnapCount),
 		TickInterval: RaftTickInterval(opts.TickTime),
 		Ticks:        opts.RaftTicks,
 		Logger:       r.log,
 	})
 	if err != nil {
-		r.st.Close()
+		tr.Stop()
+		r.closeStorage()
 		return err
 	}
-	r.node = node
+	r.view.mu.Lock()
+	r.node, r.view.joining = node, false
+	r.view.mu.Unlock()
 	r.prop.start(node)
 	r.sessions.restore(r.sm)
 	if !r.clustered() {
@@ -133,21 +225,98 @@ func (r *replica) start() error {
 		// lost. Leading alone, this member commits its whole log again;
 		// serve only once it is applied, so no client reads a state
 		// without an acknowledged write.
-		if err := node.WaitApplied(context.Background(), r.st.Recovered().LastIndex); err != nil {
+		if err := node.WaitApplied(context.Background(), r.storage().Recovered().LastIndex); err != nil {
 			return fmt.Errorf("applying the recovered log: %w", err)
 		}
 		r.leader.Store(1)
 		return nil
 	}
-	r.wg.Add(2)
-	go r.followLeader()
+	r.wg.Add(3)
+	go r.followLeader(node)
 	go r.sendTouches()
+	go r.promoteLearners(node)
 	return nil
 }
 
+// openExisting opens an ensemble member's storage if its data directory
+// has one, and takes its raft identity from it; restarted reports whether
+// it holds raft state (a member that only recorded the identity it was
+// going to rejoin under has none).
+func (r *replica) openExisting(sopts storage.Options) (restarted bool, err error) {
+	dir := filepath.Join(r.dir, "zkgo")
+	if !storage.Exists(dir) {
+		return false, nil
+	}
+	st, err := storage.Open(dir, sopts) // no Metadata: read what it records
+	if err != nil {
+		return false, fmt.Errorf("open data directory: %w", err)
+	}
+	md := st.Recovered().Metadata
+	if len(md) != 16 || binary.BigEndian.Uint64(md[8:]) != clusterID || memberID(binary.BigEndian.Uint64(md)) != r.opts.ServerID {
+		st.Close()
+		return false, fmt.Errorf("%w: %s was created for another member or cluster (metadata %x; this is server %d)",
+			raftnode.ErrIDMismatch, dir, md, r.opts.ServerID)
+	}
+	r.setStorage(st, binary.BigEndian.Uint64(md))
+	return raftnode.HasState(st), nil
+}
+
+// create creates the storage of an ensemble member that starts with
+// raft id id.
+func (r *replica) create(sopts storage.Options, id uint64) error {
+	sopts.Metadata = raftnode.Metadata(id, clusterID)
+	st, err := storage.Open(filepath.Join(r.dir, "zkgo"), sopts)
+	if err != nil {
+		return fmt.Errorf("open data directory: %w", err)
+	}
+	r.setStorage(st, id)
+	return nil
+}
+
+func (r *replica) setStorage(st *storage.Storage, id uint64) {
+	r.view.mu.Lock()
+	r.st = st
+	r.view.mu.Unlock()
+	r.id.Store(id)
+}
+
+// storage and raft return the storage and the raft node (nil before
+// they exist).
+func (r *replica) storage() *storage.Storage {
+	r.view.mu.Lock()
+	defer r.view.mu.Unlock()
+	return r.st
+}
+
+func (r *replica) raft() *raftnode.Node {
+	r.view.mu.Lock()
+	defer r.view.mu.Unlock()
+	return r.node
+}
+
+// bootstrapPeers is the initial membership: every configured member under
+// its first raft identity (the server id).
+func (r *replica) bootstrapPeers() []raftnode.Peer {
+	if !r.clustered() {
+		return []raftnode.Peer{{ID: 1}}
+	}
+	var peers []raftnode.Peer
+	for _, p := range r.opts.Peers {
+		peers = append(peers, raftnode.Peer{ID: raftID(p.ID, 0), Addr: p.Addr, Learner: p.Observer})
+	}
+	return peers
+}
+
+func (r *replica) closeStorage() {
+	if st := r.storage(); st != nil {
+		st.Close()
+	}
+}
+
 // transport returns the member's peer transport: the configured one, TCP
-// on its peer address in an ensemble, or a network of one.
-func (r *replica) transport(id, ensemble uint64) (raftnode.Transport, error) {
+// on its peer address in an ensemble (its identity set once known), or a
+// network of one.
+func (r *replica) transport() (raftnode.Transport, error) {
 	opts := r.opts
 	if opts.PeerTransport != nil {
 		return opts.PeerTransport, nil
@@ -167,16 +336,19 @@ func (r *replica) transport(id, ensemble uint64) (raftnode.Transport, error) {
 			return nil, fmt.Errorf("listen for peers: %w", err)
 		}
 	}
-	// The handshake's cluster id is the ensemble's identity (ensemble.go);
-	// the WAL keeps the constant clusterID it was created with.
-	return raftnode.NewTCPTransport(raftnode.TCPConfig{ID: id, ClusterID: ensemble, Listener: ln, Logger: r.log,
-		ServerTLS: opts.PeerServerTLS, ClientTLS: opts.PeerClientTLS})
+	return raftnode.NewTCPTransport(raftnode.TCPConfig{Listener: ln, Logger: r.log,
+		ServerTLS: opts.PeerServerTLS, ClientTLS: opts.PeerClientTLS,
+		Probe: r.answerProbe, Resolve: r.resolve})
 }
 
 // isLeader reports whether this member decides session expiry: always
 // when standalone, when it leads the raft group otherwise.
 func (r *replica) isLeader() bool {
-	return !r.clustered() || r.leader.Load() == r.opts.ServerID
+	if !r.clustered() {
+		return true
+	}
+	lead := r.leader.Load()
+	return lead != 0 && uint64(lead) == r.id.Load()
 }
 
 // hasQuorum reports whether the member is part of a working quorum (it
@@ -186,19 +358,27 @@ func (r *replica) hasQuorum() bool {
 }
 
 // followLeader records leadership changes and tells the server.
-func (r *replica) followLeader() {
+func (r *replica) followLeader(node *raftnode.Node) {
 	defer r.wg.Done()
 	for {
 		select {
-		case ch := <-r.node.LeaderChanges():
+		case ch := <-node.LeaderChanges():
 			if !ch.ProposalsLost {
 				r.leader.Store(int64(ch.Leader))
 			}
 			r.leaderChanged(ch)
 		case <-r.quit:
 			return
-		case <-r.node.Done():
+		case <-node.Done():
 			r.leader.Store(0)
+			if err := node.Err(); err != nil && r.fatal != nil {
+				r.log.Error("raft stopped", "err", err)
+				if errors.Is(err, raftnode.ErrLogBehind) {
+					r.log.Error("this member's data directory holds less than it once acknowledged to the ensemble (restored from an old backup?): " +
+						"move its zkgo directory away and start the member again; it then rejoins under a new raft identity and receives the data from the leader")
+				}
+				go r.fatal(err)
+			}
 			return
 		}
 	}
@@ -233,11 +413,14 @@ func (r *replica) sendTouches() {
 
 // status returns raft's view and the storage's counters (nil before start).
 func (r *replica) status() (st raftnode.Status, syncs, entries, prefilled uint64, ok bool) {
-	if r.node == nil {
+	r.view.mu.Lock()
+	node, s := r.node, r.st
+	r.view.mu.Unlock()
+	if node == nil {
 		return st, 0, 0, 0, false
 	}
-	syncs, entries = r.st.Counters()
-	return r.node.Status(), syncs, entries, r.st.PrefilledBytes(), true
+	syncs, entries = s.Counters()
+	return node.Status(), syncs, entries, s.PrefilledBytes(), true
 }
 
 // stop stops raft and closes the storage.
@@ -246,12 +429,12 @@ func (r *replica) stop() {
 		close(r.quit)
 	}
 	r.wg.Wait()
-	if r.node != nil {
-		r.node.Stop()
+	if node := r.raft(); node != nil {
+		node.Stop()
+	} else if r.tr != nil {
+		r.tr.Stop()
 	}
-	if r.st != nil {
-		r.st.Close()
-	}
+	r.closeStorage()
 }
 
 // refuseJavaDataDir refuses a directory that holds Apache ZooKeeper's data

@@ -373,7 +373,7 @@ func New(opts Options) (*Server, error) {
 		dir = opts.DataLogDir
 	}
 	s.raft = &replica{opts: &s.opts, log: s.log, dir: dir, sm: s.sm, prop: s.prop,
-		sessions: s.sessions, leaderChanged: s.leaderChanged}
+		sessions: s.sessions, leaderChanged: s.leaderChanged, fatal: func(error) { s.Close() }}
 	return s, nil
 }
 

@@ -159,6 +159,10 @@ type Storage struct {
 // Storage (for example from TestMain), never concurrently with Open.
 func SetWALSegmentSize(bytes int64) { wal.SegmentSizeBytes = bytes }
 
+// Exists reports whether dir holds a storage created by Open (its WAL),
+// without opening or locking it.
+func Exists(dir string) bool { return wal.Exist(filepath.Join(dir, walDirName)) }
+
 // Open opens the data directory dir, creating it if needed, and recovers
 // its state: the newest valid snapshot whose index the WAL still covers,
 // then the WAL records after it. A torn WAL tail (a record cut short by a

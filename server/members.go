@@ -1,0 +1,443 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/zkgo/zkgo/raftnode"
+)
+
+// Raft identities. A member's raft id is its server id (myid, 1..254) in
+// the low byte and an incarnation above it: 0 for the members that formed
+// the ensemble, a random non-zero value for a member that rejoins with an
+// empty data directory. A fresh data directory must never take over the
+// raft id its predecessor used: raft trusts a voter to keep the log and
+// the votes it acknowledged, and an emptied one would panic at the
+// leader's first heartbeat ("tocommit out of range") or, worse, vote for a
+// leader that lacks committed writes. Under a new raft id it is a new
+// member: the leader swaps the old identity out and the new one in as a
+// learner, and promotes it once it has caught up.
+func raftID(myid int64, incarnation uint64) uint64 { return incarnation<<8 | uint64(myid)&0xff }
+
+// memberID returns the server id (myid) of a raft id.
+func memberID(id uint64) int64 { return int64(id & 0xff) }
+
+// newIncarnation returns a random non-zero incarnation of 48 bits.
+func newIncarnation() (uint64, error) {
+	var b [8]byte
+	for {
+		if _, err := rand.Read(b[2:]); err != nil {
+			return 0, err
+		}
+		if inc := binary.BigEndian.Uint64(b[:]); inc != 0 {
+			return inc, nil
+		}
+	}
+}
+
+// Probes (raftnode/probe.go) carry these JSON documents. A member that
+// starts on an empty data directory asks the others what they hold
+// before it decides to bootstrap the ensemble with them or to rejoin it.
+type probeRequest struct {
+	Op string `json:"op"` // "status" or "join"
+	// For "join": who asks to be admitted, under which new raft id, from
+	// which peer address (it must be the one this member's configuration
+	// gives that server id).
+	MyID int64  `json:"myid,omitempty"`
+	ID   uint64 `json:"id,omitempty"`
+	Addr string `json:"addr,omitempty"`
+}
+
+type probeAnswer struct {
+	// Fresh: no raft state yet (deciding how to start). Joining: waiting
+	// to be admitted under a new raft id.
+	Fresh   bool   `json:"fresh,omitempty"`
+	Joining bool   `json:"joining,omitempty"`
+	ID      uint64 `json:"id,omitempty"` // the answering member's raft id
+	// Ensemble is the ensemble identity (ensemble.go).
+	Ensemble uint64 `json:"ensemble,omitempty"`
+	// Term and Last are raft's term and last committed (or stored) index.
+	Term   uint64 `json:"term,omitempty"`
+	Last   uint64 `json:"last,omitempty"`
+	Leader uint64 `json:"leader,omitempty"`
+	// Voters and Learners are the raft configuration as the member knows
+	// it (running members only).
+	Voters   []uint64 `json:"voters,omitempty"`
+	Learners []uint64 `json:"learners,omitempty"`
+	Error    string   `json:"error,omitempty"`
+}
+
+// formed reports whether the answering member belongs to an ensemble
+// that exists: one that elected a leader (term above the bootstrap's 1)
+// or committed past the bootstrap entry. Members bootstrapped from the
+// same zoo.cfg that have not elected yet are not formed: a fresh member
+// may still bootstrap with them.
+func (a *probeAnswer) formed() bool {
+	return a.Error == "" && !a.Fresh && !a.Joining && (a.Term > 1 || a.Last > 1)
+}
+
+func (a *probeAnswer) has(id uint64) bool {
+	return slices.Contains(a.Voters, id) || slices.Contains(a.Learners, id)
+}
+
+// logLimiter allows a log line at most every 10 seconds.
+type logLimiter struct {
+	mu   sync.Mutex // guards last
+	last time.Time
+}
+
+func (l *logLimiter) Allow() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if time.Since(l.last) < 10*time.Second {
+		return false
+	}
+	l.last = time.Now()
+	return true
+}
+
+// errNotAdmitted: a member asked to rejoin and this member's
+// configuration says it may not.
+var errNotAdmitted = errors.New("not admitted")
+
+// memberView is what the probe handler reads about this member; it is
+// filled in while the member starts.
+type memberView struct {
+	mu       sync.Mutex // guards ensemble, joining, proposed, and the replica's st and node
+	ensemble uint64
+	joining  bool
+	// refusalLog limits the log lines about refused joiners.
+	refusalLog logLimiter
+	// proposed remembers when a swap was proposed for a joining raft id,
+	// so that a joiner's repeated requests do not flood the log.
+	proposed map[uint64]time.Time
+}
+
+// answerProbe is the peer transport's ProbeHandler.
+func (r *replica) answerProbe(req []byte) []byte {
+	var q probeRequest
+	var a probeAnswer
+	if err := json.Unmarshal(req, &q); err != nil {
+		a.Error = "bad probe: " + err.Error()
+	} else {
+		a = r.probeStatus()
+		if q.Op == "join" && a.Error == "" {
+			if err := r.admit(q); err != nil {
+				a.Error = err.Error()
+				if errors.Is(err, errNotAdmitted) && r.view.refusalLog.Allow() {
+					r.log.Warn("refused a member that asked to rejoin the ensemble", "server", q.MyID, "addr", q.Addr, "err", err)
+				}
+			}
+		} else if q.Op != "status" && q.Op != "join" {
+			a.Error = fmt.Sprintf("unknown probe %q", q.Op)
+		}
+	}
+	b, _ := json.Marshal(&a)
+	return b
+}
+
+// probeStatus describes this member for a probe.
+func (r *replica) probeStatus() probeAnswer {
+	v := &r.view
+	v.mu.Lock()
+	st, node, a := r.st, r.node, probeAnswer{Ensemble: v.ensemble, Joining: v.joining}
+	v.mu.Unlock()
+	if a.Joining {
+		return a
+	}
+	if st == nil || !raftnode.HasState(st) {
+		a.Fresh = true
+		return a
+	}
+	if node == nil {
+		hs, _, _ := st.RaftStorage().InitialState()
+		a.Term, a.Last = hs.Term, hs.Commit
+		return a
+	}
+	s := node.Status()
+	a.ID, a.Term, a.Last, a.Leader, a.Voters, a.Learners = s.ID, s.Term, s.Commit, s.Leader, s.Voters, s.Learners
+	return a
+}
+
+// admit handles a joining member's request: it proposes that the raft ids
+// of the same server id leave the configuration and the new one join it
+// as a learner (promoteLearners makes it a voter once it caught up).
+func (r *replica) admit(q probeRequest) error {
+	p, ok := r.peer(q.MyID)
+	switch {
+	case !ok:
+		return fmt.Errorf("%w: server.%d is not a member of this ensemble", errNotAdmitted, q.MyID)
+	case p.Addr != q.Addr:
+		return fmt.Errorf("%w: server.%d's peer address is %s here, not %s", errNotAdmitted, q.MyID, p.Addr, q.Addr)
+	case memberID(q.ID) != q.MyID || q.ID>>8 == 0:
+		return fmt.Errorf("%w: raft id %x is not a new identity of server.%d", errNotAdmitted, q.ID, q.MyID)
+	}
+	v := &r.view
+	v.mu.Lock()
+	node := r.node
+	if v.proposed == nil {
+		v.proposed = map[uint64]time.Time{}
+	}
+	last, recent := v.proposed[q.ID]
+	recent = recent && time.Since(last) < 2*time.Second
+	v.mu.Unlock()
+	if node == nil {
+		return errors.New("this member is not running yet")
+	}
+	s := node.Status()
+	if slices.Contains(s.Voters, q.ID) || slices.Contains(s.Learners, q.ID) {
+		return nil // admitted already
+	}
+	if s.Leader == 0 {
+		return errors.New("no leader: try again")
+	}
+	if recent {
+		return nil
+	}
+	var cc raftpb.ConfChangeV2
+	var old []uint64
+	for _, id := range append(slices.Clone(s.Voters), s.Learners...) {
+		if memberID(id) == q.MyID && !slices.Contains(old, id) {
+			old = append(old, id)
+			cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: raftpb.ConfChangeRemoveNode, NodeID: id})
+		}
+	}
+	cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: raftpb.ConfChangeAddLearnerNode, NodeID: q.ID})
+	cc.Context, _ = json.Marshal(map[string]any{"rejoin": q.MyID, "id": q.ID, "replaces": old})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := node.ProposeConfChange(ctx, cc); err != nil {
+		return fmt.Errorf("proposing the swap: %w", err)
+	}
+	v.mu.Lock()
+	v.proposed[q.ID] = time.Now()
+	v.mu.Unlock()
+	r.log.Warn("server rejoins with an empty data directory: swapping its old raft identity for a new one, as a learner until it has caught up",
+		"server", q.MyID, "new", fmt.Sprintf("%x", q.ID), "old", hexIDs(old))
+	return nil
+}
+
+func hexIDs(ids []uint64) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = fmt.Sprintf("%x", id)
+	}
+	return out
+}
+
+// peer returns the configured member with server id myid.
+func (r *replica) peer(myid int64) (Peer, bool) {
+	for _, p := range r.opts.Peers {
+		if p.ID == myid {
+			return p, true
+		}
+	}
+	return Peer{}, false
+}
+
+// isObserver reports whether raft id id is an observer's.
+func (r *replica) isObserver(id uint64) bool {
+	p, ok := r.peer(memberID(id))
+	return ok && p.Observer
+}
+
+// resolve is the peer transport's Resolve: the address of a raft id.
+func (r *replica) resolve(id uint64) (string, bool) {
+	p, ok := r.peer(memberID(id))
+	return p.Addr, ok
+}
+
+// startDecision is how a member with no raft state starts.
+type startDecision struct {
+	id        uint64
+	join      bool
+	ensemble  uint64 // from the ensemble, when joining
+	bootstrap bool
+}
+
+// decide finds out, by probing the other members, whether this member
+// (with no raft state) forms the ensemble with them — a majority of the
+// voters answer that they have not formed one yet — or rejoins one that
+// exists under a new raft id: id is the one its storage was created with
+// (0: none yet). It returns once decided, or with an error when the
+// server stops. The new identity is recorded in the storage before the
+// member asks to be admitted (open creates it), so a restart goes on
+// with the same one.
+func (r *replica) decide(id uint64, open func(id uint64) error) (startDecision, error) {
+	me, _ := r.peer(r.opts.ServerID)
+	voters := 0
+	for _, p := range r.opts.Peers {
+		if !p.Observer {
+			voters++
+		}
+	}
+	if id == raftID(r.opts.ServerID, 0) {
+		// The storage was created for a bootstrap that a crash cut
+		// short: the decision was made.
+		return startDecision{id: id, bootstrap: true}, nil
+	}
+	pause := min(max(r.opts.TickTime/2, 50*time.Millisecond), time.Second)
+	var lastLog time.Time
+	for round := 0; ; round++ {
+		answers := r.probeAll(probeRequest{Op: "status"})
+		var formed []int // indexes into r.opts.Peers
+		unformed := 0
+		if !me.Observer && id == 0 {
+			unformed++
+		}
+		for i, a := range answers {
+			switch {
+			case a == nil:
+			case a.formed():
+				formed = append(formed, i)
+			case a.Error == "" && !a.Joining && !r.opts.Peers[i].Observer:
+				unformed++
+			}
+		}
+		if len(formed) > 0 {
+			if id == 0 {
+				inc, err := newIncarnation()
+				if err != nil {
+					return startDecision{}, err
+				}
+				id = raftID(r.opts.ServerID, inc)
+				if err := open(id); err != nil {
+					return startDecision{}, err
+				}
+				r.log.Warn("the ensemble exists but this member's data directory is empty: rejoining under a new raft identity",
+					"id", fmt.Sprintf("%x", id))
+			}
+			r.view.mu.Lock()
+			r.view.joining = true
+			r.view.mu.Unlock()
+			for _, i := range formed {
+				if answers[i].has(id) {
+					return startDecision{id: id, join: true, ensemble: answers[i].Ensemble}, nil
+				}
+			}
+			var refusals []string
+			for _, i := range formed {
+				a, err := r.probe(r.opts.Peers[i].Addr, probeRequest{Op: "join", MyID: r.opts.ServerID, ID: id, Addr: me.Addr})
+				if err == nil && a.Error != "" {
+					refusals = append(refusals, fmt.Sprintf("server.%d: %s", r.opts.Peers[i].ID, a.Error))
+				}
+			}
+			if len(refusals) > 0 && time.Since(lastLog) > 10*time.Second {
+				lastLog = time.Now()
+				r.log.Warn("waiting to be admitted to the ensemble", "refusals", refusals)
+			}
+		} else if id == 0 && unformed > voters/2 {
+			return startDecision{id: raftID(r.opts.ServerID, 0), bootstrap: true}, nil
+		} else if time.Since(lastLog) > 10*time.Second {
+			lastLog = time.Now()
+			r.log.Info("empty data directory: waiting for a majority of the members to answer, to form the ensemble with them or rejoin it",
+				"answered", unformed, "voters", voters)
+		}
+		select {
+		case <-time.After(pause):
+		case <-r.quit:
+			return startDecision{}, errors.New("server stopped before the member could start")
+		}
+	}
+}
+
+// probeAll probes every other member at once; answers[i] is nil for a
+// member that could not be reached.
+func (r *replica) probeAll(q probeRequest) []*probeAnswer {
+	answers := make([]*probeAnswer, len(r.opts.Peers))
+	var wg sync.WaitGroup
+	for i, p := range r.opts.Peers {
+		if p.ID == r.opts.ServerID {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if a, err := r.probe(p.Addr, q); err == nil {
+				answers[i] = a
+			}
+		}()
+	}
+	wg.Wait()
+	return answers
+}
+
+func (r *replica) probe(addr string, q probeRequest) (*probeAnswer, error) {
+	req, _ := json.Marshal(&q)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	b, err := raftnode.Probe(ctx, addr, r.opts.PeerClientTLS, req)
+	if err != nil {
+		return nil, err
+	}
+	var a probeAnswer
+	if err := json.Unmarshal(b, &a); err != nil {
+		return nil, fmt.Errorf("probe answer from %s: %w", addr, err)
+	}
+	return &a, nil
+}
+
+// promoteLearners runs on every member and acts on the leader: a learner
+// whose server is a participant (a member that rejoined under a new raft
+// id) becomes a voter once its log is within promoteLag entries of the
+// commit index. Until then it neither votes nor counts toward a quorum.
+func (r *replica) promoteLearners(node *raftnode.Node) {
+	defer r.wg.Done()
+	t := time.NewTicker(min(max(r.opts.TickTime/2, 10*time.Millisecond), 500*time.Millisecond))
+	defer t.Stop()
+	proposed := map[uint64]time.Time{}
+	for {
+		select {
+		case <-t.C:
+		case <-r.quit:
+			return
+		}
+		if !r.isLeader() {
+			continue
+		}
+		s := node.Status()
+		for _, l := range s.Learners {
+			p, ok := r.peer(memberID(l))
+			if !ok || p.Observer || s.Match[l]+promoteLag < s.Commit || time.Since(proposed[l]) < 2*time.Second {
+				continue
+			}
+			proposed[l] = time.Now()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			err := node.ProposeConfChange(ctx, raftpb.ConfChangeV2{Changes: []raftpb.ConfChangeSingle{{Type: raftpb.ConfChangeAddNode, NodeID: l}}})
+			cancel()
+			r.log.Info("promoting a caught-up member to voter", "server", p.ID, "id", fmt.Sprintf("%x", l), "match", s.Match[l], "commit", s.Commit, "err", err)
+		}
+	}
+}
+
+// promoteLag is how far behind the commit index a learner may be when it
+// is made a voter.
+const promoteLag = 1000
+
+// confChanged is raftnode's OnConfChange: it keeps the transport's peers
+// in step with the configuration.
+func (r *replica) confChanged(index uint64, cc raftpb.ConfChangeV2, cs raftpb.ConfState) {
+	self := r.id.Load()
+	for _, c := range cc.Changes {
+		if c.Type != raftpb.ConfChangeRemoveNode {
+			continue
+		}
+		if c.NodeID == self {
+			r.log.Error("this member's raft identity was removed from the ensemble: it no longer votes or receives the log",
+				"id", fmt.Sprintf("%x", c.NodeID), "index", index)
+			continue
+		}
+		if !slices.Contains(cs.Voters, c.NodeID) && !slices.Contains(cs.Learners, c.NodeID) && r.tr != nil {
+			r.tr.RemovePeer(c.NodeID)
+		}
+	}
+}
