@@ -112,8 +112,12 @@ var errNotAdmitted = errors.New("not admitted")
 // memberView is what the probe handler reads about this member; it is
 // filled in while the member starts.
 type memberView struct {
-	mu       sync.Mutex // guards ensemble, joining, proposed, and the replica's st and node
+	mu       sync.Mutex // guards ensemble, joining, proposed, hasState, hardState, and the replica's st and node
 	ensemble uint64
+	// hasState and hardState describe the storage as it was opened
+	// (raft's MemoryStorage may not be read beside the node).
+	hasState  bool
+	hardState raftpb.HardState
 	joining  bool
 	// refusalLog limits the log lines about refused joiners.
 	refusalLog logLimiter
@@ -149,18 +153,18 @@ func (r *replica) answerProbe(req []byte) []byte {
 func (r *replica) probeStatus() probeAnswer {
 	v := &r.view
 	v.mu.Lock()
-	st, node, a := r.st, r.node, probeAnswer{Ensemble: v.ensemble, Joining: v.joining}
+	node, a := r.node, probeAnswer{Ensemble: v.ensemble, Joining: v.joining}
+	has, hs := v.hasState, v.hardState
 	v.mu.Unlock()
 	if a.Joining {
 		return a
 	}
-	if st == nil || !raftnode.HasState(st) {
-		a.Fresh = true
-		return a
-	}
 	if node == nil {
-		hs, _, _ := st.RaftStorage().InitialState()
-		a.Term, a.Last = hs.Term, hs.Commit
+		if !has {
+			a.Fresh = true
+		} else {
+			a.Term, a.Last = hs.Term, hs.Commit
+		}
 		return a
 	}
 	s := node.Status()

@@ -207,6 +207,15 @@ func (r *replica) startNode(tr raftnode.Transport, peers []raftnode.Peer, join b
 	r.view.mu.Lock()
 	r.node, r.view.joining = node, false
 	r.view.mu.Unlock()
+	// Connect to every member of the configuration now, not when raft
+	// first writes to it, so that a member the handshake refuses (a
+	// wrong server.N line) shows in the logs at once.
+	st := node.Status()
+	for _, id := range append(st.Voters, st.Learners...) {
+		if addr, ok := r.resolve(id); ok && id != st.ID && opts.PeerTransport == nil {
+			tr.AddPeer(id, addr)
+		}
+	}
 	r.prop.start(node)
 	r.sessions.restore(r.sm)
 	if !r.clustered() {
@@ -258,7 +267,7 @@ func (r *replica) openExisting(sopts storage.Options) (restarted bool, err error
 			raftnode.ErrIDMismatch, dir, md, r.opts.ServerID)
 	}
 	r.setStorage(st, binary.BigEndian.Uint64(md))
-	return raftnode.HasState(st), nil
+	return r.view.hasState, nil
 }
 
 // create creates the storage of an ensemble member that starts with
@@ -274,8 +283,11 @@ func (r *replica) create(sopts storage.Options, id uint64) error {
 }
 
 func (r *replica) setStorage(st *storage.Storage, id uint64) {
+	has := raftnode.HasState(st)
+	hs, _, _ := st.RaftStorage().InitialState()
 	r.view.mu.Lock()
 	r.st = st
+	r.view.hasState, r.view.hardState = has, hs
 	r.view.mu.Unlock()
 	r.id.Store(id)
 }

@@ -126,6 +126,50 @@ func TestEnsembleFromZooCfg(t *testing.T) {
 	c := connect(lead)
 	defer c.Close()
 	waitData(c, "/e", "2")
+
+	// A disk replaced: kill -9 a member, empty its data directory (myid
+	// and zoo.cfg stay), start it again. It rejoins under a new raft
+	// identity, gets the data, and once promoted it makes a quorum with
+	// one other member.
+	procs[third].cmd.Signal(syscall.SIGKILL)
+	procs[third].wait()
+	if err := os.RemoveAll(filepath.Join(filepath.Dir(cfgs[third]), "zkgo")); err != nil {
+		t.Fatal(err)
+	}
+	// If the killed member led, the others elect a new leader first;
+	// their clients see a connection loss meanwhile and retry.
+	set := func(c *zk.Conn, p, data string) {
+		t.Helper()
+		for {
+			_, err := c.Set(ctx, p, []byte(data), -1)
+			if err == nil {
+				return
+			}
+			if !errors.Is(err, zk.ErrConnectionLoss) || ctx.Err() != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	set(a, "/e", "3")
+	start(third)
+	d := connect(third)
+	defer d.Close()
+	waitData(d, "/e", "3")
+	for {
+		out, _ := zk.FourLetterWord(ctx, procs[third].addr, "mntr")
+		if strings.Contains(out, "zkgo_raft_voters\t3") && !strings.Contains(out, fmt.Sprintf("zkgo_raft_id\t%d\n", third+1)) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the rejoined member was not promoted:\n%s", out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	procs[other].cmd.Signal(syscall.SIGKILL)
+	procs[other].wait()
+	set(c, "/e", "4")
+	waitData(d, "/e", "4")
 }
 
 // writeEnsemble writes the zoo.cfg and myid of n members on 127.0.0.1
