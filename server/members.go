@@ -118,7 +118,7 @@ type memberView struct {
 	// (raft's MemoryStorage may not be read beside the node).
 	hasState  bool
 	hardState raftpb.HardState
-	joining  bool
+	joining   bool
 	// refusalLog limits the log lines about refused joiners.
 	refusalLog logLimiter
 	// proposed remembers when a swap was proposed for a joining raft id,
