@@ -65,7 +65,7 @@ func (n *Node) applyJob(job applyJob) error {
 		n.confState = snap.Metadata.ConfState
 		n.confMu.Unlock()
 		n.refreshRole()
-		if err := n.sm.Restore(snap.Data, snap.Metadata.Index); err != nil {
+		if err := n.restore(snap); err != nil {
 			return fmt.Errorf("restoring snapshot %d: %w", snap.Metadata.Index, err)
 		}
 		n.snapIndex = snap.Metadata.Index

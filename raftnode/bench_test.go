@@ -43,7 +43,7 @@ func (s *benchSM) Snapshot() (func(io.Writer) error, error) {
 		return err
 	}, nil
 }
-func (s *benchSM) Restore(data []byte, _ uint64) error { return nil }
+func (s *benchSM) Restore(r io.Reader, _ uint64) error { return nil }
 
 func (s *benchSM) wait(id uint64) chan struct{} {
 	ch := make(chan struct{})

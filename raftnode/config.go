@@ -68,9 +68,11 @@ type StateMachine interface {
 	Snapshot() (write func(w io.Writer) error, err error)
 	// Restore replaces the state with a snapshot taken at index: at start
 	// (from the newest local snapshot) and when the leader sends one to a
-	// lagging member. Empty data means the initial, empty state. An error
-	// stops the node.
-	Restore(data []byte, index uint64) error
+	// lagging member. It reads the snapshot's data from r until io.EOF
+	// (streamed from its file: a snapshot is never needed whole in
+	// memory); an error from r means the data is damaged. A nil r means
+	// the initial, empty state. An error stops the node.
+	Restore(r io.Reader, index uint64) error
 }
 
 // Config configures a Node. ID, Peers (unless Join), Storage,

@@ -90,8 +90,15 @@ func (s *testSM) Snapshot() (func(io.Writer) error, error) {
 	}, err
 }
 
-func (s *testSM) Restore(data []byte, index uint64) error {
+func (s *testSM) Restore(r io.Reader, index uint64) error {
 	var l []appliedEntry
+	var data []byte
+	if r != nil {
+		var err error
+		if data, err = io.ReadAll(r); err != nil {
+			return err
+		}
+	}
 	if len(data) > 0 {
 		if err := json.Unmarshal(data, &l); err != nil {
 			return err

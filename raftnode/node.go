@@ -1,10 +1,12 @@
 package raftnode
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"sync"
@@ -197,7 +199,11 @@ func Start(cfg Config) (*Node, error) {
 		if r := st.Recovered(); r.Snapshot.Metadata.Index == snap.Metadata.Index {
 			data = r.Snapshot.Data
 		}
-		if err := n.sm.Restore(data, snap.Metadata.Index); err != nil {
+		var r io.Reader
+		if len(data) > 0 {
+			r = bytes.NewReader(data)
+		}
+		if err := n.sm.Restore(r, snap.Metadata.Index); err != nil {
 			return nil, fmt.Errorf("raftnode: restoring snapshot %d: %w", snap.Metadata.Index, err)
 		}
 		st.ReleaseRecovered()

@@ -1,13 +1,18 @@
 package raftnode
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
+	"hash/crc32"
+	"io"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 )
 
@@ -103,5 +108,44 @@ func TestTCPResolve(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("nothing delivered to a resolved member")
+	}
+}
+
+// A snapshot streamed on a connection of its own arrives whole (several
+// chunks), and the sender learns it was taken; a stream whose checksum
+// does not match is refused.
+func TestTCPSnapshotStream(t *testing.T) {
+	dst, rec := newTCP(t, 2, 7, 1<<10) // raft frames are capped at 1 KiB: the snapshot is not one
+	src, srec := newTCP(t, 1, 7, 1<<10)
+	src.AddPeer(2, dst.Addr().String())
+	data := make([]byte, 3*snapChunk+12345)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	m := raftpb.Message{Type: raftpb.MsgSnap, From: 1, To: 2, Term: 3,
+		Snapshot: &raftpb.Snapshot{Metadata: raftpb.SnapshotMetadata{Index: 9, Term: 3}}}
+	src.SendSnapshot(m, io.NopCloser(bytes.NewReader(data)), int64(len(data)))
+	got := recv(t, rec.msgs, "snapshot")
+	if got.Type != raftpb.MsgSnap || !bytes.Equal(got.Snapshot.Data, data) || got.Snapshot.Metadata.Index != 9 {
+		t.Fatalf("got %v with %d bytes", got.Type, len(got.Snapshot.Data))
+	}
+	if s := <-srec.snaps; s != raft.SnapshotFinish {
+		t.Fatalf("sender told %v", s)
+	}
+}
+
+func TestChunkReaderChecksum(t *testing.T) {
+	var b bytes.Buffer
+	bw := bufio.NewWriter(&b)
+	writeFrameTo(bw, []byte("hello"))
+	writeFrameTo(bw, nil)
+	writeFrameTo(bw, []byte{0, 0, 0, 0}) // wrong CRC
+	bw.Flush()
+	a, c := net.Pipe()
+	defer a.Close()
+	defer c.Close()
+	cr := &chunkReader{r: bufio.NewReader(&b), c: c, timeout: time.Second, crc: crc32.New(snapCRCTable)}
+	if _, err := io.ReadAll(cr); err == nil || !strings.Contains(err.Error(), "checksum") || cr.done {
+		t.Fatalf("a bad checksum read as %v", err)
 	}
 }

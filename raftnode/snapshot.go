@@ -1,6 +1,8 @@
 package raftnode
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +42,17 @@ func (n *Node) withoutSnapshots(msgs []raftpb.Message) []raftpb.Message {
 		go func() {
 			defer n.snapSends.Done()
 			md := m.Snapshot.Metadata
+			if ss, ok := n.tr.(SnapshotStreamer); ok {
+				rc, size, err := n.st.OpenSnapshotData(md.Index, md.Term)
+				if err != nil {
+					n.log.Error("raftnode: opening a snapshot to send", "to", m.To, "index", md.Index, "err", err)
+					n.ReportSnapshot(m.To, raft.SnapshotFailure)
+					return
+				}
+				n.log.Info("raftnode: sending snapshot", "to", m.To, "index", md.Index, "bytes", size)
+				ss.SendSnapshot(m, rc, size)
+				return
+			}
 			data, err := n.st.SnapshotData(md.Index, md.Term)
 			if err != nil {
 				n.log.Error("raftnode: reading a snapshot to send", "to", m.To, "index", md.Index, "err", err)
@@ -162,3 +175,50 @@ const (
 	snapDuty  = 8
 	snapCheap = 20 * time.Millisecond
 )
+
+// restore hands a snapshot from the leader to the state machine: its data
+// is read from the file the storage received it into (ReceivedMarker), or
+// from the message itself (transports that do not stream).
+func (n *Node) restore(snap raftpb.Snapshot) error {
+	var r io.Reader
+	switch {
+	case storage.IsReceived(snap.Data):
+		rc, _, err := n.st.OpenSnapshotData(snap.Metadata.Index, snap.Metadata.Term)
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		r = rc
+	case len(snap.Data) > 0:
+		r = bytes.NewReader(snap.Data)
+	}
+	return n.sm.Restore(r, snap.Metadata.Index)
+}
+
+// ProcessSnapshot implements Handler: the snapshot's data goes into a
+// file of the storage as it arrives, then the snapshot is stepped into
+// raft with storage.ReceivedMarker as its data (SaveSnapshot installs the
+// file, restore reads it).
+func (n *Node) ProcessSnapshot(ctx context.Context, m raftpb.Message, data io.Reader) error {
+	if m.Type != raftpb.MsgSnap || m.Snapshot == nil {
+		return fmt.Errorf("raftnode: a snapshot stream carried a %v", m.Type)
+	}
+	start := time.Now()
+	size, err := n.st.ReceiveSnapshot(m.Snapshot.Metadata, data)
+	if errors.Is(err, raft.ErrSnapOutOfDate) {
+		// Newer state is here already: nothing to take; the leader
+		// learns it from the answer to its next message.
+		_, err = io.Copy(io.Discard, data)
+		return err
+	}
+	if err != nil {
+		n.log.Warn("raftnode: receiving a snapshot failed", "from", m.From, "index", m.Snapshot.Metadata.Index, "err", err)
+		return err
+	}
+	n.log.Info("raftnode: received snapshot", "from", m.From, "index", m.Snapshot.Metadata.Index, "bytes", size,
+		"took", time.Since(start).Round(time.Millisecond))
+	snap := *m.Snapshot
+	snap.Data = storage.ReceivedMarker
+	m.Snapshot = &snap
+	return n.Process(ctx, m)
+}

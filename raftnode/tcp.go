@@ -451,17 +451,23 @@ func (t *TCPTransport) writeMessage(bw *bufio.Writer, buf []byte, m *raftpb.Mess
 
 // dial connects to p and performs the handshake.
 func (t *TCPTransport) dial(p *tcpPeer) (net.Conn, error) {
-	ctx, cancel := context.WithTimeout(p.ctx, t.cfg.DialTimeout)
+	return t.dialAs(p.ctx, p.addr, p.id, helloMagic)
+}
+
+// dialAs connects to member to at addr and performs the handshake with
+// the given magic (raft messages, or a snapshot stream).
+func (t *TCPTransport) dialAs(pctx context.Context, addr string, to uint64, magic string) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(pctx, t.cfg.DialTimeout)
 	defer cancel()
 	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", p.addr)
+	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	if cfg := t.cfg.ClientTLS; cfg != nil {
 		if cfg.ServerName == "" && !cfg.InsecureSkipVerify {
 			cfg = cfg.Clone()
-			cfg.ServerName, _, _ = net.SplitHostPort(p.addr)
+			cfg.ServerName, _, _ = net.SplitHostPort(addr)
 		}
 		c = tls.Client(c, cfg)
 	}
@@ -470,11 +476,11 @@ func (t *TCPTransport) dial(p *tcpPeer) (net.Conn, error) {
 	deadline, _ := ctx.Deadline()
 	c.SetDeadline(deadline)
 	var hello [helloLen]byte
-	copy(hello[:], helloMagic)
+	copy(hello[:], magic)
 	binary.BigEndian.PutUint32(hello[8:], helloVersion)
 	binary.BigEndian.PutUint64(hello[12:], t.cluster.Load())
 	binary.BigEndian.PutUint64(hello[20:], t.id.Load())
-	binary.BigEndian.PutUint64(hello[28:], p.id)
+	binary.BigEndian.PutUint64(hello[28:], to)
 	if err := writeFrame(c, hello[:]); err != nil {
 		c.Close()
 		return nil, err
@@ -541,13 +547,17 @@ func (t *TCPTransport) readLoop(raw net.Conn) {
 	if t.cfg.ServerTLS != nil {
 		c = tls.Server(raw, t.cfg.ServerTLS) // handshake on the first read, under accept's deadline
 	}
-	from, err := t.accept(c)
+	from, snap, err := t.accept(c)
 	if err != nil {
 		log.Warn("raftnode: refused a peer connection", "err", err)
 		return
 	}
 	if from == 0 {
 		return // a probe, answered
+	}
+	if snap {
+		t.receiveSnapshot(c, from, log.With("peer", from))
+		return
 	}
 	log = log.With("peer", from)
 	br := bufio.NewReaderSize(c, 64<<10)
@@ -583,23 +593,22 @@ func (t *TCPTransport) readLoop(raw net.Conn) {
 // accept reads and checks the hello and answers it. A hello that names
 // receiver 0 is a probe (probe.go): it is answered here and the
 // connection closed (from is 0).
-func (t *TCPTransport) accept(c net.Conn) (uint64, error) {
+func (t *TCPTransport) accept(c net.Conn) (from uint64, snap bool, err error) {
 	c.SetDeadline(time.Now().Add(t.cfg.DialTimeout))
 	hello, err := readFrame(c, nil, maxControlFrame)
 	if err != nil {
-		return 0, fmt.Errorf("reading hello: %w", err)
+		return 0, false, fmt.Errorf("reading hello: %w", err)
 	}
 	status, reason := byte(ackOK), ""
-	var from uint64
 	id, cluster := t.id.Load(), t.cluster.Load()
 	t.mu.Lock()
 	started := t.started
 	t.mu.Unlock()
 	switch {
-	case len(hello) != helloLen || string(hello[:8]) != helloMagic || binary.BigEndian.Uint32(hello[8:]) != helloVersion:
+	case len(hello) != helloLen || (string(hello[:8]) != helloMagic && string(hello[:8]) != snapMagic) || binary.BigEndian.Uint32(hello[8:]) != helloVersion:
 		status, reason = ackBadHello, "bad hello"
-	case binary.BigEndian.Uint64(hello[28:]) == 0:
-		return 0, t.answerProbe(c)
+	case binary.BigEndian.Uint64(hello[28:]) == 0 && string(hello[:8]) == helloMagic:
+		return 0, false, t.answerProbe(c)
 	case !started || id == 0:
 		status, reason = ackWrongMember, "not running raft yet"
 	case binary.BigEndian.Uint64(hello[12:]) != cluster:
@@ -613,18 +622,19 @@ func (t *TCPTransport) accept(c net.Conn) (uint64, error) {
 		}
 	}
 	if err := writeFrame(c, append([]byte{status}, reason...)); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if status != ackOK {
-		return 0, fmt.Errorf("%w: %s", ErrHandshake, reason)
+		return 0, false, fmt.Errorf("%w: %s", ErrHandshake, reason)
 	}
 	c.SetDeadline(time.Time{})
-	return from, nil
+	return from, string(hello[:8]) == snapMagic, nil
 }
 
 // Handshake constants; see TCPTransport.
 const (
 	helloMagic      = "zkgoraft"
+	snapMagic       = "zkgosnap" // a connection that carries one snapshot (snapstream.go)
 	helloVersion    = 1
 	helloLen        = 8 + 4 + 8 + 8 + 8
 	maxControlFrame = 1 << 10

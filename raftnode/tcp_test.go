@@ -45,6 +45,18 @@ func (r *recorder) ReportSnapshot(id uint64, s raft.SnapshotStatus) { r.snaps <-
 
 func (r *recorder) ReportProposalLost(id uint64) {}
 
+// ProcessSnapshot reads the streamed data into the message and records it.
+func (r *recorder) ProcessSnapshot(ctx context.Context, m raftpb.Message, data io.Reader) error {
+	b, err := io.ReadAll(data)
+	if err != nil {
+		return err
+	}
+	snap := *m.Snapshot
+	snap.Data = b
+	m.Snapshot = &snap
+	return r.Process(ctx, m)
+}
+
 func newTCP(t *testing.T, id, cluster uint64, maxFrame int) (*TCPTransport, *recorder) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

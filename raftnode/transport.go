@@ -2,6 +2,7 @@ package raftnode
 
 import (
 	"context"
+	"io"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -57,4 +58,21 @@ type Handler interface {
 	// connection. raft never resends one, so the node tells whoever waits
 	// for proposals (see Node.LeaderChanges).
 	ReportProposalLost(id uint64)
+	// ProcessSnapshot takes a snapshot streamed by a transport that
+	// streams them (see SnapshotStreamer): m is the MsgSnap without its
+	// data, data yields the data until io.EOF (or an error if the stream
+	// broke or its checksum failed). It consumes data, stores it, then
+	// steps m into raft. An error means the snapshot was not taken.
+	ProcessSnapshot(ctx context.Context, m raftpb.Message, data io.Reader) error
+}
+
+// SnapshotStreamer is implemented by transports that send a snapshot's
+// data as a stream, read from the snapshot file, instead of inside one
+// message: no snapshot is ever needed whole in memory, and its size is not
+// bounded by a message size. The Node calls SendSnapshot on a goroutine of
+// its own for each MsgSnap; it returns once the snapshot was sent (or
+// failed), reports the outcome with Handler.ReportSnapshot and closes
+// data.
+type SnapshotStreamer interface {
+	SendSnapshot(m raftpb.Message, data io.ReadCloser, size int64)
 }

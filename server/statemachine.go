@@ -1,7 +1,8 @@
 package server
 
 import (
-	"bytes"
+	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -200,14 +201,22 @@ func (sm *stateMachine) Snapshot() (func(io.Writer) error, error) {
 	return func(w io.Writer) error { return sn.Write(w, sm.mu.RLocker()) }, nil
 }
 
-// Restore implements raftnode.StateMachine: empty data is the initial,
-// empty tree.
-func (sm *stateMachine) Restore(data []byte, index uint64) error {
+// Restore implements raftnode.StateMachine: no data (nil r, or an empty
+// stream) is the initial, empty tree.
+func (sm *stateMachine) Restore(r io.Reader, index uint64) error {
 	t := tree.New()
-	if len(data) > 0 {
-		var err error
-		t, err = tree.ReadSnapshot(bytes.NewReader(data), tree.ReadOptions{MaxBuffer: sm.maxBuf})
-		if err != nil {
+	if r != nil {
+		br := bufio.NewReaderSize(r, 1<<16)
+		if _, err := br.Peek(1); err == nil {
+			t, err = tree.ReadSnapshot(br, tree.ReadOptions{MaxBuffer: sm.maxBuf})
+			if err != nil {
+				return fmt.Errorf("restore snapshot at index %d: %w", index, err)
+			}
+			// The reader checks the file's CRC at its end: read on to it.
+			if _, err := io.Copy(io.Discard, br); err != nil {
+				return fmt.Errorf("restore snapshot at index %d: %w", index, err)
+			}
+		} else if !errors.Is(err, io.EOF) {
 			return fmt.Errorf("restore snapshot at index %d: %w", index, err)
 		}
 	}

@@ -272,67 +272,95 @@ func readSnapFile(path string, maxData int64) (*raftpb.Snapshot, error) {
 	return snap, nil
 }
 
-// decodeSnapshot decodes a snapshot file of exactly size bytes from r
-// (format version 1 or 2).
-func decodeSnapshot(r io.Reader, size, maxData int64) (*raftpb.Snapshot, error) {
+// snapHeader is what a snapshot file's header says.
+type snapHeader struct {
+	meta    raftpb.SnapshotMetadata
+	version uint32
+	dataLen int64
+}
+
+// readSnapHeader reads and checks the header and the metadata of a
+// snapshot file of exactly size bytes (format version 1 or 2); r is left
+// at the first byte of the data.
+func readSnapHeader(r io.Reader, size, maxData int64) (snapHeader, error) {
+	var h snapHeader
 	if size < snapMinFileBytes {
-		return nil, fmt.Errorf("%w: %d bytes is shorter than the header", errBadSnapshot, size)
+		return h, fmt.Errorf("%w: %d bytes is shorter than the header", errBadSnapshot, size)
 	}
-	crc := crc32.New(crcTable)
-	tr := io.TeeReader(r, crc)
 	var hdr [snapHeaderLen1]byte
-	if _, err := io.ReadFull(tr, hdr[:snapHeaderLen]); err != nil {
-		return nil, fmt.Errorf("%w: header: %v", errBadSnapshot, err)
+	if _, err := io.ReadFull(r, hdr[:snapHeaderLen]); err != nil {
+		return h, fmt.Errorf("%w: header: %v", errBadSnapshot, err)
 	}
 	if string(hdr[:8]) != snapMagic {
-		return nil, fmt.Errorf("%w: bad magic", errBadSnapshot)
+		return h, fmt.Errorf("%w: bad magic", errBadSnapshot)
 	}
-	version := binary.BigEndian.Uint32(hdr[8:])
+	h.version = binary.BigEndian.Uint32(hdr[8:])
 	metaLen := int64(binary.BigEndian.Uint32(hdr[12:]))
 	if metaLen > maxSnapMetaBytes {
-		return nil, fmt.Errorf("%w: metadata length %d exceeds %d", errBadSnapshot, metaLen, maxSnapMetaBytes)
+		return h, fmt.Errorf("%w: metadata length %d exceeds %d", errBadSnapshot, metaLen, maxSnapMetaBytes)
 	}
-	var dataLen int64
-	switch version {
+	switch h.version {
 	case snapVersion1:
 		if size < snapHeaderLen1+snapTrailerLen1 {
-			return nil, fmt.Errorf("%w: %d bytes is shorter than the header", errBadSnapshot, size)
+			return h, fmt.Errorf("%w: %d bytes is shorter than the header", errBadSnapshot, size)
 		}
-		if _, err := io.ReadFull(tr, hdr[snapHeaderLen:]); err != nil {
-			return nil, fmt.Errorf("%w: header: %v", errBadSnapshot, err)
+		if _, err := io.ReadFull(r, hdr[snapHeaderLen:]); err != nil {
+			return h, fmt.Errorf("%w: header: %v", errBadSnapshot, err)
 		}
 		d := binary.BigEndian.Uint64(hdr[16:])
 		if d > uint64(maxData) {
-			return nil, fmt.Errorf("%w: %w: data length %d exceeds %d", errBadSnapshot, ErrSnapshotTooLarge, d, maxData)
+			return h, fmt.Errorf("%w: %w: data length %d exceeds %d", errBadSnapshot, ErrSnapshotTooLarge, d, maxData)
 		}
-		dataLen = int64(d)
-		if want := snapHeaderLen1 + metaLen + dataLen + snapTrailerLen1; want != size {
-			return nil, fmt.Errorf("%w: lengths add up to %d bytes, file has %d", errBadSnapshot, want, size)
+		h.dataLen = int64(d)
+		if want := snapHeaderLen1 + metaLen + h.dataLen + snapTrailerLen1; want != size {
+			return h, fmt.Errorf("%w: lengths add up to %d bytes, file has %d", errBadSnapshot, want, size)
 		}
 	case snapVersion:
 		// The data length is in the trailer; the file size gives it, and
 		// the trailer must agree.
-		dataLen = size - snapHeaderLen - metaLen - snapTrailerLen
-		if dataLen < 0 {
-			return nil, fmt.Errorf("%w: metadata length %d does not fit in %d bytes", errBadSnapshot, metaLen, size)
+		h.dataLen = size - snapHeaderLen - metaLen - snapTrailerLen
+		if h.dataLen < 0 {
+			return h, fmt.Errorf("%w: metadata length %d does not fit in %d bytes", errBadSnapshot, metaLen, size)
 		}
-		if dataLen > maxData {
-			return nil, fmt.Errorf("%w: %w: data length %d exceeds %d", errBadSnapshot, ErrSnapshotTooLarge, dataLen, maxData)
+		if h.dataLen > maxData {
+			return h, fmt.Errorf("%w: %w: data length %d exceeds %d", errBadSnapshot, ErrSnapshotTooLarge, h.dataLen, maxData)
 		}
 	default:
-		return nil, fmt.Errorf("%w: unknown version %d", errBadSnapshot, version)
+		return h, fmt.Errorf("%w: unknown version %d", errBadSnapshot, h.version)
 	}
-	buf := make([]byte, metaLen+dataLen)
+	mb := make([]byte, metaLen)
+	if _, err := io.ReadFull(r, mb); err != nil {
+		return h, fmt.Errorf("%w: metadata: %v", errBadSnapshot, err)
+	}
+	if err := h.meta.Unmarshal(mb); err != nil {
+		return h, fmt.Errorf("%w: metadata: %v", errBadSnapshot, err)
+	}
+	if h.meta.Index == 0 {
+		return h, fmt.Errorf("%w: index 0", errBadSnapshot)
+	}
+	return h, nil
+}
+
+// decodeSnapshot decodes a snapshot file of exactly size bytes from r
+// (format version 1 or 2), data included.
+func decodeSnapshot(r io.Reader, size, maxData int64) (*raftpb.Snapshot, error) {
+	crc := crc32.New(crcTable)
+	tr := io.TeeReader(r, crc)
+	h, err := readSnapHeader(tr, size, maxData)
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, h.dataLen)
 	if _, err := io.ReadFull(tr, buf); err != nil {
 		return nil, fmt.Errorf("%w: body: %v", errBadSnapshot, err)
 	}
-	if version == snapVersion {
+	if h.version == snapVersion {
 		var dl [8]byte
 		if _, err := io.ReadFull(tr, dl[:]); err != nil {
 			return nil, fmt.Errorf("%w: trailer: %v", errBadSnapshot, err)
 		}
-		if got := binary.BigEndian.Uint64(dl[:]); got != uint64(dataLen) {
-			return nil, fmt.Errorf("%w: trailer says %d bytes of data, the file holds %d", errBadSnapshot, got, dataLen)
+		if got := binary.BigEndian.Uint64(dl[:]); got != uint64(h.dataLen) {
+			return nil, fmt.Errorf("%w: trailer says %d bytes of data, the file holds %d", errBadSnapshot, got, h.dataLen)
 		}
 	}
 	sum := crc.Sum32()
@@ -343,15 +371,9 @@ func decodeSnapshot(r io.Reader, size, maxData int64) (*raftpb.Snapshot, error) 
 	if got := binary.BigEndian.Uint32(trl[:]); got != sum {
 		return nil, fmt.Errorf("%w: crc mismatch: stored %08x, computed %08x", errBadSnapshot, got, sum)
 	}
-	snap := &raftpb.Snapshot{}
-	if err := snap.Metadata.Unmarshal(buf[:metaLen]); err != nil {
-		return nil, fmt.Errorf("%w: metadata: %v", errBadSnapshot, err)
-	}
-	if snap.Metadata.Index == 0 {
-		return nil, fmt.Errorf("%w: index 0", errBadSnapshot)
-	}
-	if dataLen > 0 {
-		snap.Data = buf[metaLen:]
+	snap := &raftpb.Snapshot{Metadata: h.meta}
+	if h.dataLen > 0 {
+		snap.Data = buf
 	}
 	return snap, nil
 }

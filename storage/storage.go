@@ -151,6 +151,10 @@ type Storage struct {
 	mem         bool
 	memSnap     []byte
 	memSnapMeta raftpb.SnapshotMetadata
+
+	// received is a snapshot ReceiveSnapshot stored that SaveSnapshot
+	// has not installed yet (guarded by mu).
+	received *receivedSnap
 }
 
 // SetWALSegmentSize sets the size at which WAL segment files are cut and
@@ -530,10 +534,27 @@ func (s *Storage) SaveSnapshot(snap raftpb.Snapshot) error {
 	if snap.Metadata.Index <= s.snapIndex {
 		return raft.ErrSnapOutOfDate
 	}
+	var received *receivedSnap
+	if IsReceived(snap.Data) {
+		rs, err := s.takeReceived(snap.Metadata)
+		if err != nil {
+			return err
+		}
+		received = rs
+	}
 	if s.mem {
+		if received != nil {
+			snap.Data = received.data
+		}
 		return s.memSaveSnapshot(snap)
 	}
-	if err := writeSnapFile(s.snapDir, &snap, s.opts.NoSync, s.synced); err != nil {
+	if received != nil {
+		// Received and fsynced already: only the rename and the
+		// directory's fsync are left.
+		if err := received.file.install(s.opts.NoSync, s.synced); err != nil {
+			return s.fail(fmt.Errorf("installing the received snapshot file: %w", err))
+		}
+	} else if err := writeSnapFile(s.snapDir, &snap, s.opts.NoSync, s.synced); err != nil {
 		return s.fail(fmt.Errorf("writing snapshot file: %w", err))
 	}
 	ws := walpb.Snapshot{Index: snap.Metadata.Index, Term: snap.Metadata.Term, ConfState: &snap.Metadata.ConfState}
@@ -725,6 +746,10 @@ func (s *Storage) Close() error {
 		return nil
 	}
 	s.closed = true
+	if rs := s.received; rs != nil && rs.file != nil {
+		rs.file.abort()
+	}
+	s.received = nil
 	if s.mem {
 		s.memSnap = nil
 		return nil
