@@ -71,6 +71,10 @@ type TCPConfig struct {
 	// joined the group, known from the log or a snapshot). It must not
 	// block.
 	Resolve func(id uint64) (addr string, ok bool)
+	// Admit, if set, may refuse a peer that passed the handshake's checks
+	// (a stale incarnation of a member): its error is the reason the
+	// refusal gives and both sides log.
+	Admit func(from uint64) error
 }
 
 // TCPTransport is the production Transport: each member listens on one
@@ -619,6 +623,10 @@ func (t *TCPTransport) accept(c net.Conn) (from uint64, snap bool, err error) {
 		from = binary.BigEndian.Uint64(hello[20:])
 		if from == 0 || from == id {
 			status, reason = ackBadHello, fmt.Sprintf("bad sender id %d", from)
+		} else if t.cfg.Admit != nil {
+			if err := t.cfg.Admit(from); err != nil {
+				status, reason = ackWrongMember, err.Error()
+			}
 		}
 	}
 	if err := writeFrame(c, append([]byte{status}, reason...)); err != nil {

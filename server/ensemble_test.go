@@ -283,6 +283,10 @@ func TestEnsembleRejoinAfterWipe(t *testing.T) {
 	c.waitNode(wiped, fmt.Sprintf("/before-%03d", n-1), "b")
 	c.members[wiped].Close()
 	c.members[wiped] = nil
+	stale := t.TempDir() // the member's directory before the wipe
+	if err := os.CopyFS(stale, os.DirFS(filepath.Join(c.dirs[wiped], "zkgo"))); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.RemoveAll(filepath.Join(c.dirs[wiped], "zkgo")); err != nil {
 		t.Fatal(err)
 	}
@@ -326,6 +330,24 @@ func TestEnsembleRejoinAfterWipe(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.waitNode(wiped, "/after", "a")
+
+	// The directory from before the wipe, put back, is a replaced
+	// incarnation: the leader refuses it, and both sides say why.
+	c.members[wiped].Close()
+	c.members[wiped] = nil
+	os.RemoveAll(filepath.Join(c.dirs[wiped], "zkgo"))
+	if err := os.CopyFS(filepath.Join(c.dirs[wiped], "zkgo"), os.DirFS(stale)); err != nil {
+		t.Fatal(err)
+	}
+	ln, err = net.Listen("tcp", c.peers[wiped].Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.start(wiped, ln)
+	waitLogs(t, &logs, "a replaced incarnation", &logs, "peer refused the connection")
+	if got := c.members[wiped].Mode(); got == "leader" {
+		t.Fatalf("the replaced incarnation is %s", got)
+	}
 }
 
 // A member whose data directory was restored from an old backup holds

@@ -254,6 +254,30 @@ func (r *replica) isObserver(id uint64) bool {
 	return ok && p.Observer
 }
 
+// admitPeer is the peer transport's Admit: it refuses a raft id of a
+// server whose configuration holds another raft id — an incarnation that
+// was replaced (a data directory older than the member's rejoin), or one
+// this member has not learned of yet (it retries).
+func (r *replica) admitPeer(from uint64) error {
+	node := r.raft()
+	if node == nil {
+		return nil
+	}
+	s := node.Status()
+	all := append(slices.Clone(s.Voters), s.Learners...)
+	if slices.Contains(all, from) {
+		return nil
+	}
+	for _, id := range all {
+		if memberID(id) == memberID(from) {
+			return fmt.Errorf("raft id %x of server.%d is not in this ensemble's configuration, which has %x for that server: "+
+				"a replaced incarnation (empty its data directory to rejoin), or a newer one this member has not learned of yet",
+				from, memberID(from), id)
+		}
+	}
+	return nil
+}
+
 // resolve is the peer transport's Resolve: the address of a raft id.
 func (r *replica) resolve(id uint64) (string, bool) {
 	p, ok := r.peer(memberID(id))
