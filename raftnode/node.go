@@ -1,12 +1,10 @@
 package raftnode
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"slices"
 	"sync"
@@ -193,17 +191,15 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	if !raft.IsEmptySnap(snap) {
-		// The MemoryStorage holds no snapshot data; the recovered
-		// snapshot's is in Recovered (a bootstrap snapshot has none).
-		var data []byte
-		if r := st.Recovered(); r.Snapshot.Metadata.Index == snap.Metadata.Index {
-			data = r.Snapshot.Data
+		// The snapshot's data is read from its file as a stream, never
+		// held whole in memory.
+		rc, _, err := st.OpenSnapshotData(snap.Metadata.Index, snap.Metadata.Term)
+		if err != nil {
+			return nil, fmt.Errorf("raftnode: opening snapshot %d: %w", snap.Metadata.Index, err)
 		}
-		var r io.Reader
-		if len(data) > 0 {
-			r = bytes.NewReader(data)
-		}
-		if err := n.sm.Restore(r, snap.Metadata.Index); err != nil {
+		err = n.sm.Restore(rc, snap.Metadata.Index)
+		rc.Close()
+		if err != nil {
 			return nil, fmt.Errorf("raftnode: restoring snapshot %d: %w", snap.Metadata.Index, err)
 		}
 		st.ReleaseRecovered()

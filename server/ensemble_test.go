@@ -319,9 +319,7 @@ func TestEnsembleRejoinAfterWipe(t *testing.T) {
 		t.Fatalf("the swap is not logged:\n%s", tail(logs.String()))
 	}
 	// The state came as a snapshot streamed on a connection of its own.
-	if !strings.Contains(logs.String(), "received snapshot") || !strings.Contains(logs.String(), "snapshot sent") {
-		t.Fatalf("no streamed snapshot in the logs:\n%s", tail(logs.String()))
-	}
+	waitLogs(t, &logs, "received snapshot", &logs, "snapshot sent")
 	// With the third member down, the leader and the rejoined member
 	// are a quorum: a write commits, and the rejoined member has it.
 	c.members[other].Close()

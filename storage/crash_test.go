@@ -159,8 +159,8 @@ func verifyCrashDir(t *testing.T, dir string, acked uint64, where string) {
 		t.Fatalf("%s: acknowledged up to %d, recovered last index %d commit %d", where, acked, rec.LastIndex, rec.HardState.Commit)
 	}
 	si := rec.Snapshot.Metadata.Index
-	if si > 0 && !bytes.Equal(rec.Snapshot.Data, crashSnapData(si)) {
-		t.Fatalf("%s: snapshot %d has data %q", where, si, rec.Snapshot.Data)
+	if si > 0 && !bytes.Equal(recoveredData(t, s), crashSnapData(si)) {
+		t.Fatalf("%s: snapshot %d has data %q", where, si, recoveredData(t, s))
 	}
 	if si+1 <= rec.LastIndex {
 		ents, err := s.RaftStorage().Entries(si+1, rec.LastIndex+1, ^uint64(0))

@@ -204,3 +204,23 @@ func (s *Storage) takeReceived(meta raftpb.SnapshotMetadata) (*receivedSnap, err
 	s.received = nil
 	return rs, nil
 }
+
+// checkSnapFile reads the snapshot file at path through to its end,
+// checking its lengths and CRC without keeping the data, and returns the
+// snapshot's metadata (Data nil).
+func checkSnapFile(path string, maxData int64) (*raftpb.Snapshot, error) {
+	r, err := openSnapData(path, maxData)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	index, term, ok := parseSnapFileName(filepath.Base(path))
+	if !ok || index != r.meta.Index || term != r.meta.Term {
+		return nil, fmt.Errorf("%s: %w: name does not match index %d term %d",
+			filepath.Base(path), errBadSnapshot, r.meta.Index, r.meta.Term)
+	}
+	return &raftpb.Snapshot{Metadata: r.meta}, nil
+}

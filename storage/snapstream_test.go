@@ -66,8 +66,8 @@ func TestBeginSnapshotStreams(t *testing.T) {
 	s = openT(t, dir, Options{})
 	defer closeT(t, s)
 	rec := s.Recovered()
-	if rec.Snapshot.Metadata.Index != 30 || !bytes.Equal(rec.Snapshot.Data, want) || rec.LastIndex != 50 {
-		t.Fatalf("recovered snapshot %d (%d bytes), last index %d", rec.Snapshot.Metadata.Index, len(rec.Snapshot.Data), rec.LastIndex)
+	if rec.Snapshot.Metadata.Index != 30 || !bytes.Equal(recoveredData(t, s), want) || rec.LastIndex != 50 {
+		t.Fatalf("recovered snapshot %d (%d bytes), last index %d", rec.Snapshot.Metadata.Index, len(recoveredData(t, s)), rec.LastIndex)
 	}
 	checkEntries(t, s, 31, 50, 32)
 }

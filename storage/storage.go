@@ -91,7 +91,9 @@ type State struct {
 	// raft state and must be bootstrapped (or join an existing group).
 	Fresh bool
 	// Snapshot is the newest usable snapshot (Metadata.Index == 0 when
-	// there is none). Data is opaque: it belongs to the state machine.
+	// there is none), its metadata only: its data stays in its file,
+	// read with OpenSnapshotData (checked whole by Open, which falls back
+	// to an older file if it is damaged).
 	Snapshot raftpb.Snapshot
 	// HardState is the last hard state recorded in the WAL.
 	HardState raftpb.HardState
@@ -279,10 +281,11 @@ func (s *Storage) recover() error {
 	ms := raft.NewMemoryStorage()
 	st := State{Metadata: md, Repaired: repaired}
 	if snap != nil {
-		// The MemoryStorage keeps the snapshot's metadata only: its data
-		// (the whole state, as large as the tree) is read from the file
-		// when a follower needs it (SnapshotData) instead of staying in
-		// memory. The data stays in Recovered until ReleaseRecovered.
+		// The snapshot's data (the whole state, as large as the tree)
+		// stays in its file: the state machine restores from it as a
+		// stream (OpenSnapshotData), and a follower that needs it is sent
+		// it from there. Recovered and the MemoryStorage hold the
+		// metadata only.
 		msSnap := *snap
 		msSnap.Data = nil
 		if err := ms.ApplySnapshot(msSnap); err != nil {
@@ -372,7 +375,7 @@ func (s *Storage) loadSnapshot(walSnaps []walpb.Snapshot) (*raftpb.Snapshot, err
 			}
 			continue
 		}
-		snap, err := readSnapFile(path, s.opts.MaxSnapshotBytes)
+		snap, err := checkSnapFile(path, s.opts.MaxSnapshotBytes)
 		if err == nil {
 			return snap, nil
 		}

@@ -183,7 +183,7 @@ func TestSnapshotAndRestart(t *testing.T) {
 	s = openT(t, dir, Options{})
 	defer closeT(t, s)
 	rec := s.Recovered()
-	if rec.Snapshot.Metadata.Index != 50 || string(rec.Snapshot.Data) != "state@50" ||
+	if rec.Snapshot.Metadata.Index != 50 || string(recoveredData(t, s)) != "state@50" ||
 		len(rec.Snapshot.Metadata.ConfState.Voters) != 1 || rec.FirstIndex != 51 || rec.LastIndex != 120 ||
 		rec.HardState.Commit != 120 {
 		t.Fatalf("recovered %+v", rec)
@@ -276,8 +276,8 @@ func TestCorruptNewestSnapshotFallsBack(t *testing.T) {
 			s = openT(t, dir, Options{NoSync: true})
 			defer closeT(t, s)
 			rec := s.Recovered()
-			if rec.Snapshot.Metadata.Index != 60 || string(rec.Snapshot.Data) != "state@60" || rec.LastIndex != 95 {
-				t.Fatalf("recovered snapshot %d %q last %d, want 60", rec.Snapshot.Metadata.Index, rec.Snapshot.Data, rec.LastIndex)
+			if rec.Snapshot.Metadata.Index != 60 || string(recoveredData(t, s)) != "state@60" || rec.LastIndex != 95 {
+				t.Fatalf("recovered snapshot %d %q last %d, want 60", rec.Snapshot.Metadata.Index, recoveredData(t, s), rec.LastIndex)
 			}
 			checkEntries(t, s, 61, 95, 40)
 			if _, err := os.Stat(newest + brokenSuffix); err != nil {
@@ -332,7 +332,7 @@ func TestReceivedSnapshot(t *testing.T) {
 	s = openT(t, dir, Options{})
 	defer closeT(t, s)
 	rec := s.Recovered()
-	if rec.Snapshot.Metadata.Index != 1000 || string(rec.Snapshot.Data) != "leader state" || rec.FirstIndex != 1001 || rec.LastIndex != 1005 {
+	if rec.Snapshot.Metadata.Index != 1000 || string(recoveredData(t, s)) != "leader state" || rec.FirstIndex != 1001 || rec.LastIndex != 1005 {
 		t.Fatalf("recovered %+v", rec)
 	}
 	checkEntries(t, s, 1001, 1005, 32)
