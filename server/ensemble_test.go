@@ -399,3 +399,62 @@ func TestEnsembleRestoredFromOldBackup(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A rejoining member stopped right after it was admitted (as it would be
+// by kill -9 during the snapshot transfer) comes back under the raft
+// identity it recorded, not a third one, and completes the rejoin.
+func TestEnsembleRejoinInterrupted(t *testing.T) {
+	c := startCluster(t, 3, 0, func(o *server.Options) { o.SnapCount = 50 })
+	lead := c.leader()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := zk.Connect(ctx, c.addr(lead))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for i := range 200 {
+		if _, err := cl.Create(ctx, fmt.Sprintf("/n-%03d", i), nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := (lead + 1) % 3
+	c.members[m].Close()
+	c.members[m] = nil
+	os.RemoveAll(filepath.Join(c.dirs[m], "zkgo"))
+	restart := func() {
+		ln, err := net.Listen("tcp", c.peers[m].Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.start(m, ln)
+	}
+	restart()
+	// Stop it as soon as the leader lists it as a learner.
+	deadline := time.Now().Add(30 * time.Second)
+	for mntrKey(c.members[lead], "zkgo_raft_learners") != "1" {
+		if time.Now().After(deadline) {
+			t.Fatal("the member was never admitted")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	c.members[m].Close()
+	c.members[m] = nil
+	md, err := os.ReadFile(filepath.Join(c.dirs[m], "zkgo", "ENSEMBLE"))
+	t.Logf("stopped after admission (ENSEMBLE recorded: %v)", err == nil && len(md) > 0)
+	restart()
+	c.waitNode(m, "/n-199", "")
+	first := mntrKey(c.members[m], "zkgo_raft_id")
+	deadline = time.Now().Add(30 * time.Second)
+	for mntrKey(c.members[lead], "zkgo_raft_voters") != "3" || mntrKey(c.members[lead], "zkgo_raft_learners") != "0" {
+		if time.Now().After(deadline) {
+			t.Fatalf("not promoted: leader's mntr\n%s", c.members[lead].FourLetterWord("mntr"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// One raft identity for the server: the configuration holds three
+	// voters, one of them this member's.
+	if got := mntrKey(c.members[m], "zkgo_raft_id"); got != first || got == fmt.Sprint(m+1) {
+		t.Fatalf("raft id %s, then %s", first, got)
+	}
+}
