@@ -18,7 +18,7 @@ import (
 	"github.com/zkgo/zkgo/zk"
 )
 
-var rebuildMiB = flag.Int("rebuild.mib", 0, "TestRebuildLargeMember: MiB of znode data (0: a CI-sized 32 MiB; the issue's figures use 1024)")
+var rebuildMiB = flag.Int("rebuild.mib", 0, "TestRebuildLargeMember: MiB of znode data (0: 288 MiB, the CI size, past the 256 MiB the issue asks for; docs/BENCHMARKS.md uses 1024)")
 
 // TestRebuildLargeMember: three zoo.cfg processes hold a tree of
 // -rebuild.mib MiB of znode data (100 KB znodes); a follower is killed,
@@ -29,7 +29,7 @@ var rebuildMiB = flag.Int("rebuild.mib", 0, "TestRebuildLargeMember: MiB of znod
 func TestRebuildLargeMember(t *testing.T) {
 	mib := *rebuildMiB
 	if mib == 0 {
-		mib = 32
+		mib = 288
 	}
 	const n = 3
 	cfgs, _ := writeEnsemble(t, t.TempDir(), n, "4lw.commands.whitelist=*\nsnapCount=2000\njute.maxbuffer=2097152\n")
