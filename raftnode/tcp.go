@@ -62,6 +62,10 @@ type TCPConfig struct {
 	// DialTimeout; a peer whose certificate is refused is logged on both
 	// sides, like any refused handshake.
 	ServerTLS, ClientTLS *tls.Config
+	// ClientTLSFunc, if set, replaces ClientTLS: it is asked for the
+	// configuration of each connection this member dials, so that a
+	// certificate replaced on disk is used from the next connection on.
+	ClientTLSFunc func() *tls.Config
 	// Probe, if set, answers probes (probe.go): connections that ask
 	// about the member rather than carry raft messages. With Probe set,
 	// ID may be 0 until SetIdentity.
@@ -468,7 +472,11 @@ func (t *TCPTransport) dialAs(pctx context.Context, addr string, to uint64, magi
 	if err != nil {
 		return nil, err
 	}
-	if cfg := t.cfg.ClientTLS; cfg != nil {
+	cfg := t.cfg.ClientTLS
+	if t.cfg.ClientTLSFunc != nil {
+		cfg = t.cfg.ClientTLSFunc()
+	}
+	if cfg != nil {
 		if cfg.ServerName == "" && !cfg.InsecureSkipVerify {
 			cfg = cfg.Clone()
 			cfg.ServerName, _, _ = net.SplitHostPort(addr)

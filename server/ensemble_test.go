@@ -458,3 +458,61 @@ func TestEnsembleRejoinInterrupted(t *testing.T) {
 		t.Fatalf("raft id %s, then %s", first, got)
 	}
 }
+
+// sslQuorum with certificates replaced on disk: a member whose certificate
+// the others do not trust is kept out; once its key store file is replaced
+// by a trusted one, it gets in without a restart (the peer TLS material is
+// re-read on both the accepting and the dialling side).
+func TestPeerTLSReload(t *testing.T) {
+	files := tlstest.WriteFiles(t, t.TempDir(), "member")
+	strangers := tlstest.WriteFiles(t, t.TempDir(), "member")
+	rotating := filepath.Join(t.TempDir(), "member3.pem")
+	b, err := os.ReadFile(strangers.Path("member"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(rotating, b, 0o600)
+	c := startCluster(t, 3, 0, func(o *server.Options) {
+		key := files.Path("member")
+		if o.ServerID == 3 {
+			key = rotating
+		}
+		to := tlsconf.Options{KeyStore: tlsconf.Store{Location: key}, TrustStore: tlsconf.Store{Location: files.Path("ca")},
+			ClientAuth: "need", HostnameVerification: true, ReloadInterval: 10 * time.Millisecond}
+		srv, err := tlsconf.ServerConfig(to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cli, err := tlsconf.ReloadingClientConfig(to, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.PeerServerTLS, o.PeerClientTLSFunc = srv, cli
+	})
+	lead := c.leader()
+	if lead == 2 {
+		t.Fatal("the member with a foreign certificate leads")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl, err := zk.Connect(ctx, c.addr(lead))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := cl.Create(ctx, "/over-tls", []byte("t"), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	c.members[2].Tree(func(tr *tree.Tree) { found = tr.Get("/over-tls") != nil })
+	if found {
+		t.Fatal("the member with a foreign certificate got the write")
+	}
+	b, err = os.ReadFile(files.Path("member"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(rotating+".tmp", b, 0o600)
+	os.Rename(rotating+".tmp", rotating)
+	c.waitNode(2, "/over-tls", "t")
+}

@@ -403,7 +403,11 @@ func (r *replica) probe(addr string, q probeRequest) (*probeAnswer, error) {
 	req, _ := json.Marshal(&q)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	b, err := raftnode.Probe(ctx, addr, r.opts.PeerClientTLS, req)
+	cfg := r.opts.PeerClientTLS
+	if r.opts.PeerClientTLSFunc != nil {
+		cfg = r.opts.PeerClientTLSFunc()
+	}
+	b, err := raftnode.Probe(ctx, addr, cfg, req)
 	if err != nil {
 		return nil, err
 	}

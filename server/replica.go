@@ -349,7 +349,7 @@ func (r *replica) transport() (raftnode.Transport, error) {
 		}
 	}
 	return raftnode.NewTCPTransport(raftnode.TCPConfig{Listener: ln, Logger: r.log,
-		ServerTLS: opts.PeerServerTLS, ClientTLS: opts.PeerClientTLS,
+		ServerTLS: opts.PeerServerTLS, ClientTLS: opts.PeerClientTLS, ClientTLSFunc: opts.PeerClientTLSFunc,
 		Probe: r.answerProbe, Resolve: r.resolve, Admit: r.admitPeer})
 }
 

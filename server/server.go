@@ -210,6 +210,10 @@ type Options struct {
 	// over mutual TLS (sslQuorum; see raftnode.TCPConfig): the first for
 	// connections this member accepts, the second for those it dials.
 	PeerServerTLS, PeerClientTLS *tls.Config
+	// PeerClientTLSFunc, if set, replaces PeerClientTLS: the configuration
+	// of each peer connection this member dials (re-reading certificates
+	// that changed on disk; tlsconf.ReloadingClientConfig).
+	PeerClientTLSFunc func() *tls.Config
 	// PeerListener, if set, is this member's listener for peer traffic
 	// (tests listen on port 0 first); otherwise the server listens on its
 	// own entry's Addr.

@@ -100,12 +100,12 @@ Flags:
 			fmt.Fprintf(os.Stderr, "zkgo server: sslQuorum: %v\n", err)
 			return 1
 		}
-		cliTLS, err := tlsconf.ClientConfig(o, "")
+		cliTLS, err := tlsconf.ReloadingClientConfig(o, "")
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "zkgo server: sslQuorum: %v\n", err)
 			return 1
 		}
-		opts.PeerServerTLS, opts.PeerClientTLS = srvTLS, cliTLS
+		opts.PeerServerTLS, opts.PeerClientTLSFunc = srvTLS, cliTLS
 		log.Info("TLS between members (sslQuorum)", "keyStore", q.KeyStore.Location, "trustStore", q.TrustStore.Location,
 			"hostnameVerification", q.HostnameVerification)
 	}

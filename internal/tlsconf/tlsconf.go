@@ -100,11 +100,38 @@ func ServerConfig(o Options) (*tls.Config, error) {
 	}, nil
 }
 
+// ReloadingClientConfig returns a function that gives the configuration of
+// a TLS client for each new connection (a member dialling its peers): like
+// ServerConfig, its certificate and trust store are re-read, at most once
+// per ReloadInterval, when their files change; a file that fails to load
+// keeps the previous material and is logged.
+func ReloadingClientConfig(o Options, serverName string) (func() *tls.Config, error) {
+	if o.ReloadInterval <= 0 {
+		o.ReloadInterval = time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if _, err := baseConfig(o); err != nil {
+		return nil, err
+	}
+	r := &reloader{o: o, client: true, serverName: serverName}
+	if err := r.load(); err != nil {
+		return nil, err
+	}
+	return r.current, nil
+}
+
 // ClientConfig returns the configuration of a TLS client. serverName, if
 // not empty, is the name checked against the server's certificate when
 // HostnameVerification is on (a Go client checks the dialled host
 // otherwise).
 func ClientConfig(o Options, serverName string) (*tls.Config, error) {
+	return clientConfig(o, serverName)
+}
+
+// clientConfig reads the stores and builds a client configuration.
+func clientConfig(o Options, serverName string) (*tls.Config, error) {
 	cfg, err := baseConfig(o)
 	if err != nil {
 		return nil, err
@@ -210,11 +237,13 @@ func protocolVersion(p string) (uint16, error) {
 	return 0, fmt.Errorf("tlsconf: unknown protocol %q (TLSv1.2, TLSv1.3)", p)
 }
 
-// reloader holds a server's current TLS material and re-reads it when the
-// store files change.
+// reloader holds a server's (or a reloading client's) current TLS
+// material and re-reads it when the store files change.
 type reloader struct {
-	o    Options
-	base *tls.Config
+	o          Options
+	base       *tls.Config // servers
+	client     bool
+	serverName string // clients
 
 	mu      sync.Mutex // guards the fields below
 	cfg     *tls.Config
@@ -243,6 +272,16 @@ func (r *reloader) fileStamp() string {
 
 func (r *reloader) load() error {
 	stamp := r.fileStamp()
+	if r.client {
+		cfg, err := clientConfig(r.o, r.serverName)
+		if err != nil {
+			return err
+		}
+		r.mu.Lock()
+		r.cfg, r.stamp, r.checked = cfg, stamp, time.Now()
+		r.mu.Unlock()
+		return nil
+	}
 	cert, err := LoadKeyStore(r.o.KeyStore)
 	if err != nil {
 		return err

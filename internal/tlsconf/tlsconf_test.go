@@ -241,3 +241,36 @@ func TestBadSettings(t *testing.T) {
 		t.Errorf("protocols and suites: %+v, %v", cfg, err)
 	}
 }
+
+// A reloading client presents its new certificate once its key store
+// file changes.
+func TestClientReloadOnChange(t *testing.T) {
+	dir := t.TempDir()
+	p := newPKI(t)
+	sc, sk := p.issue(t, "server")
+	writePEM(t, filepath.Join(dir, "server.pem"), sc, sk)
+	writePEM(t, filepath.Join(dir, "ca.pem"), p.Cert, nil)
+	c1, k1 := p.issue(t, "client")
+	path := filepath.Join(dir, "client.pem")
+	writePEM(t, path, c1, k1)
+	srv, err := ServerConfig(Options{KeyStore: Store{Location: filepath.Join(dir, "server.pem")}, TrustStore: Store{Location: filepath.Join(dir, "ca.pem")}, ClientAuth: "need"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := ReloadingClientConfig(Options{KeyStore: Store{Location: path}, TrustStore: Store{Location: filepath.Join(dir, "ca.pem")},
+		HostnameVerification: true, ReloadInterval: time.Nanosecond}, "server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, client, err := handshake(t, srv, cli())
+	if err != nil || client.SerialNumber.Cmp(c1.SerialNumber) != 0 {
+		t.Fatalf("first handshake: %v %v", client, err)
+	}
+	c2, k2 := p.issue(t, "client")
+	writePEM(t, path+".tmp", c2, k2)
+	os.Rename(path+".tmp", path)
+	_, client, err = handshake(t, srv, cli())
+	if err != nil || client.SerialNumber.Cmp(c2.SerialNumber) != 0 {
+		t.Fatalf("after the change: %v, %v (want serial %v)", client, err, c2.SerialNumber)
+	}
+}
