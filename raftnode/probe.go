@@ -24,7 +24,8 @@ const MaxProbeBytes = 64 << 10
 // ProbeHandler answers a probe's request. It is called on the transport's
 // goroutine for the connection and should return quickly; an answer
 // longer than MaxProbeBytes is cut to an error.
-type ProbeHandler func(req []byte) []byte
+// peer is the prober's TLS connection state (nil without TLS).
+type ProbeHandler func(req []byte, peer *tls.ConnectionState) []byte
 
 // SetIdentity sets the member's raft id and the cluster id its handshake
 // checks, when they were not known at NewTCPTransport (a member that
@@ -69,7 +70,12 @@ func (t *TCPTransport) answerProbe(c net.Conn) error {
 	if err != nil {
 		return fmt.Errorf("reading a probe: %w", err)
 	}
-	ans := t.cfg.Probe(req)
+	var cs *tls.ConnectionState
+	if tc, ok := c.(*tls.Conn); ok {
+		st := tc.ConnectionState()
+		cs = &st
+	}
+	ans := t.cfg.Probe(req, cs)
 	if len(ans) > MaxProbeBytes {
 		ans = []byte("error: answer too large")
 	}

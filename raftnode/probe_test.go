@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"hash/crc32"
 	"io"
@@ -25,7 +26,7 @@ func TestTCPProbeBeforeStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr, err := NewTCPTransport(TCPConfig{Listener: ln, BackoffMin: time.Millisecond, BackoffMax: 5 * time.Millisecond,
-		Probe: func(req []byte) []byte { return append([]byte("echo "), req...) }})
+		Probe: func(req []byte, _ *tls.ConnectionState) []byte { return append([]byte("echo "), req...) }})
 	if err != nil {
 		t.Fatal(err)
 	}

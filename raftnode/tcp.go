@@ -79,6 +79,11 @@ type TCPConfig struct {
 	// (a stale incarnation of a member): its error is the reason the
 	// refusal gives and both sides log.
 	Admit func(from uint64) error
+	// VerifyPeer, if set, checks a TLS peer's certificate against the
+	// member it claims to be (from), after the TLS and id checks: a
+	// certificate of the ensemble's CA must not let one host speak as
+	// another member. Its error refuses the connection.
+	VerifyPeer func(from uint64, cs *tls.ConnectionState) error
 }
 
 // TCPTransport is the production Transport: each member listens on one
@@ -633,6 +638,12 @@ func (t *TCPTransport) accept(c net.Conn) (from uint64, snap bool, err error) {
 			status, reason = ackBadHello, fmt.Sprintf("bad sender id %d", from)
 		} else if t.cfg.Admit != nil {
 			if err := t.cfg.Admit(from); err != nil {
+				status, reason = ackWrongMember, err.Error()
+			}
+		}
+		if tc, ok := c.(*tls.Conn); ok && status == ackOK && t.cfg.VerifyPeer != nil {
+			cs := tc.ConnectionState()
+			if err := t.cfg.VerifyPeer(from, &cs); err != nil {
 				status, reason = ackWrongMember, err.Error()
 			}
 		}

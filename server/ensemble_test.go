@@ -516,3 +516,63 @@ func TestPeerTLSReload(t *testing.T) {
 	os.Rename(rotating+".tmp", rotating)
 	c.waitNode(2, "/over-tls", "t")
 }
+
+// With hostname verification (ZooKeeper's default for the quorum), a
+// certificate of the ensemble's own CA issued to another host does not let
+// a process speak as a member: member 3 dials with a certificate valid for
+// 10.9.9.9 only (its server side is in order), and every connection or
+// probe it makes is refused, saying why. Without the check it would be a
+// full member.
+func TestPeerTLSImpersonation(t *testing.T) {
+	files := tlstest.WriteFiles(t, t.TempDir(), "member")
+	c3, k3 := files.CA.IssueFor(t, "elsewhere", []string{"elsewhere.example"}, []net.IP{net.IPv4(10, 9, 9, 9)})
+	other := filepath.Join(t.TempDir(), "elsewhere.pem")
+	tlstest.WritePEM(t, other, c3, k3)
+	var logs lockedBuffer
+	c := startCluster(t, 3, 0, func(o *server.Options) {
+		mk := func(key string) tlsconf.Options {
+			return tlsconf.Options{KeyStore: tlsconf.Store{Location: key}, TrustStore: tlsconf.Store{Location: files.Path("ca")},
+				ClientAuth: "need", HostnameVerification: true}
+		}
+		srv, err := tlsconf.ServerConfig(mk(files.Path("member")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dialKey := files.Path("member")
+		if o.ServerID == 3 {
+			dialKey = other
+			// It does not check the others' names either way.
+		}
+		o2 := mk(dialKey)
+		o2.HostnameVerification = o.ServerID != 3
+		cli, err := tlsconf.ClientConfig(o2, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.PeerServerTLS, o.PeerClientTLS, o.PeerHostnameVerification = srv, cli, true
+		if o.ServerID != 3 {
+			o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		}
+	})
+	lead := c.leader()
+	if lead == 2 {
+		t.Fatal("the impersonator leads")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl, err := zk.Connect(ctx, c.addr(lead))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := cl.Create(ctx, "/over-tls", []byte("t"), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+	waitLogs(t, &logs, "is not valid for 127.0.0.1", &logs, "server.3")
+	time.Sleep(200 * time.Millisecond) // time it would need to replicate
+	found := false
+	c.members[2].Tree(func(tr *tree.Tree) { found = tr.Get("/over-tls") != nil })
+	if found {
+		t.Fatal("the impersonator got the write")
+	}
+}

@@ -3,10 +3,12 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"sync"
 	"time"
@@ -127,7 +129,7 @@ type memberView struct {
 }
 
 // answerProbe is the peer transport's ProbeHandler.
-func (r *replica) answerProbe(req []byte) []byte {
+func (r *replica) answerProbe(req []byte, cs *tls.ConnectionState) []byte {
 	var q probeRequest
 	var a probeAnswer
 	if err := json.Unmarshal(req, &q); err != nil {
@@ -135,7 +137,13 @@ func (r *replica) answerProbe(req []byte) []byte {
 	} else {
 		a = r.probeStatus()
 		if q.Op == "join" && a.Error == "" {
-			if err := r.admit(q); err != nil {
+			err := r.verifyPeer(raftID(q.MyID, 0), cs)
+			if err == nil {
+				err = r.admit(q)
+			} else {
+				err = fmt.Errorf("%w: %w", errNotAdmitted, err)
+			}
+			if err != nil {
 				a.Error = err.Error()
 				if errors.Is(err, errNotAdmitted) && r.view.refusalLog.Allow() {
 					r.log.Warn("refused a member that asked to rejoin the ensemble", "server", q.MyID, "addr", q.Addr, "err", err)
@@ -252,6 +260,32 @@ func (r *replica) peer(myid int64) (Peer, bool) {
 func (r *replica) isObserver(id uint64) bool {
 	p, ok := r.peer(memberID(id))
 	return ok && p.Observer
+}
+
+// verifyPeer is the peer transport's VerifyPeer (and checks a joiner's
+// probe): with hostname verification on (ssl.quorum.hostnameVerification,
+// ZooKeeper's default), the certificate a peer presents must be valid for
+// the host of its server.N address, so that a certificate of the
+// ensemble's CA issued to one host cannot speak as another member.
+func (r *replica) verifyPeer(from uint64, cs *tls.ConnectionState) error {
+	if !r.opts.PeerHostnameVerification || cs == nil {
+		return nil
+	}
+	p, ok := r.peer(memberID(from))
+	if !ok {
+		return fmt.Errorf("server.%d is not a member of this ensemble", memberID(from))
+	}
+	host, _, err := net.SplitHostPort(p.Addr)
+	if err != nil {
+		host = p.Addr
+	}
+	if len(cs.PeerCertificates) == 0 {
+		return fmt.Errorf("server.%d presented no certificate", p.ID)
+	}
+	if err := cs.PeerCertificates[0].VerifyHostname(host); err != nil {
+		return fmt.Errorf("the certificate presented as server.%d is not valid for %s, that server's address: %v", p.ID, host, err)
+	}
+	return nil
 }
 
 // admitPeer is the peer transport's Admit: it refuses a raft id of a

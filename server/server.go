@@ -214,6 +214,10 @@ type Options struct {
 	// of each peer connection this member dials (re-reading certificates
 	// that changed on disk; tlsconf.ReloadingClientConfig).
 	PeerClientTLSFunc func() *tls.Config
+	// PeerHostnameVerification (ssl.quorum.hostnameVerification): a peer's
+	// certificate must be valid for the host of the server.N address of
+	// the member it claims to be, on connections this member accepts too.
+	PeerHostnameVerification bool
 	// PeerListener, if set, is this member's listener for peer traffic
 	// (tests listen on port 0 first); otherwise the server listens on its
 	// own entry's Addr.

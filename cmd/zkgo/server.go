@@ -106,6 +106,7 @@ Flags:
 			return 1
 		}
 		opts.PeerServerTLS, opts.PeerClientTLSFunc = srvTLS, cliTLS
+		opts.PeerHostnameVerification = q.HostnameVerification
 		log.Info("TLS between members (sslQuorum)", "keyStore", q.KeyStore.Location, "trustStore", q.TrustStore.Location,
 			"hostnameVerification", q.HostnameVerification)
 	}

@@ -53,6 +53,12 @@ func NewCA(t testing.TB, name string) *CA {
 // Issue signs a certificate with subject CN=cn,O=zkgo, valid for server
 // and client authentication, naming cn, localhost and 127.0.0.1.
 func (ca *CA) Issue(t testing.TB, cn string) (*x509.Certificate, *ecdsa.PrivateKey) {
+	return ca.IssueFor(t, cn, []string{cn, "localhost"}, []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback})
+}
+
+// IssueFor is Issue for a certificate valid for the given names and
+// addresses only.
+func (ca *CA) IssueFor(t testing.TB, cn string, dnsNames []string, ips []net.IP) (*x509.Certificate, *ecdsa.PrivateKey) {
 	t.Helper()
 	ca.mu.Lock()
 	ca.serial++
@@ -65,7 +71,7 @@ func (ca *CA) Issue(t testing.TB, cn string) (*x509.Certificate, *ecdsa.PrivateK
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: cn, Organization: []string{"zkgo"}},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		DNSNames: []string{cn, "localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		DNSNames: dnsNames, IPAddresses: ips,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 	}
