@@ -142,6 +142,8 @@ type Config struct {
 	// every known word for "*".
 	FourLetterWords      map[string]bool
 	ExtendedTypesEnabled bool   // extendedTypesEnabled: TTL nodes
+	ReconfigEnabled      bool   // reconfigEnabled: the reconfig operation is allowed (default false)
+	SkipACL              bool   // skipACL=yes: no ACL checks (zkgo uses it for reconfig's authorization only)
 	SuperDigest          string // DigestAuthenticationProvider.superDigest, "super:<base64 sha1>"
 	DigestAuthEnabled    bool   // DigestAuthenticationProvider.enabled, default true
 	MyID                 int64  // from dataDir/myid (Load); NoID when absent

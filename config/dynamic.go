@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"net"
 	"sort"
 	"strconv"
@@ -16,8 +17,12 @@ import (
 // Several quorum addresses (multiAddress) are joined with '|', sorted by
 // host as ZooKeeper does. Curator's EnsembleTracker rewrites its connection
 // string from these lines.
-func (c *Config) DynamicText() string {
-	servers := append([]Server(nil), c.Servers...)
+func (c *Config) DynamicText() string { return ServersText(c.Servers, c.Version) }
+
+// ServersText is DynamicText for a membership given as its servers and
+// version.
+func ServersText(list []Server, version int64) string {
+	servers := append([]Server(nil), list...)
 	sort.Slice(servers, func(i, j int) bool { return servers[i].ID < servers[j].ID })
 	var b strings.Builder
 	for _, s := range servers {
@@ -47,8 +52,20 @@ func (c *Config) DynamicText() string {
 		}
 		b.WriteByte('\n')
 	}
-	b.WriteString("version=" + strconv.FormatInt(c.Version, 16))
+	b.WriteString("version=" + strconv.FormatInt(version, 16))
 	return b.String()
+}
+
+// ParseServerLine parses one dynamic-configuration line,
+// "server.N=host:peerPort:electionPort[:role][;[clientAddr:]clientPort]",
+// as the reconfig operation receives them.
+func ParseServerLine(line string) (Server, error) {
+	k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+	id, err := strconv.ParseInt(strings.TrimPrefix(k, "server."), 10, 64)
+	if !ok || !strings.HasPrefix(k, "server.") || err != nil || id < 1 || id > 254 {
+		return Server{}, fmt.Errorf("%q: want server.N=host:peerPort:electionPort[:role][;[clientAddr:]clientPort] with N in 1..254", line)
+	}
+	return parseServer(id, v, false)
 }
 
 // delimitedHost brackets an IPv6 literal, as ZooKeeper's

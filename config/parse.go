@@ -36,9 +36,9 @@ var javaOnlyKeys = setOf(
 	"maxGetChildrenResponseCacheSize", "maxResponseCacheSize", "maxWriteQueuePollTime",
 	"multiAddress.reachabilityCheckEnabled", "multiAddress.reachabilityCheckTimeoutMs",
 	"observerMasterPort", "oraclePath", "preAllocSize", "quorum.cnxn.threads.size",
-	"quorumListenOnAllIPs", "reconfigEnabled", "requestStaleConnectionCheck",
+	"quorumListenOnAllIPs", "requestStaleConnectionCheck",
 	"requestStaleLatencyCheck", "requestThrottleDropStale", "requestThrottleLimit",
-	"requestThrottleStallTime", "serializeLastProcessedZxid.enabled", "skipACL",
+	"requestThrottleStallTime", "serializeLastProcessedZxid.enabled",
 	"snapSizeLimitInKb", "sslQuorumReloadCertFiles", "standaloneEnabled", "syncEnabled",
 	"txnLogSizeLimitInKb", "watchManagerName",
 )
@@ -221,6 +221,11 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 		c.ConnectionThrottleFillCount = int(n)
 	case strings.HasPrefix(k, "connection_throttle_") || strings.HasPrefix(k, "zookeeper.connection_throttle_"):
 		p.warn(pr, "connection throttle setting zkgo does not use (it has a plain token bucket: tokens, fill_time, fill_count)")
+	case k == "reconfigEnabled":
+		c.ReconfigEnabled = p.javaBool(pr)
+	case k == "skipACL" || k == "zookeeper.skipACL":
+		// ZooKeeper reads "yes" (any other value: no).
+		c.SkipACL = strings.TrimSpace(v) == "yes"
 	case k == "extendedTypesEnabled" || k == "zookeeper.extendedTypesEnabled":
 		c.ExtendedTypesEnabled = p.javaBool(pr)
 	case k == "DigestAuthenticationProvider.superDigest" || k == "zookeeper.DigestAuthenticationProvider.superDigest":

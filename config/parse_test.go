@@ -174,7 +174,7 @@ func TestJavaOnlyWarnings(t *testing.T) {
 	wantKeys(t, warnings,
 		"admin.enableServer", "admin.serverPort",
 		"metricsProvider.className", "metricsProvider.httpPort", "standaloneEnabled",
-		"reconfigEnabled", "quorumListenOnAllIPs", "electionAlg", "syncEnabled",
+		"quorumListenOnAllIPs", "electionAlg", "syncEnabled",
 		"localSessionsEnabled", "audit.enable", "someFutureSetting")
 	for _, w := range warnings {
 		if !strings.HasPrefix(w, "javaonly.cfg:") {
@@ -187,8 +187,24 @@ func TestJavaOnlyWarnings(t *testing.T) {
 	if w := warnings[0]; w != "javaonly.cfg:4: admin.enableServer: setting of the Java server; ignored" {
 		t.Errorf("first warning %q", w)
 	}
-	if c.ClientPort != 2181 || c.TickTime != 2*time.Second {
+	if c.ClientPort != 2181 || c.TickTime != 2*time.Second || c.ReconfigEnabled {
 		t.Errorf("honoured keys lost: %+v", c)
+	}
+}
+
+func TestReconfigKeys(t *testing.T) {
+	c, warnings, err := Parse(strings.NewReader("reconfigEnabled=true\nskipACL=yes\n"), "zoo.cfg")
+	if err != nil || len(warnings) > 0 || !c.ReconfigEnabled || !c.SkipACL {
+		t.Fatalf("%+v %v %v", c, warnings, err)
+	}
+	s, err := ParseServerLine("server.4=127.0.0.1:2891:3891:observer;127.0.0.1:2184")
+	if err != nil || s.ID != 4 || s.Role != Observer || s.PeerPort != 2891 || s.ClientPort != 2184 {
+		t.Fatalf("%+v %v", s, err)
+	}
+	for _, bad := range []string{"server.0=h:1:2", "4=h:1:2", "server.x=h:1:2", "server.4=", "server.4=h"} {
+		if _, err := ParseServerLine(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
 	}
 }
 

@@ -123,6 +123,9 @@ type memberView struct {
 	joining   bool
 	// refusalLog limits the log lines about refused joiners.
 	refusalLog logLimiter
+	// joiners are servers that asked to join but are not members (yet),
+	// by server id: a reconfig that adds one uses its raft id.
+	joiners map[int64]joiner
 	// proposed remembers when a swap was proposed for a joining raft id,
 	// so that a joiner's repeated requests do not flood the log.
 	proposed map[uint64]time.Time
@@ -186,6 +189,14 @@ func (r *replica) probeStatus() probeAnswer {
 func (r *replica) admit(q probeRequest) error {
 	p, ok := r.peer(q.MyID)
 	switch {
+	case !ok && memberID(q.ID) == q.MyID && q.ID>>8 != 0:
+		r.view.mu.Lock()
+		if r.view.joiners == nil {
+			r.view.joiners = map[int64]joiner{}
+		}
+		r.view.joiners[q.MyID] = joiner{id: q.ID, addr: q.Addr, seen: time.Now()}
+		r.view.mu.Unlock()
+		return fmt.Errorf("%w: server.%d is not a member of this ensemble: waiting for a reconfig to add it", errNotAdmitted, q.MyID)
 	case !ok:
 		return fmt.Errorf("%w: server.%d is not a member of this ensemble", errNotAdmitted, q.MyID)
 	case p.Addr != q.Addr:
@@ -246,8 +257,14 @@ func hexIDs(ids []uint64) []string {
 	return out
 }
 
-// peer returns the configured member with server id myid.
+// peer returns the member with server id myid in the current membership.
 func (r *replica) peer(myid int64) (Peer, bool) {
+	if m := r.members.Load(); m != nil {
+		if s, ok := m.server(myid); ok {
+			return serverPeer(s), true
+		}
+		return Peer{}, false
+	}
 	for _, p := range r.opts.Peers {
 		if p.ID == myid {
 			return p, true
@@ -492,6 +509,10 @@ const promoteLag = 1000
 // confChanged is raftnode's OnConfChange: it keeps the transport's peers
 // in step with the configuration.
 func (r *replica) confChanged(index uint64, cc raftpb.ConfChangeV2, cs raftpb.ConfState) {
+	var rc reconfigContext
+	if json.Unmarshal(cc.Context, &rc) == nil && len(rc.Servers) > 0 {
+		r.applyMembership(index, rc)
+	}
 	self := r.id.Load()
 	for _, c := range cc.Changes {
 		if c.Type != raftpb.ConfChangeRemoveNode {

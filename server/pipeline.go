@@ -90,9 +90,13 @@ func (c *Conn) handleFrame(frame []byte) bool {
 			c.submitRead(r, fixedCode(proto.ErrNotReadOnly))
 			return true
 		}
-		// Reconfiguration is disabled, as ZooKeeper answers by default.
-		c.submitRead(r, fixedCode(proto.ErrReconfigDisabled))
-		return true
+		if !c.s.opts.ReconfigEnabled || !c.s.clustered() {
+			// Reconfiguration is disabled, as ZooKeeper answers by
+			// default (reconfigEnabled=false) and standalone.
+			c.submitRead(r, fixedCode(proto.ErrReconfigDisabled))
+			return true
+		}
+		return c.handleReconfig(r, d)
 	}
 	if h.Type == proto.OpCloseSession && c.localSession {
 		// Nothing to log: a local session ends with its connection.

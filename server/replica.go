@@ -51,6 +51,14 @@ type replica struct {
 	// id is this member's raft id (members.go): the server id, or a new
 	// identity after an empty data directory rejoined.
 	id atomic.Uint64
+	// members is the ensemble's membership (reconfig.go); memberCh is
+	// closed and replaced whenever it changes (guarded by memberMu).
+	members  atomic.Pointer[membership]
+	memberMu sync.Mutex
+	memberCh chan struct{}
+	// membershipChanged, if set, is told a new membership on the apply
+	// goroutine (the Server: /zookeeper/config, the dynamic file).
+	membershipChanged func(m *membership, mtime int64)
 	// fatal, if set, is told (on a goroutine of its own) that the member
 	// cannot go on: it could not start, or raft stopped on an error.
 	fatal func(error)

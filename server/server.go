@@ -218,6 +218,16 @@ type Options struct {
 	// certificate must be valid for the host of the server.N address of
 	// the member it claims to be, on connections this member accepts too.
 	PeerHostnameVerification bool
+	// ReconfigEnabled (reconfigEnabled) allows the reconfig operation;
+	// otherwise it is answered ReconfigDisabled, ZooKeeper's default.
+	ReconfigEnabled bool
+	// SkipACL (skipACL=yes): reconfig needs no authorization. Otherwise
+	// the super user, or write permission on /zookeeper/config.
+	SkipACL bool
+	// OnConfigChange, if set, is called (on the apply goroutine) with the
+	// new /zookeeper/config text and version after every reconfig, on
+	// every member: zkgo server writes the dynamic configuration file.
+	OnConfigChange func(text string, version int64) error
 	// PeerListener, if set, is this member's listener for peer traffic
 	// (tests listen on port 0 first); otherwise the server listens on its
 	// own entry's Addr.
@@ -381,7 +391,11 @@ func New(opts Options) (*Server, error) {
 		dir = opts.DataLogDir
 	}
 	s.raft = &replica{opts: &s.opts, log: s.log, dir: dir, sm: s.sm, prop: s.prop,
-		sessions: s.sessions, leaderChanged: s.leaderChanged, fatal: func(error) { s.Close() }}
+		sessions: s.sessions, leaderChanged: s.leaderChanged, fatal: func(error) { s.Close() },
+		membershipChanged: s.membershipChanged, memberCh: make(chan struct{})}
+	if s.clustered() {
+		s.raft.members.Store(initialMembership(&s.opts))
+	}
 	return s, nil
 }
 
@@ -394,9 +408,29 @@ func (s *Server) setupTree(t *tree.Tree) {
 	t.QuotaWarning = func(prefix, what string, value, limit int64) {
 		s.log.Warn("quota exceeded", "path", prefix, "what", what, "value", value, "softLimit", limit)
 	}
-	if s.opts.ConfigText != "" {
+	if n := t.Get(tree.ConfigPath); n != nil && n.Stat().Version > 0 && s.raft != nil {
+		// A tree restored from a snapshot taken after a reconfig: its
+		// /zookeeper/config is the replicated membership, newer than
+		// what this member started with.
+		if m := parseMembership(string(n.Data())); len(m.servers) > 0 {
+			if cur := s.raft.members.Load(); cur == nil || m.version > cur.version {
+				s.raft.members.Store(m)
+			}
+		}
+	} else if m := s.currentMembership(); m != nil && m.version != initialMembership(&s.opts).version {
+		t.SetConfigData([]byte(m.text())) // changed by a reconfig since start
+	} else if s.opts.ConfigText != "" {
 		t.SetConfigData([]byte(s.opts.ConfigText))
 	}
+}
+
+// currentMembership is the ensemble's membership (nil standalone or
+// before New finished).
+func (s *Server) currentMembership() *membership {
+	if s.raft == nil {
+		return nil
+	}
+	return s.raft.members.Load()
 }
 
 // clustered reports whether the server is a member of an ensemble.
@@ -411,10 +445,8 @@ func (s *Server) Mode() string {
 	if s.readOnly.Load() {
 		return "read-only"
 	}
-	for _, p := range s.opts.Peers {
-		if p.ID == s.opts.ServerID && p.Observer {
-			return "observer"
-		}
+	if p, ok := s.raft.peer(s.opts.ServerID); ok && p.Observer {
+		return "observer"
 	}
 	if s.isLeader() {
 		return "leader"

@@ -489,6 +489,22 @@ func underQuota(p string) bool {
 	return strings.HasPrefix(p, QuotaPath+"/")
 }
 
+// ReconfigData records a new membership in /zookeeper/config as the
+// reconfig operation's change: the data, a new data version, mzxid and
+// mtime, and the data-changed event its watchers get.
+func (t *Tree) ReconfigData(data []byte, zxid, mtime int64) []Event {
+	n := t.Get(ConfigPath)
+	if n == nil {
+		return nil
+	}
+	t.preserve(n)
+	n.setData(append([]byte(nil), data...))
+	n.version++
+	n.mzxid = zxid
+	n.mtime = mtime
+	return []Event{{Type: proto.EventNodeDataChanged, Path: ConfigPath, ACL: n.acl.list}}
+}
+
 // SetConfigData sets the data of /zookeeper/config to the ensemble's
 // membership text, outside the log, as ZooKeeper's
 // ZKDatabase.initConfigInZKDatabase does on every member: the node's data

@@ -145,6 +145,12 @@ Flags:
 		}
 		opts.ConfigText = cfg.DynamicText()
 		opts.ReadOnlyMode = cfg.ReadOnlyMode
+		opts.ReconfigEnabled, opts.SkipACL = cfg.ReconfigEnabled, cfg.SkipACL
+		if cfgPath := fs.Arg(0); cfgPath != "" {
+			opts.OnConfigChange = func(text string, version int64) error {
+				return writeDynamicConfig(cfgPath, text, version)
+			}
+		}
 		log.Info("ensemble member", "myid", cfg.MyID, "members", len(cfg.Servers),
 			"note", "peer traffic uses peerPort; electionPort is not used (raft elects over peerPort)")
 		tick := server.RaftTickInterval(cfg.TickTime)

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// writeDynamicConfig records a membership changed by reconfig as
+// ZooKeeper does: the server lines go into zoo.cfg.dynamic.<version hex>
+// beside the zoo.cfg, and the zoo.cfg names that file in dynamicConfigFile
+// (its own server.N and version lines removed), so a restart comes back
+// with the current membership. Both files are replaced atomically and
+// synced.
+func writeDynamicConfig(cfgPath, text string, version int64) error {
+	var servers []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "server.") {
+			servers = append(servers, l)
+		}
+	}
+	dynName := filepath.Base(cfgPath) + ".dynamic." + strconv.FormatInt(version, 16)
+	dynPath := filepath.Join(filepath.Dir(cfgPath), dynName)
+	if err := writeFileAtomic(dynPath, []byte(strings.Join(servers, "\n")+"\n")); err != nil {
+		return err
+	}
+	old, err := os.ReadFile(cfgPath)
+	if err != nil {
+		return err
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(string(old), "\n"), "\n") {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "server.") || strings.HasPrefix(t, "version=") || strings.HasPrefix(t, "dynamicConfigFile=") {
+			continue
+		}
+		out = append(out, l)
+	}
+	out = append(out, "dynamicConfigFile="+dynPath)
+	return writeFileAtomic(cfgPath, []byte(strings.Join(out, "\n")+"\n"))
+}
+
+// writeFileAtomic writes a file through a synced temporary file renamed
+// into place.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("replacing %s: %w", path, err)
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,402 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/zkgo/zkgo/acl"
+	"github.com/zkgo/zkgo/config"
+	"github.com/zkgo/zkgo/jute"
+	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/tree"
+)
+
+// Dynamic reconfiguration (ZooKeeper 3.5+'s reconfig) on raft's
+// membership changes. The membership — every server's dynamic
+// configuration line — is replicated state: a reconfig proposes one
+// ConfChangeV2 whose context carries the new lines, and every member, when
+// it applies that entry, takes them as its membership (version: the
+// entry's index, the zxid), writes them into /zookeeper/config (its
+// watchers fire) and hands them to Options.OnConfigChange (zkgo server
+// rewrites the dynamic configuration file). New servers join as raft
+// learners and are promoted by promoteLearners once caught up, so a voter
+// never lacks the log; leaving servers are removed.
+
+// membership is the ensemble's dynamic configuration.
+type membership struct {
+	version int64
+	servers []config.Server // by id
+}
+
+// text is the membership in /zookeeper/config's format.
+func (m *membership) text() string { return config.ServersText(m.servers, m.version) }
+
+// lines are the server lines of the text (without the version).
+func (m *membership) lines() []string {
+	var out []string
+	for _, l := range strings.Split(config.ServersText(m.servers, 0), "\n") {
+		if strings.HasPrefix(l, "server.") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func (m *membership) server(id int64) (config.Server, bool) {
+	for _, s := range m.servers {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return config.Server{}, false
+}
+
+func serverPeer(s config.Server) Peer {
+	return Peer{ID: s.ID, Addr: net.JoinHostPort(s.Host, strconv.Itoa(s.PeerPort)), Observer: s.Role == config.Observer}
+}
+
+// initialMembership is the membership a member starts with: the server
+// lines of Options.ConfigText (zoo.cfg or its dynamic file), or, without
+// them, the Peers.
+func initialMembership(o *Options) *membership {
+	m := parseMembership(o.ConfigText)
+	if len(m.servers) != len(o.Peers) {
+		m.servers = m.servers[:0]
+		for _, p := range o.Peers {
+			host, port, _ := net.SplitHostPort(p.Addr)
+			pp, _ := strconv.Atoi(port)
+			role := config.Participant
+			if p.Observer {
+				role = config.Observer
+			}
+			m.servers = append(m.servers, config.Server{ID: p.ID, Host: host, PeerPort: pp, Role: role})
+		}
+	}
+	slices.SortFunc(m.servers, func(a, b config.Server) int { return int(a.ID - b.ID) })
+	return m
+}
+
+// parseMembership reads /zookeeper/config's text.
+func parseMembership(text string) *membership {
+	m := &membership{}
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		if v, ok := strings.CutPrefix(l, "version="); ok {
+			m.version, _ = strconv.ParseInt(v, 16, 64)
+		} else if s, err := config.ParseServerLine(l); err == nil {
+			m.servers = append(m.servers, s)
+		}
+	}
+	slices.SortFunc(m.servers, func(a, b config.Server) int { return int(a.ID - b.ID) })
+	return m
+}
+
+// reconfigContext is the context of a reconfig's ConfChangeV2.
+type reconfigContext struct {
+	Servers []string `json:"servers"` // the new membership's lines
+	Time    int64    `json:"time"`    // the proposer's clock (ms), /zookeeper/config's mtime
+}
+
+// joiner is a server that asked to be admitted while not a member (a new
+// server waiting for a reconfig to add it).
+type joiner struct {
+	id   uint64 // its raft id
+	addr string // its peer address
+	seen time.Time
+}
+
+// joinerTimeout is how recently a joiner must have asked for a reconfig
+// to count it as connected.
+const joinerTimeout = 10 * time.Second
+
+// applyMembership takes a reconfig's new membership, on the apply
+// goroutine (confChanged).
+func (r *replica) applyMembership(index uint64, rc reconfigContext) {
+	m := &membership{version: int64(index)}
+	for _, l := range rc.Servers {
+		s, err := config.ParseServerLine(l)
+		if err != nil {
+			r.log.Error("a reconfig entry holds a bad server line; membership unchanged", "line", l, "err", err)
+			return
+		}
+		m.servers = append(m.servers, s)
+	}
+	slices.SortFunc(m.servers, func(a, b config.Server) int { return int(a.ID - b.ID) })
+	r.members.Store(m)
+	r.log.Info("membership changed", "version", fmt.Sprintf("%x", m.version), "servers", rc.Servers)
+	if r.membershipChanged != nil {
+		r.membershipChanged(m, rc.Time)
+	}
+	r.memberMu.Lock()
+	close(r.memberCh)
+	r.memberCh = make(chan struct{})
+	r.memberMu.Unlock()
+	if _, ok := m.server(r.opts.ServerID); !ok {
+		r.log.Warn("this server is no longer a member of the ensemble (removed by a reconfig): it serves no clients")
+	}
+}
+
+// membershipChanged, on the Server, records a new membership in
+// /zookeeper/config and tells Options.OnConfigChange.
+func (s *Server) membershipChanged(m *membership, mtime int64) {
+	text := m.text()
+	s.sm.mu.Lock()
+	events := s.sm.tree.ReconfigData([]byte(text), m.version, mtime)
+	s.sm.mu.Unlock()
+	s.watches.Trigger(events)
+	if s.opts.OnConfigChange != nil {
+		if err := s.opts.OnConfigChange(text, m.version); err != nil {
+			s.log.Error("writing the new dynamic configuration", "err", err)
+		}
+	}
+}
+
+// reconfigMu serialises reconfig requests on this member.
+var reconfigMu sync.Mutex
+
+// reconfig carries out a reconfig request for conn's session and returns
+// the result code.
+func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.ReconfigRequest) proto.ErrCode {
+	r := s.raft
+	node := r.raft()
+	if node == nil || !s.hasQuorum() {
+		return proto.ErrNewConfigNoQuorum
+	}
+	if !s.opts.SkipACL && !s.mayReconfig(ids) {
+		return proto.ErrNoAuth
+	}
+	if !reconfigMu.TryLock() {
+		return proto.ErrReconfigInProgress
+	}
+	defer reconfigMu.Unlock()
+	cur := r.members.Load()
+	if req.CurConfigID != -1 && req.CurConfigID != cur.version {
+		return proto.ErrBadVersion
+	}
+	next, err := nextMembership(cur, req)
+	if err != nil {
+		s.log.Info("reconfig refused", "err", err)
+		return proto.ErrBadArguments
+	}
+	st := node.Status()
+	if len(st.Voters) > 0 && len(st.Learners) > 0 {
+		// A rejoin or an earlier change is still being caught up.
+		for _, l := range st.Learners {
+			if p, ok := r.peer(memberID(l)); ok && !p.Observer {
+				return proto.ErrReconfigInProgress
+			}
+		}
+	}
+	var cc raftpb.ConfChangeV2
+	voters := 0
+	inConfig := func(myid int64) []uint64 {
+		var out []uint64
+		for _, id := range append(slices.Clone(st.Voters), st.Learners...) {
+			if memberID(id) == myid && !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+		return out
+	}
+	for _, old := range cur.servers {
+		if _, ok := next.server(old.ID); !ok {
+			for _, id := range inConfig(old.ID) {
+				cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: raftpb.ConfChangeRemoveNode, NodeID: id})
+			}
+		}
+	}
+	for _, ns := range next.servers {
+		ids := inConfig(ns.ID)
+		if len(ids) == 0 {
+			j, ok := r.joiner(ns.ID)
+			if !ok || j.addr != serverPeer(ns).Addr {
+				s.log.Info("reconfig: a joining server has not asked to join (or from another address)", "server", ns.ID, "addr", serverPeer(ns).Addr)
+				return proto.ErrNewConfigNoQuorum
+			}
+			cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: raftpb.ConfChangeAddLearnerNode, NodeID: j.id})
+			continue
+		}
+		old, _ := cur.server(ns.ID)
+		if ns.Role == config.Observer && old.Role != config.Observer {
+			for _, id := range ids {
+				cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: raftpb.ConfChangeAddLearnerNode, NodeID: id})
+			}
+		}
+		if ns.Role != config.Observer {
+			for _, id := range ids {
+				if slices.Contains(st.Voters, id) {
+					voters++
+				}
+			}
+		}
+	}
+	if voters == 0 {
+		return proto.ErrBadArguments // no voter would be left
+	}
+	if len(cc.Changes) == 0 && slices.Equal(cur.lines(), next.lines()) {
+		return proto.ErrOk // nothing changes
+	}
+	if len(cc.Changes) == 0 {
+		// raft reads a ConfChangeV2 without changes as "leave the joint
+		// configuration"; a change of addresses only is not supported.
+		s.log.Info("reconfig refused: only adding, removing and changing the role of servers is supported")
+		return proto.ErrBadArguments
+	}
+	cc.Context, _ = json.Marshal(reconfigContext{Servers: next.lines(), Time: time.Now().UnixMilli()})
+	r.memberMu.Lock()
+	changed := r.memberCh
+	r.memberMu.Unlock()
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := node.ProposeConfChange(pctx, cc); err != nil {
+		s.log.Warn("reconfig: proposing the change", "err", err)
+		return proto.ErrNewConfigNoQuorum
+	}
+	select {
+	case <-changed:
+	case <-pctx.Done():
+		s.log.Warn("reconfig: the change did not commit in time")
+		return proto.ErrNewConfigNoQuorum
+	}
+	s.log.Info("reconfig committed", "config", r.members.Load().text())
+	// New participants become voters once they have caught up
+	// (promoteLearners); wait a while for that, so the caller sees the
+	// ensemble it asked for in the common case.
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		st := node.Status()
+		waiting := false
+		for _, l := range st.Learners {
+			if p, ok := r.peer(memberID(l)); ok && !p.Observer {
+				waiting = true
+			}
+		}
+		if !waiting {
+			break
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+			return proto.ErrOk
+		}
+	}
+	return proto.ErrOk
+}
+
+// mayReconfig reports whether the ids may reconfigure: the super user, or
+// write permission on /zookeeper/config, as ZooKeeper checks.
+func (s *Server) mayReconfig(ids []proto.Id) bool {
+	var list []proto.ACL
+	s.sm.view(func(t *tree.Tree) {
+		if n := t.Get(tree.ConfigPath); n != nil {
+			list = n.ACL()
+		}
+	})
+	return acl.Check(list, proto.PermWrite, ids)
+}
+
+// nextMembership applies a reconfig request to cur.
+func nextMembership(cur *membership, req *proto.ReconfigRequest) (*membership, error) {
+	next := &membership{version: cur.version}
+	parse := func(list string) ([]config.Server, error) {
+		var out []config.Server
+		for _, l := range strings.Split(list, ",") {
+			if l = strings.TrimSpace(l); l == "" {
+				continue
+			}
+			sv, err := config.ParseServerLine(l)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, sv)
+		}
+		return out, nil
+	}
+	if req.NewMembers != "" {
+		if req.JoiningServers != "" || req.LeavingServers != "" {
+			return nil, errors.New("a non-incremental reconfig with joining or leaving servers")
+		}
+		list, err := parse(req.NewMembers)
+		if err != nil {
+			return nil, err
+		}
+		next.servers = list
+	} else {
+		join, err := parse(req.JoiningServers)
+		if err != nil {
+			return nil, err
+		}
+		leave := map[int64]bool{}
+		for _, f := range strings.Split(req.LeavingServers, ",") {
+			if f = strings.TrimSpace(f); f == "" {
+				continue
+			}
+			id, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("leaving server %q is not a server id", f)
+			}
+			leave[id] = true
+		}
+		for _, sv := range cur.servers {
+			if !leave[sv.ID] && !slices.ContainsFunc(join, func(j config.Server) bool { return j.ID == sv.ID }) {
+				next.servers = append(next.servers, sv)
+			}
+		}
+		next.servers = append(next.servers, join...)
+	}
+	seen := map[int64]bool{}
+	for _, sv := range next.servers {
+		if seen[sv.ID] {
+			return nil, fmt.Errorf("server %d listed twice", sv.ID)
+		}
+		seen[sv.ID] = true
+	}
+	slices.SortFunc(next.servers, func(a, b config.Server) int { return int(a.ID - b.ID) })
+	return next, nil
+}
+
+// joiner returns a server that asked to join recently.
+func (r *replica) joiner(myid int64) (joiner, bool) {
+	r.view.mu.Lock()
+	defer r.view.mu.Unlock()
+	j, ok := r.view.joiners[myid]
+	return j, ok && time.Since(j.seen) < joinerTimeout
+}
+
+// handleReconfig carries out a reconfig request on the connection's
+// reader goroutine (it waits for the change to commit, and for new
+// participants to catch up, for a bounded time; the session's other
+// requests wait behind it, as behind any write), then answers it in order
+// with the new configuration and the stat of /zookeeper/config.
+func (c *Conn) handleReconfig(r *request, d *jute.Decoder) bool {
+	req := new(proto.ReconfigRequest)
+	req.Decode(d)
+	if d.Err() != nil {
+		c.submitRead(r, fixedCode(proto.ErrMarshallingError))
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	code := c.s.reconfig(ctx, r.auth, req)
+	cancel()
+	c.submitRead(r, func(*request) (proto.ErrCode, proto.Record) {
+		if code != proto.ErrOk {
+			return code, nil
+		}
+		resp := &proto.GetDataResponse{}
+		if n := c.s.sm.tree.Get(tree.ConfigPath); n != nil {
+			resp.Data, resp.Stat = n.Data(), n.Stat()
+		}
+		return proto.ErrOk, resp
+	})
+	return true
+}

@@ -1,0 +1,181 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkgo/zkgo/acl"
+	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/zk"
+	"github.com/zkgo/zkgo/zktest"
+)
+
+// configText is the dynamic configuration of the members (election ports
+// unused but required by the format).
+func configText(t *testing.T, peers []server.Peer) string {
+	var b strings.Builder
+	for _, p := range peers {
+		role := "participant"
+		if p.Observer {
+			role = "observer"
+		}
+		fmt.Fprintf(&b, "server.%d=%s:%d:%s\n", p.ID, p.Addr, zktest.FreePort(t), role)
+	}
+	return b.String() + "version=0"
+}
+
+// Incremental reconfig, as zkCli's reconfig -add / -remove does it: a new
+// server started from a configuration listing the ensemble and itself
+// waits, serving nothing, until a reconfig adds it; it then receives the
+// data, becomes a voter once caught up, and /zookeeper/config and its
+// watchers follow; removing it takes it out again. The error paths answer
+// ZooKeeper's codes: NoAuth without the super user, BadVersion for a stale
+// fromConfig, NewConfigNoQuorum for a server that is not there.
+func TestReconfigAddRemove(t *testing.T) {
+	var cfg string
+	var peers4 []server.Peer
+	c := startCluster(t, 3, 0, func(o *server.Options) {
+		o.ReconfigEnabled = true
+		o.SuperDigest = acl.DigestID("super", "secret")
+		if cfg == "" {
+			cfg = configText(t, o.Peers)
+		}
+		o.ConfigText = cfg
+	})
+	lead := c.leader()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl, err := zk.Connect(ctx, c.addr(lead))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := cl.Create(ctx, "/before", []byte("b"), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+
+	// The fourth server.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	peers4 = append(slices.Clone(c.peers), server.Peer{ID: 4, Addr: ln.Addr().String()})
+	line4 := fmt.Sprintf("server.4=%s:%d:participant", ln.Addr().String(), zktest.FreePort(t))
+	s4, err := server.New(server.Options{
+		Addr: "127.0.0.1:0", TickTime: 50 * time.Millisecond, DataDir: t.TempDir(), NoSync: true,
+		ServerID: 4, Peers: peers4, PeerListener: ln, FourLetterWords: []string{"*"}, ReconfigEnabled: true,
+		ConfigText: strings.Replace(cfg, "version=0", line4+"\nversion=0", 1),
+		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s4.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer s4.Close()
+
+	_, _, err = cl.IncrementalReconfig(ctx, []string{line4}, nil, -1)
+	if !errors.Is(err, zk.ErrNoAuth) {
+		t.Fatalf("reconfig without the super user: %v", err)
+	}
+	if err := cl.AddAuth(ctx, "digest", []byte("super:secret")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cl.IncrementalReconfig(ctx, []string{line4}, nil, 0x12345); !errors.Is(err, zk.ErrBadVersion) {
+		t.Fatalf("reconfig from a stale version: %v", err)
+	}
+	ghost := fmt.Sprintf("server.5=127.0.0.1:%d:%d:participant", zktest.FreePort(t), zktest.FreePort(t))
+	if _, _, err := cl.IncrementalReconfig(ctx, []string{ghost}, nil, -1); !errors.Is(err, zk.ErrNewConfigNoQuorum) {
+		t.Fatalf("reconfig adding a server that is not there: %v", err)
+	}
+	if _, _, err := cl.IncrementalReconfig(ctx, []string{"server.5=nonsense"}, nil, -1); !errors.Is(err, zk.ErrBadArguments) {
+		t.Fatalf("reconfig with a bad line: %v", err)
+	}
+
+	_, _, watch, err := cl.GetConfigW(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data []byte
+	var stat *zk.Stat
+	for {
+		// The new server must have asked to join first.
+		data, stat, err = cl.IncrementalReconfig(ctx, []string{line4}, nil, -1)
+		if !errors.Is(err, zk.ErrNewConfigNoQuorum) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), line4) || !strings.Contains(string(data), fmt.Sprintf("version=%x", stat.Mzxid)) {
+		t.Fatalf("new config (mzxid %x):\n%s", stat.Mzxid, data)
+	}
+	select {
+	case ev := <-watch:
+		if ev.Type != zk.EventNodeDataChanged {
+			t.Fatalf("config watch: %+v", ev)
+		}
+	case <-ctx.Done():
+		t.Fatal("the /zookeeper/config watch did not fire")
+	}
+	// The new server has the data and is a voter; every member shows the
+	// new configuration.
+	cl4, err := zk.Connect(ctx, s4.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl4.Close()
+	if got, _, err := cl4.Get(ctx, "/before"); err != nil || string(got) != "b" {
+		t.Fatalf("the new server: %q, %v", got, err)
+	}
+	if v := mntrKey(c.members[lead], "zkgo_raft_voters"); v != "4" {
+		t.Fatalf("voters %s after adding a participant", v)
+	}
+	for i := range 3 {
+		var got string
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(got, line4) && time.Now().Before(deadline) {
+			cfgData, _, _ := configOf(ctx, t, c.addr(i))
+			got = string(cfgData)
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !strings.Contains(got, line4) {
+			t.Fatalf("member %d's /zookeeper/config:\n%s", i+1, got)
+		}
+	}
+
+	// Remove it again.
+	data, _, err = cl.IncrementalReconfig(ctx, nil, []string{"4"}, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "server.4=") {
+		t.Fatalf("server 4 still in the config:\n%s", data)
+	}
+	if v := mntrKey(c.members[lead], "zkgo_raft_voters"); v != "3" {
+		t.Fatalf("voters %s after removing it", v)
+	}
+	if _, err := cl.Create(ctx, "/after", nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func configOf(ctx context.Context, t *testing.T, addr string) ([]byte, *zk.Stat, error) {
+	c, err := zk.Connect(ctx, addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer c.Close()
+	return c.GetConfig(ctx)
+}
