@@ -75,7 +75,13 @@ type probeAnswer struct {
 	// it (running members only).
 	Voters   []uint64 `json:"voters,omitempty"`
 	Learners []uint64 `json:"learners,omitempty"`
-	Error    string   `json:"error,omitempty"`
+	// Members is the hash of the membership the answering member's
+	// configuration lists (ensemble.go's membershipHash): members bootstrap
+	// together only with the same list, so a server started from a
+	// configuration that adds it to an ensemble forming at that moment
+	// does not bootstrap a different one.
+	Members uint64 `json:"members,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // formed reports whether the answering member belongs to an ensemble
@@ -164,7 +170,7 @@ func (r *replica) answerProbe(req []byte, cs *tls.ConnectionState) []byte {
 func (r *replica) probeStatus() probeAnswer {
 	v := &r.view
 	v.mu.Lock()
-	node, a := r.node, probeAnswer{Ensemble: v.ensemble, Joining: v.joining}
+	node, a := r.node, probeAnswer{Ensemble: v.ensemble, Joining: v.joining, Members: membershipHash(r.opts.Peers)}
 	has, hs := v.hasState, v.hardState
 	v.mu.Unlock()
 	if a.Joining {
@@ -378,7 +384,7 @@ func (r *replica) decide(id uint64, open func(id uint64) error) (startDecision, 
 			case a == nil:
 			case a.formed():
 				formed = append(formed, i)
-			case a.Error == "" && !a.Joining && !r.opts.Peers[i].Observer:
+			case a.Error == "" && !a.Joining && !r.opts.Peers[i].Observer && a.Members == membershipHash(r.opts.Peers):
 				unformed++
 			}
 		}
