@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -161,9 +160,6 @@ func (s *Server) membershipChanged(m *membership, mtime int64) {
 	}
 }
 
-// reconfigMu serialises reconfig requests on this member.
-var reconfigMu sync.Mutex
-
 // reconfig carries out a reconfig request for conn's session and returns
 // the result code.
 func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.ReconfigRequest) proto.ErrCode {
@@ -175,10 +171,10 @@ func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.Reconf
 	if !s.opts.SkipACL && !s.mayReconfig(ids) {
 		return proto.ErrNoAuth
 	}
-	if !reconfigMu.TryLock() {
+	if !r.reconfigMu.TryLock() {
 		return proto.ErrReconfigInProgress
 	}
-	defer reconfigMu.Unlock()
+	defer r.reconfigMu.Unlock()
 	cur := r.members.Load()
 	if req.CurConfigID != -1 && req.CurConfigID != cur.version {
 		return proto.ErrBadVersion
@@ -227,7 +223,11 @@ func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.Reconf
 			continue
 		}
 		old, _ := cur.server(ns.ID)
-		if ns.Role == config.Observer && old.Role != config.Observer {
+		if ns.Role != old.Role {
+			// To an observer: demoted to a raft learner now. To a
+			// participant: it stays a learner (the entry only carries
+			// the new membership) until promoteLearners finds it
+			// caught up.
 			for _, id := range ids {
 				cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: raftpb.ConfChangeAddLearnerNode, NodeID: id})
 			}

@@ -179,3 +179,83 @@ func configOf(ctx context.Context, t *testing.T, addr string) ([]byte, *zk.Stat,
 	defer c.Close()
 	return c.GetConfig(ctx)
 }
+
+// Non-incremental reconfig and role changes: the member list given whole
+// turns a participant into an observer (raft demotes it to a learner) and
+// back (promoted once caught up); fromConfig equal to the current version
+// is accepted; removing the leader hands the ensemble to the others.
+func TestReconfigMembersAndRoles(t *testing.T) {
+	var cfg string
+	c := startCluster(t, 3, 0, func(o *server.Options) {
+		o.ReconfigEnabled, o.SkipACL = true, true
+		if cfg == "" {
+			cfg = configText(t, o.Peers)
+		}
+		o.ConfigText = cfg
+	})
+	lead := c.leader()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl, err := zk.Connect(ctx, c.addr(lead))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	_, stat, err := cl.GetConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(cfg, "\n")[:3]
+	other := (lead + 1) % 3
+	asObserver := slices.Clone(lines)
+	asObserver[other] = strings.Replace(asObserver[other], ":participant", ":observer", 1)
+	data, _, err := cl.Reconfig(ctx, asObserver, stat.Mzxid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), asObserver[other]) {
+		t.Fatalf("new config:\n%s", data)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for c.members[other].Mode() != "observer" || mntrKey(c.members[lead], "zkgo_raft_voters") != "2" {
+		if time.Now().After(deadline) {
+			t.Fatalf("member %d is %s; leader's voters %s", other+1, c.members[other].Mode(), mntrKey(c.members[lead], "zkgo_raft_voters"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, _, err := cl.Reconfig(ctx, lines, -1); err != nil {
+		t.Fatal(err)
+	}
+	for c.members[other].Mode() == "observer" || mntrKey(c.members[lead], "zkgo_raft_voters") != "3" {
+		if time.Now().After(deadline) {
+			t.Fatalf("member %d is %s; leader's voters %s", other+1, c.members[other].Mode(), mntrKey(c.members[lead], "zkgo_raft_voters"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Remove the leader: the two others carry on.
+	data, _, err = cl.IncrementalReconfig(ctx, nil, []string{fmt.Sprint(lead + 1)}, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), fmt.Sprintf("server.%d=", lead+1)) {
+		t.Fatalf("after removing the leader:\n%s", data)
+	}
+	cl2, err := zk.Connect(ctx, c.addr(other))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl2.Close()
+	for {
+		_, err := cl2.Create(ctx, "/after-leader-left", nil, zk.OpenACLUnsafe, zk.ModePersistent)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, zk.ErrConnectionLoss) || ctx.Err() != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if c.members[lead].Mode() == "leader" {
+		t.Fatal("the removed member still leads")
+	}
+}

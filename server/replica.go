@@ -54,6 +54,9 @@ type replica struct {
 	// members is the ensemble's membership (reconfig.go); memberCh is
 	// closed and replaced whenever it changes (guarded by memberMu).
 	members  atomic.Pointer[membership]
+	// reconfigMu is held by the reconfig this member carries out (one at
+	// a time; another is answered ReconfigInProgress).
+	reconfigMu sync.Mutex
 	memberMu sync.Mutex
 	memberCh chan struct{}
 	// membershipChanged, if set, is told a new membership on the apply
