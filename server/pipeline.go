@@ -8,6 +8,7 @@ package server
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/zkgo/zkgo/jute"
@@ -36,8 +37,15 @@ type request struct {
 	body    proto.Record
 	auth    []proto.Id
 	isWrite bool
-	start   time.Time
-	noSlot  bool // holds no outstanding-request slot (the handshake)
+	// done marks a write that completed outside the log (a reconfig,
+	// reconfig.go): it is answered, with body as a readFunc, once the
+	// writes before it are.
+	done bool
+	// reply, for a log write that was applied while a reconfig before it
+	// was still in progress, sends its reply once that one is answered.
+	reply  func()
+	start  time.Time
+	noSlot bool // holds no outstanding-request slot (the handshake)
 }
 
 // handleFrame dispatches one request frame. It returns false when the
@@ -256,6 +264,15 @@ func (c *Conn) writeApplied(r *request, zxid int64, res *tree.Result, b *applyBa
 	c.holdKicks(b)
 	c.pipeMu.Lock()
 	defer c.pipeMu.Unlock()
+	if len(c.queue) > 0 && c.queue[0] != r && c.queue[0].op == proto.OpReconfig && !c.queue[0].done {
+		// A reconfig before it is still being carried out (reconfig.go):
+		// the reply waits for it.
+		if i := slices.Index(c.queue, r); i > 0 {
+			r.done = true
+			r.reply = func() { c.replyWrite(r, zxid, res) }
+			return
+		}
+	}
 	if len(c.queue) == 0 || c.queue[0] != r {
 		select {
 		case <-c.closed:
@@ -271,10 +288,24 @@ func (c *Conn) writeApplied(r *request, zxid int64, res *tree.Result, b *applyBa
 	c.queue = c.queue[1:]
 	c.inflight--
 	c.replyWrite(r, zxid, res)
-	for len(c.queue) > 0 && !c.queue[0].isWrite {
+	c.drainQueueLocked()
+}
+
+// drainQueueLocked answers the queued requests that no longer wait for a
+// write: reads, and writes completed outside the log (done). pipeMu is
+// held, and the tree is locked.
+func (c *Conn) drainQueueLocked() {
+	for len(c.queue) > 0 && (!c.queue[0].isWrite || c.queue[0].done) {
 		rd := c.queue[0]
 		c.queue[0] = nil
 		c.queue = c.queue[1:]
+		if rd.done {
+			c.inflight--
+		}
+		if rd.reply != nil {
+			rd.reply()
+			continue
+		}
 		c.execRead(rd, false)
 	}
 	if len(c.queue) == 0 {

@@ -270,26 +270,8 @@ func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.Reconf
 	}
 	s.log.Info("reconfig committed", "config", r.members.Load().text())
 	// New participants become voters once they have caught up
-	// (promoteLearners); wait a while for that, so the caller sees the
-	// ensemble it asked for in the common case.
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		st := node.Status()
-		waiting := false
-		for _, l := range st.Learners {
-			if p, ok := r.peer(memberID(l)); ok && !p.Observer {
-				waiting = true
-			}
-		}
-		if !waiting {
-			break
-		}
-		select {
-		case <-time.After(20 * time.Millisecond):
-		case <-ctx.Done():
-			return proto.ErrOk
-		}
-	}
+	// (promoteLearners); until then another reconfig is answered
+	// ReconfigInProgress.
 	return proto.ErrOk
 }
 
@@ -373,11 +355,12 @@ func (r *replica) joiner(myid int64) (joiner, bool) {
 	return j, ok && time.Since(j.seen) < joinerTimeout
 }
 
-// handleReconfig carries out a reconfig request on the connection's
-// reader goroutine (it waits for the change to commit, and for new
-// participants to catch up, for a bounded time; the session's other
-// requests wait behind it, as behind any write), then answers it in order
-// with the new configuration and the stat of /zookeeper/config.
+// handleReconfig carries out a reconfig request: on a goroutine of its own
+// (it waits for the change to commit and for new participants to catch
+// up, for a bounded time, while the connection goes on — pings included),
+// queued like a write, so that the session's later requests are answered
+// after it. Its answer is the new configuration and the stat of
+// /zookeeper/config.
 func (c *Conn) handleReconfig(r *request, d *jute.Decoder) bool {
 	req := new(proto.ReconfigRequest)
 	req.Decode(d)
@@ -385,18 +368,38 @@ func (c *Conn) handleReconfig(r *request, d *jute.Decoder) bool {
 		c.submitRead(r, fixedCode(proto.ErrMarshallingError))
 		return true
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	code := c.s.reconfig(ctx, r.auth, req)
-	cancel()
-	c.submitRead(r, func(*request) (proto.ErrCode, proto.Record) {
-		if code != proto.ErrOk {
-			return code, nil
-		}
-		resp := &proto.GetDataResponse{}
-		if n := c.s.sm.tree.Get(tree.ConfigPath); n != nil {
-			resp.Data, resp.Stat = n.Data(), n.Stat()
-		}
-		return proto.ErrOk, resp
-	})
+	r.isWrite = true
+	c.pipeMu.Lock()
+	c.inflight++
+	c.queue = append(c.queue, r)
+	c.pipeMu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		go func() {
+			select {
+			case <-c.closed:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		code := c.s.reconfig(ctx, r.auth, req)
+		cancel()
+		r.body = fixedReply(func(*request) (proto.ErrCode, proto.Record) {
+			if code != proto.ErrOk {
+				return code, nil
+			}
+			resp := &proto.GetDataResponse{}
+			if n := c.s.sm.tree.Get(tree.ConfigPath); n != nil {
+				resp.Data, resp.Stat = n.Data(), n.Stat()
+			}
+			return proto.ErrOk, resp
+		})
+		c.s.sm.mu.RLock()
+		defer c.s.sm.mu.RUnlock()
+		c.pipeMu.Lock()
+		defer c.pipeMu.Unlock()
+		r.done = true
+		c.drainQueueLocked()
+	}()
 	return true
 }

@@ -139,8 +139,11 @@ func TestReconfigAddRemove(t *testing.T) {
 	if got, _, err := cl4.Get(ctx, "/before"); err != nil || string(got) != "b" {
 		t.Fatalf("the new server: %q, %v", got, err)
 	}
-	if v := mntrKey(c.members[lead], "zkgo_raft_voters"); v != "4" {
-		t.Fatalf("voters %s after adding a participant", v)
+	for deadline := time.Now().Add(30 * time.Second); mntrKey(c.members[lead], "zkgo_raft_voters") != "4"; {
+		if time.Now().After(deadline) {
+			t.Fatalf("voters %s after adding a participant", mntrKey(c.members[lead], "zkgo_raft_voters"))
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	for i := range 3 {
 		var got string
@@ -160,6 +163,7 @@ func TestReconfigAddRemove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Answered once committed: the leader has applied it.
 	if strings.Contains(string(data), "server.4=") {
 		t.Fatalf("server 4 still in the config:\n%s", data)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,21 +15,25 @@ import (
 )
 
 // TestReconfigFromZooCfg: three `zkgo server zoo.cfg` processes with
-// reconfigEnabled; a fourth started from a zoo.cfg that lists the
-// ensemble and itself waits until an incremental reconfig adds it, then
-// holds the data. Every member rewrites its dynamic configuration file, so
-// a member restarted afterwards comes back knowing four servers; removing
-// the fourth shrinks the ensemble back to three.
+// reconfigEnabled, under a steady write load; a fourth and a fifth started
+// from zoo.cfg files that list the ensemble and themselves wait until an
+// incremental reconfig adds them (3 → 5), then hold the data. Every member
+// rewrites its dynamic configuration file, so a member restarted
+// afterwards comes back knowing five servers; removing the two shrinks the
+// ensemble back to three. No acknowledged write is lost, and the writer
+// sees no error but retried connection losses.
 func TestReconfigFromZooCfg(t *testing.T) {
-	const n = 4
+	const n = 5
 	cfgs, lines := writeEnsemble(t, t.TempDir(), n, "4lw.commands.whitelist=*\nreconfigEnabled=true\nskipACL=yes\n")
-	// The first three do not know the fourth yet.
+	// The first three do not know the others yet.
 	for i := range 3 {
 		b, err := os.ReadFile(cfgs[i])
 		if err != nil {
 			t.Fatal(err)
 		}
-		os.WriteFile(cfgs[i], []byte(strings.Replace(string(b), lines[3]+"\n", "", 1)), 0o644)
+		text := strings.Replace(string(b), lines[3]+"\n", "", 1)
+		text = strings.Replace(text, lines[4]+"\n", "", 1)
+		os.WriteFile(cfgs[i], []byte(text), 0o644)
 	}
 	type proc struct {
 		kill func()
@@ -40,8 +45,8 @@ func TestReconfigFromZooCfg(t *testing.T) {
 		procs[i] = proc{func() { cmd.Process.Signal(syscall.SIGKILL); cmd.Wait() }, addr}
 	}
 	for i := range n {
-		// The fourth starts with the others: it must not form an
-		// ensemble of its own configuration with them.
+		// The new ones start with the others: they must not form an
+		// ensemble of their own configuration with them.
 		start(i)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -61,11 +66,53 @@ func TestReconfigFromZooCfg(t *testing.T) {
 	if _, err := c.Create(ctx, "/r", []byte("1"), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := c.Create(ctx, "/load", nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+	// The load: sequential creates from a session on the first three.
+	var servers []string
+	for _, l := range lines[:3] {
+		_, client, _ := strings.Cut(l, ";")
+		servers = append(servers, client)
+	}
+	stop := make(chan struct{})
+	loadDone := make(chan error, 1)
+	var acked []string
+	go func() {
+		w, err := zk.Connect(ctx, servers, zk.WithSessionTimeout(10*time.Second))
+		if err != nil {
+			loadDone <- err
+			return
+		}
+		defer w.Close()
+		for seq := 0; ; seq++ {
+			select {
+			case <-stop:
+				loadDone <- nil
+				return
+			default:
+			}
+			p := fmt.Sprintf("/load/%06d", seq)
+			for {
+				_, err := w.Create(ctx, p, nil, zk.OpenACLUnsafe, zk.ModePersistent)
+				if err == nil || errors.Is(err, zk.ErrNodeExists) {
+					break
+				}
+				if !errors.Is(err, zk.ErrConnectionLoss) || ctx.Err() != nil {
+					loadDone <- fmt.Errorf("create %s: %w", p, err)
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			acked = append(acked, p)
+		}
+	}()
 	line4 := strings.Replace(lines[3], ";", ":participant;", 1)
+	line5 := strings.Replace(lines[4], ";", ":participant;", 1)
 	var data []byte
 	for {
 		var err error
-		data, _, err = c.IncrementalReconfig(ctx, []string{line4}, nil, -1)
+		data, _, err = c.IncrementalReconfig(ctx, []string{line4, line5}, nil, -1)
 		if err == nil {
 			break
 		}
@@ -74,7 +121,7 @@ func TestReconfigFromZooCfg(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if !strings.Contains(string(data), "server.4=") {
+	if !strings.Contains(string(data), "server.4=") || !strings.Contains(string(data), "server.5=") {
 		t.Fatalf("new config:\n%s", data)
 	}
 	c4, err := zk.Connect(ctx, procs[3].addr)
@@ -99,7 +146,7 @@ func TestReconfigFromZooCfg(t *testing.T) {
 	defer c2.Close()
 	for {
 		got, _, err := c2.GetConfig(ctx)
-		if err == nil && strings.Contains(string(got), "server.4=") {
+		if err == nil && strings.Contains(string(got), "server.5=") {
 			break
 		}
 		if ctx.Err() != nil {
@@ -109,7 +156,7 @@ func TestReconfigFromZooCfg(t *testing.T) {
 	}
 	// Shrink back to three.
 	for {
-		data, _, err = c.IncrementalReconfig(ctx, nil, []string{"4"}, -1)
+		data, _, err = c.IncrementalReconfig(ctx, nil, []string{"4", "5"}, -1)
 		if err == nil {
 			break
 		}
@@ -118,10 +165,31 @@ func TestReconfigFromZooCfg(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if strings.Contains(string(data), "server.4=") {
-		t.Fatalf("after removing server 4:\n%s", data)
+	if strings.Contains(string(data), "server.4=") || strings.Contains(string(data), "server.5=") {
+		t.Fatalf("after removing servers 4 and 5:\n%s", data)
 	}
 	if _, err := c.Set(ctx, "/r", []byte("2"), -1); err != nil {
 		t.Fatal(err)
 	}
+	close(stop)
+	if err := <-loadDone; err != nil {
+		t.Fatal(err)
+	}
+	if len(acked) < 10 {
+		t.Fatalf("only %d writes during the reconfigs", len(acked))
+	}
+	kids, _, err := c.Children(ctx, "/load")
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, k := range kids {
+		have["/load/"+k] = true
+	}
+	for _, p := range acked {
+		if !have[p] {
+			t.Fatalf("acknowledged %s lost (%d acknowledged, %d present)", p, len(acked), len(kids))
+		}
+	}
+	t.Logf("%d acknowledged creates during 3 → 5 → 3", len(acked))
 }

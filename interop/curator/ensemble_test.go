@@ -181,7 +181,15 @@ func TestZkCliReconfig(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if out := run("reconfig", "-remove", "4"); !strings.Contains(out, "Committed new configuration") || strings.Contains(out, "server.4=") {
+	// Until the new server is a voter, another reconfig is "in progress".
+	for deadline := time.Now().Add(time.Minute); ; {
+		out = run("reconfig", "-remove", "4")
+		if strings.Contains(out, "Committed new configuration") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !strings.Contains(out, "Committed new configuration") || strings.Contains(out, "server.4=") {
 		t.Fatalf("reconfig -remove:\n%s", out)
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; {
