@@ -53,12 +53,12 @@ type replica struct {
 	id atomic.Uint64
 	// members is the ensemble's membership (reconfig.go); memberCh is
 	// closed and replaced whenever it changes (guarded by memberMu).
-	members  atomic.Pointer[membership]
+	members atomic.Pointer[membership]
 	// reconfigMu is held by the reconfig this member carries out (one at
 	// a time; another is answered ReconfigInProgress).
 	reconfigMu sync.Mutex
-	memberMu sync.Mutex
-	memberCh chan struct{}
+	memberMu   sync.Mutex
+	memberCh   chan struct{}
 	// membershipChanged, if set, is told a new membership on the apply
 	// goroutine (the Server: /zookeeper/config, the dynamic file).
 	membershipChanged func(m *membership, mtime int64)
