@@ -193,3 +193,158 @@ func TestReconfigFromZooCfg(t *testing.T) {
 	}
 	t.Logf("%d acknowledged creates during 3 → 5 → 3", len(acked))
 }
+
+// TestReconfigKillDuringChange: a reconfig that adds server 4 and removes
+// server 3 in one change (raft's joint consensus: enter, then leave) while
+// the leader is killed with SIGKILL — right as the request is sent, and
+// right after it is answered (between entering and leaving the joint
+// configuration, or just after). The killed member is started again; the
+// ensemble ends in one of the two configurations, every live member
+// agrees on it, it takes writes, and it is never stuck: a reconfig
+// afterwards succeeds.
+func TestReconfigKillDuringChange(t *testing.T) {
+	for _, when := range []string{"with the request", "after the answer"} {
+		t.Run(strings.ReplaceAll(when, " ", "-"), func(t *testing.T) {
+			const n = 4
+			cfgs, lines := writeEnsemble(t, t.TempDir(), n, "4lw.commands.whitelist=*\nreconfigEnabled=true\nskipACL=yes\n")
+			for i := range 3 {
+				b, err := os.ReadFile(cfgs[i])
+				if err != nil {
+					t.Fatal(err)
+				}
+				os.WriteFile(cfgs[i], []byte(strings.Replace(string(b), lines[3]+"\n", "", 1)), 0o644)
+			}
+			type proc struct {
+				kill func()
+				addr string
+			}
+			procs := make([]proc, n)
+			start := func(i int) {
+				cmd, addr := startServer(t, cfgs[i])
+				procs[i] = proc{func() { cmd.Process.Signal(syscall.SIGKILL); cmd.Wait() }, addr}
+			}
+			for i := range n {
+				start(i)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			mode := func(i int) string {
+				out, _ := zk.FourLetterWord(ctx, procs[i].addr, "srvr")
+				for _, l := range strings.Split(out, "\n") {
+					if m, ok := strings.CutPrefix(l, "Mode: "); ok {
+						return m
+					}
+				}
+				return ""
+			}
+			lead := -1
+			for lead < 0 {
+				for i := range 3 {
+					if mode(i) == "leader" {
+						lead = i
+					}
+				}
+				if ctx.Err() != nil {
+					t.Fatal("no leader")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			asker := (lead + 1) % 3
+			c, err := zk.Connect(ctx, procs[asker].addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			line4 := strings.Replace(lines[3], ";", ":participant;", 1)
+			// Server 4 is up and has had time to ask to join.
+			for ctx.Err() == nil {
+				out, _ := zk.FourLetterWord(ctx, procs[3].addr, "srvr")
+				if out != "" {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			time.Sleep(500 * time.Millisecond) // server 4's first probes
+			remove := fmt.Sprint(3 - lead - asker + 1) // neither the leader nor the asker (indexes 0..2 add up to 3)
+			done := make(chan error, 1)
+			go func() {
+				_, _, err := c.IncrementalReconfig(ctx, []string{line4}, []string{remove}, -1)
+				done <- err
+			}()
+			if when == "with the request" {
+				procs[lead].kill()
+				<-done
+			} else {
+				err := <-done
+				procs[lead].kill()
+				t.Logf("reconfig answered %v before the kill", err)
+			}
+			start(lead)
+			// Every live member agrees on one of the two configurations
+			// and the ensemble takes writes.
+			var agreed string
+			for {
+				var cfg0 string
+				same := true
+				for i := range n {
+					// Server 4 serves only if it was added, the removed
+					// one only if it was not.
+					if fmt.Sprint(i+1) == remove || (i == 3 && !strings.Contains(cfg0, "server.4=")) {
+						continue
+					}
+					cctx, ccancel := context.WithTimeout(ctx, 2*time.Second)
+					cc, err := zk.Connect(cctx, procs[i].addr)
+					if err != nil {
+						ccancel()
+						same = false
+						break
+					}
+					data, _, err := cc.GetConfig(cctx)
+					ccancel()
+					cc.Close()
+					if err != nil {
+						same = false
+						break
+					}
+					if cfg0 == "" {
+						cfg0 = string(data)
+					} else if string(data) != cfg0 {
+						same = false
+					}
+				}
+				if same && cfg0 != "" {
+					if _, err := c.Create(ctx, "/after", nil, zk.OpenACLUnsafe, zk.ModePersistent); err == nil || errors.Is(err, zk.ErrNodeExists) {
+						agreed = cfg0
+						break
+					}
+				}
+				if ctx.Err() != nil {
+					t.Fatalf("the ensemble did not settle on one configuration")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			added := strings.Contains(agreed, "server.4=")
+			removed := !strings.Contains(agreed, "server."+remove+"=")
+			if added != removed {
+				t.Fatalf("half a change:\n%s", agreed)
+			}
+			t.Logf("settled on the %s configuration", map[bool]string{true: "new", false: "old"}[added])
+			// Not stuck: another reconfig goes through.
+			for {
+				var err error
+				if added {
+					_, _, err = c.IncrementalReconfig(ctx, nil, []string{"4"}, -1)
+				} else {
+					_, _, err = c.IncrementalReconfig(ctx, []string{line4}, nil, -1)
+				}
+				if err == nil {
+					break
+				}
+				if !errors.Is(err, zk.ErrReconfigInProgress) && !errors.Is(err, zk.ErrConnectionLoss) && !errors.Is(err, zk.ErrNewConfigNoQuorum) || ctx.Err() != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+	}
+}
