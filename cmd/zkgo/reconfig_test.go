@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -264,7 +265,7 @@ func TestReconfigKillDuringChange(t *testing.T) {
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
-			time.Sleep(500 * time.Millisecond) // server 4's first probes
+			time.Sleep(500 * time.Millisecond)         // server 4's first probes
 			remove := fmt.Sprint(3 - lead - asker + 1) // neither the leader nor the asker (indexes 0..2 add up to 3)
 			done := make(chan error, 1)
 			go func() {
@@ -347,4 +348,162 @@ func TestReconfigKillDuringChange(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRollingReplacement: every machine of a three-member ensemble is
+// replaced, one at a time, under a steady write load — start the new
+// server (its zoo.cfg lists the current ensemble and itself), add it by
+// reconfig, wait until it is a voter, remove the old one by reconfig,
+// stop it. The ensemble ends on three new members holding every
+// acknowledged write; the writer sees nothing but retried connection
+// losses.
+func TestRollingReplacement(t *testing.T) {
+	const n = 6 // 1..3 old, 4..6 new
+	cfgs, lines := writeEnsemble(t, t.TempDir(), n, "4lw.commands.whitelist=*\nreconfigEnabled=true\nskipACL=yes\n")
+	participant := func(i int) string { return strings.Replace(lines[i], ";", ":participant;", 1) }
+	// Each zoo.cfg lists the ensemble as it is when that server starts.
+	current := []int{0, 1, 2}
+	writeCfg := func(i int, members []int) {
+		b, err := os.ReadFile(cfgs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keep []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if !strings.HasPrefix(l, "server.") {
+				keep = append(keep, l)
+			}
+		}
+		for _, m := range members {
+			keep = append(keep, lines[m])
+		}
+		os.WriteFile(cfgs[i], []byte(strings.Join(keep, "\n")+"\n"), 0o644)
+	}
+	type proc struct {
+		kill func()
+		addr string
+	}
+	procs := make([]proc, n)
+	start := func(i int) {
+		cmd, addr := startServer(t, cfgs[i])
+		procs[i] = proc{func() { cmd.Process.Signal(syscall.SIGKILL); cmd.Wait() }, addr}
+	}
+	for _, i := range current {
+		writeCfg(i, current)
+		start(i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	var servers []string
+	for _, l := range lines {
+		_, client, _ := strings.Cut(l, ";")
+		servers = append(servers, client)
+	}
+	admin, err := zk.Connect(ctx, servers[:3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if _, err := admin.Create(ctx, "/load", nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	loadDone := make(chan error, 1)
+	var acked []string
+	go func() {
+		w, err := zk.Connect(ctx, servers, zk.WithSessionTimeout(10*time.Second))
+		if err != nil {
+			loadDone <- err
+			return
+		}
+		defer w.Close()
+		for seq := 0; ; seq++ {
+			select {
+			case <-stop:
+				loadDone <- nil
+				return
+			default:
+			}
+			p := fmt.Sprintf("/load/%06d", seq)
+			for {
+				_, err := w.Create(ctx, p, nil, zk.OpenACLUnsafe, zk.ModePersistent)
+				if err == nil || errors.Is(err, zk.ErrNodeExists) {
+					break
+				}
+				if !errors.Is(err, zk.ErrConnectionLoss) || ctx.Err() != nil {
+					loadDone <- fmt.Errorf("create %s: %w", p, err)
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			acked = append(acked, p)
+		}
+	}()
+	reconfig := func(join, leave []string) {
+		t.Helper()
+		for {
+			_, _, err := admin.IncrementalReconfig(ctx, join, leave, -1)
+			if err == nil {
+				return
+			}
+			if !errors.Is(err, zk.ErrNewConfigNoQuorum) && !errors.Is(err, zk.ErrReconfigInProgress) && !errors.Is(err, zk.ErrConnectionLoss) || ctx.Err() != nil {
+				t.Fatalf("reconfig +%v -%v: %v", join, leave, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	for k := range 3 {
+		old, nw := k, k+3
+		writeCfg(nw, append(slices.Clone(current), nw))
+		start(nw)
+		reconfig([]string{participant(nw)}, nil)
+		current = append(current, nw)
+		// It is a voter once a further reconfig is no longer "in progress":
+		// the removal below waits for that.
+		reconfig(nil, []string{fmt.Sprint(old + 1)})
+		current = slices.DeleteFunc(current, func(m int) bool { return m == old })
+		admin.Close()
+		if admin, err = zk.Connect(ctx, servers[nw]); err != nil {
+			t.Fatal(err)
+		}
+		procs[old].kill()
+	}
+	defer admin.Close()
+	close(stop)
+	if err := <-loadDone; err != nil {
+		t.Fatal(err)
+	}
+	data, _, err := admin.GetConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if strings.Contains(string(data), fmt.Sprintf("server.%d=", i+1)) || !strings.Contains(string(data), fmt.Sprintf("server.%d=", i+4)) {
+			t.Fatalf("final configuration:\n%s", data)
+		}
+	}
+	for i := 3; i < n; i++ {
+		c, err := zk.Connect(ctx, procs[i].addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Sync(ctx, "/load"); err != nil {
+			t.Fatal(err)
+		}
+		kids, _, err := c.Children(ctx, "/load")
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		have := map[string]bool{}
+		for _, k := range kids {
+			have["/load/"+k] = true
+		}
+		for _, p := range acked {
+			if !have[p] {
+				t.Fatalf("server %d lacks acknowledged %s", i+1, p)
+			}
+		}
+	}
+	t.Logf("%d acknowledged creates while replacing all three machines", len(acked))
 }
