@@ -179,6 +179,10 @@ func TestReconfigFromZooCfg(t *testing.T) {
 	if len(acked) < 10 {
 		t.Fatalf("only %d writes during the reconfigs", len(acked))
 	}
+	// Another session's writes: sync first, as ZooKeeper's guarantees ask.
+	if _, err := c.Sync(ctx, "/load"); err != nil {
+		t.Fatal(err)
+	}
 	kids, _, err := c.Children(ctx, "/load")
 	if err != nil {
 		t.Fatal(err)
