@@ -1,0 +1,67 @@
+package gozk
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/zktest"
+)
+
+// go-zookeeper's IncrementalReconfig and Reconfig against a zkgo
+// ensemble: a fourth server is added and removed, and a stale version is
+// refused with ErrBadVersion.
+func TestGoZookeeperReconfig(t *testing.T) {
+	e := zktest.StartEnsemble(t, 4, 3, func(o *server.Options) { o.ReconfigEnabled, o.SkipACL = true, true })
+	e.Start(3, 3) // knows the ensemble and itself; waits to be added
+	c, _, err := zk.Connect([]string{e.ClientAddrs[0]}, 5*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	deadline := time.Now().Add(time.Minute)
+	for { // the ensemble elects a leader first
+		if _, _, err := c.Exists("/"); err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := c.IncrementalReconfig([]string{e.Line(3)}, nil, 0x7777); !errors.Is(err, zk.ErrBadVersion) {
+		t.Fatalf("stale version: %v", err)
+	}
+	for {
+		_, err = c.IncrementalReconfig([]string{e.Line(3)}, nil, -1)
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond) // the fourth has not asked to join yet
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _, err := c.Get("/zookeeper/config")
+	if err != nil || !strings.Contains(string(data), "server.4=") {
+		t.Fatalf("config %q, %v", data, err)
+	}
+	// Back to the three, as a whole member list, once the fourth is a
+	// voter (until then: a reconfig in progress).
+	members := strings.Split(e.Config.DynamicText(), "\n")[:3]
+	for {
+		_, err = c.Reconfig(members, -1)
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _, err = c.Get("/zookeeper/config")
+	if err != nil || strings.Contains(string(data), "server.4=") {
+		t.Fatalf("config %q, %v", data, err)
+	}
+}
