@@ -72,3 +72,58 @@ func TestKazooOverTLS(t *testing.T) {
 		t.Fatalf("kazoo over TLS: %v\n%s", err, out)
 	}
 }
+
+const reconfigScript = `
+import sys, time
+from kazoo.client import KazooClient
+from kazoo.exceptions import NewConfigNoQuorumError, BadVersionError, ReconfigInProcessError
+hosts, line4, members = sys.argv[1], sys.argv[2], sys.argv[3]
+zk = KazooClient(hosts=hosts, timeout=10)
+zk.start(timeout=20)
+try:
+    zk.reconfig(joining=line4, leaving=None, new_members=None, from_config=0x7777)
+    raise SystemExit("FAIL stale version accepted")
+except BadVersionError:
+    pass
+deadline = time.time() + 60
+while True:
+    try:
+        data, _ = zk.reconfig(joining=line4, leaving=None, new_members=None)
+        break
+    except (NewConfigNoQuorumError, ReconfigInProcessError):
+        if time.time() > deadline:
+            raise
+        time.sleep(0.05)
+if b"server.4=" not in data:
+    raise SystemExit("FAIL added: %r" % data)
+while True:
+    try:
+        data, _ = zk.reconfig(joining=None, leaving="4", new_members=None)
+        break
+    except ReconfigInProcessError:
+        if time.time() > deadline:
+            raise
+        time.sleep(0.05)
+if b"server.4=" in data:
+    raise SystemExit("FAIL removed: %r" % data)
+zk.stop()
+print("PASS")
+`
+
+// TestKazooReconfig: kazoo's client.reconfig adds a fourth server to a
+// zkgo ensemble and removes it; a stale from_config is BadVersionError.
+func TestKazooReconfig(t *testing.T) {
+	py := python(t)
+	e := zktest.StartEnsemble(t, 4, 3, func(o *server.Options) { o.ReconfigEnabled, o.SkipACL = true, true })
+	e.Start(3, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	script := filepath.Join(t.TempDir(), "reconfig.py")
+	if err := writeFile(script, reconfigScript); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(ctx, py, script, strings.Join(e.ClientAddrs[:3], ","), e.Line(3), "").CombinedOutput()
+	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "PASS") {
+		t.Fatalf("kazoo reconfig: %v\n%s", err, out)
+	}
+}
