@@ -17,6 +17,7 @@ import (
 	"github.com/zkgo/zkgo/config"
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/raftnode"
 	"github.com/zkgo/zkgo/tree"
 )
 
@@ -252,6 +253,14 @@ func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.Reconf
 		s.log.Info("reconfig refused: only adding, removing and changing the role of servers is supported")
 		return proto.ErrBadArguments
 	}
+	if _, stays := next.server(memberID(st.Leader)); !stays && st.Leader != 0 {
+		s.handOverLeadership(ctx, st, next)
+		if ctx.Err() != nil {
+			// The change of leader closed the asking connection (its
+			// client sees a connection loss and may ask again).
+			return proto.ErrConnectionLoss
+		}
+	}
 	cc.Context, _ = json.Marshal(reconfigContext{Servers: next.lines(), Time: time.Now().UnixMilli()})
 	r.memberMu.Lock()
 	changed := r.memberCh
@@ -273,6 +282,43 @@ func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.Reconf
 	// (promoteLearners); until then another reconfig is answered
 	// ReconfigInProgress.
 	return proto.ErrOk
+}
+
+// handOverLeadership moves the leadership, before a reconfig removes the
+// leader, to a voter that stays (as ZooKeeper's leader hands over to the
+// next one): the ensemble then does not wait an election timeout after
+// the leader leaves. Like any change of leader, it costs the members'
+// clients their connections (they reconnect at once), the asking one's
+// included, which then sees a connection loss. If the transfer does
+// not happen within two election timeouts, the reconfig goes on and raft
+// elects after the removal.
+func (s *Server) handOverLeadership(ctx context.Context, st raftnode.Status, next *membership) {
+	node := s.raft.raft()
+	var to uint64
+	for _, v := range st.Voters {
+		if sv, ok := next.server(memberID(v)); ok && sv.Role != config.Observer && v != st.Leader {
+			if to == 0 || v == st.ID {
+				to = v // this member if it stays, else the first
+			}
+		}
+	}
+	if to == 0 || node == nil {
+		return
+	}
+	s.log.Info("reconfig removes the leader: handing leadership over first", "from", memberID(st.Leader), "to", memberID(to))
+	node.TransferLeadership(ctx, to)
+	deadline := time.Now().Add(2 * time.Duration(raftnode.DefaultElectionTick) * RaftTickInterval(s.opts.TickTime))
+	for time.Now().Before(deadline) {
+		if node.Leader() == to {
+			return
+		}
+		select {
+		case <-time.After(5 * time.Millisecond):
+		case <-ctx.Done():
+			return
+		}
+	}
+	s.log.Info("leadership was not handed over in time; the removal elects instead")
 }
 
 // mayReconfig reports whether the ids may reconfigure: the super user, or

@@ -187,11 +187,13 @@ func configOf(ctx context.Context, t *testing.T, addr string) ([]byte, *zk.Stat,
 // Non-incremental reconfig and role changes: the member list given whole
 // turns a participant into an observer (raft demotes it to a learner) and
 // back (promoted once caught up); fromConfig equal to the current version
-// is accepted; removing the leader hands the ensemble to the others.
+// is accepted; removing the leader hands the leadership over first.
 func TestReconfigMembersAndRoles(t *testing.T) {
 	var cfg string
+	var logs lockedBuffer
 	c := startCluster(t, 3, 0, func(o *server.Options) {
 		o.ReconfigEnabled, o.SkipACL = true, true
+		o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 		if cfg == "" {
 			cfg = configText(t, o.Peers)
 		}
@@ -274,5 +276,16 @@ func TestReconfigMembersAndRoles(t *testing.T) {
 	}
 	if c.members[lead].Mode() == "leader" {
 		t.Fatal("the removed member still leads")
+	}
+	// The leadership was handed over before the removal.
+	waitLogs(t, &logs, "handing leadership over first", &logs, "handing leadership over first")
+	if strings.Contains(logs.String(), "was not handed over in time") {
+		var keep []string
+		for _, l := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(l, "handing") || strings.Contains(l, "handed") || strings.Contains(l, "transfer") || strings.Contains(l, "became leader") || strings.Contains(l, "raft leader") {
+				keep = append(keep, l)
+			}
+		}
+		t.Fatalf("leadership not handed over:\n%s", strings.Join(keep, "\n"))
 	}
 }
