@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/zkgo/zkgo/internal/atomicfile"
 )
 
 // ensembleFile holds a member's ensemble identity, in its data directory
@@ -42,7 +44,7 @@ func ensembleIdentity(dir string, peers []Peer) (uint64, error) {
 		return 0, err
 	}
 	id := membershipHash(peers)
-	if err := writeFileSync(path, []byte(fmt.Sprintf("ensemble %016x\n", id))); err != nil {
+	if err := atomicfile.Write(path, []byte(fmt.Sprintf("ensemble %016x\n", id)), 0o600); err != nil {
 		return 0, fmt.Errorf("recording the ensemble identity: %w", err)
 	}
 	return id, nil
@@ -59,7 +61,7 @@ func adoptEnsembleIdentity(dir string, id uint64) (uint64, error) {
 	if id == 0 {
 		return 0, errors.New("the ensemble did not say its identity")
 	}
-	if err := writeFileSync(path, []byte(fmt.Sprintf("ensemble %016x\n", id))); err != nil {
+	if err := atomicfile.Write(path, []byte(fmt.Sprintf("ensemble %016x\n", id)), 0o600); err != nil {
 		return 0, fmt.Errorf("recording the ensemble identity: %w", err)
 	}
 	return id, nil
@@ -82,38 +84,4 @@ func membershipHash(peers []Peer) uint64 {
 		id = 1
 	}
 	return id
-}
-
-// writeFileSync writes a small file atomically and durably: a temporary
-// file, fsynced, renamed into place, and the directory fsynced.
-func writeFileSync(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

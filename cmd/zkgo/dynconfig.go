@@ -1,11 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/zkgo/zkgo/internal/atomicfile"
 )
 
 // writeDynamicConfig records a membership changed by reconfig as
@@ -23,7 +24,7 @@ func writeDynamicConfig(cfgPath, text string, version int64) error {
 	}
 	dynName := filepath.Base(cfgPath) + ".dynamic." + strconv.FormatInt(version, 16)
 	dynPath := filepath.Join(filepath.Dir(cfgPath), dynName)
-	if err := writeFileAtomic(dynPath, []byte(strings.Join(servers, "\n")+"\n")); err != nil {
+	if err := atomicfile.Write(dynPath, []byte(strings.Join(servers, "\n")+"\n"), 0o644); err != nil {
 		return err
 	}
 	old, err := os.ReadFile(cfgPath)
@@ -39,34 +40,5 @@ func writeDynamicConfig(cfgPath, text string, version int64) error {
 		out = append(out, l)
 	}
 	out = append(out, "dynamicConfigFile="+dynPath)
-	return writeFileAtomic(cfgPath, []byte(strings.Join(out, "\n")+"\n"))
-}
-
-// writeFileAtomic writes a file through a synced temporary file renamed
-// into place.
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("replacing %s: %w", path, err)
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.Write(cfgPath, []byte(strings.Join(out, "\n")+"\n"), 0o644)
 }

@@ -48,18 +48,7 @@ func TestRebuildLargeMember(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	mntr := func(i int, key string) string {
-		out, err := zk.FourLetterWord(ctx, procs[i].addr, "mntr")
-		if err != nil {
-			return ""
-		}
-		for _, l := range strings.Split(out, "\n") {
-			if k, v, ok := strings.Cut(l, "\t"); ok && k == key {
-				return v
-			}
-		}
-		return ""
-	}
+	mntr := func(i int, key string) string { return mntrKey(ctx, procs[i].addr, key) }
 	lead := -1
 	for lead < 0 {
 		for i := range n {

@@ -76,38 +76,7 @@ func TestReconfigFromZooCfg(t *testing.T) {
 		_, client, _ := strings.Cut(l, ";")
 		servers = append(servers, client)
 	}
-	stop := make(chan struct{})
-	loadDone := make(chan error, 1)
-	var acked []string
-	go func() {
-		w, err := zk.Connect(ctx, servers, zk.WithSessionTimeout(10*time.Second))
-		if err != nil {
-			loadDone <- err
-			return
-		}
-		defer w.Close()
-		for seq := 0; ; seq++ {
-			select {
-			case <-stop:
-				loadDone <- nil
-				return
-			default:
-			}
-			p := fmt.Sprintf("/load/%06d", seq)
-			for {
-				_, err := w.Create(ctx, p, nil, zk.OpenACLUnsafe, zk.ModePersistent)
-				if err == nil || errors.Is(err, zk.ErrNodeExists) {
-					break
-				}
-				if !errors.Is(err, zk.ErrConnectionLoss) || ctx.Err() != nil {
-					loadDone <- fmt.Errorf("create %s: %w", p, err)
-					return
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			acked = append(acked, p)
-		}
-	}()
+	load := startLoad(ctx, servers, "/load", 1)
 	line4 := strings.Replace(lines[3], ";", ":participant;", 1)
 	line5 := strings.Replace(lines[4], ";", ":participant;", 1)
 	var data []byte
@@ -182,30 +151,11 @@ func TestReconfigFromZooCfg(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	close(stop)
-	if err := <-loadDone; err != nil {
-		t.Fatal(err)
-	}
+	acked := load.finish(t)
 	if len(acked) < 10 {
 		t.Fatalf("only %d writes during the reconfigs", len(acked))
 	}
-	// Another session's writes: sync first, as ZooKeeper's guarantees ask.
-	if _, err := c.Sync(ctx, "/load"); err != nil {
-		t.Fatal(err)
-	}
-	kids, _, err := c.Children(ctx, "/load")
-	if err != nil {
-		t.Fatal(err)
-	}
-	have := map[string]bool{}
-	for _, k := range kids {
-		have["/load/"+k] = true
-	}
-	for _, p := range acked {
-		if !have[p] {
-			t.Fatalf("acknowledged %s lost (%d acknowledged, %d present)", p, len(acked), len(kids))
-		}
-	}
+	checkHeld(ctx, t, procs[0].addr, "/load", acked)
 	t.Logf("%d acknowledged creates during 3 → 5 → 3", len(acked))
 }
 
@@ -421,38 +371,7 @@ func TestRollingReplacement(t *testing.T) {
 	if _, err := admin.Create(ctx, "/load", nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
 		t.Fatal(err)
 	}
-	stop := make(chan struct{})
-	loadDone := make(chan error, 1)
-	var acked []string
-	go func() {
-		w, err := zk.Connect(ctx, servers, zk.WithSessionTimeout(10*time.Second))
-		if err != nil {
-			loadDone <- err
-			return
-		}
-		defer w.Close()
-		for seq := 0; ; seq++ {
-			select {
-			case <-stop:
-				loadDone <- nil
-				return
-			default:
-			}
-			p := fmt.Sprintf("/load/%06d", seq)
-			for {
-				_, err := w.Create(ctx, p, nil, zk.OpenACLUnsafe, zk.ModePersistent)
-				if err == nil || errors.Is(err, zk.ErrNodeExists) {
-					break
-				}
-				if !errors.Is(err, zk.ErrConnectionLoss) || ctx.Err() != nil {
-					loadDone <- fmt.Errorf("create %s: %w", p, err)
-					return
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			acked = append(acked, p)
-		}
-	}()
+	load := startLoad(ctx, servers, "/load", 1)
 	reconfig := func(join, leave []string) {
 		t.Helper()
 		for {
@@ -483,10 +402,7 @@ func TestRollingReplacement(t *testing.T) {
 		procs[old].kill()
 	}
 	defer admin.Close()
-	close(stop)
-	if err := <-loadDone; err != nil {
-		t.Fatal(err)
-	}
+	acked := load.finish(t)
 	var data []byte
 	for {
 		// The last member removed may have led: an election first.
@@ -505,34 +421,7 @@ func TestRollingReplacement(t *testing.T) {
 		}
 	}
 	for i := 3; i < n; i++ {
-		c, err := zk.Connect(ctx, procs[i].addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			_, err := c.Sync(ctx, "/load")
-			if err == nil {
-				break
-			}
-			if !errors.Is(err, zk.ErrConnectionLoss) || ctx.Err() != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		kids, _, err := c.Children(ctx, "/load")
-		c.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		have := map[string]bool{}
-		for _, k := range kids {
-			have["/load/"+k] = true
-		}
-		for _, p := range acked {
-			if !have[p] {
-				t.Fatalf("server %d lacks acknowledged %s", i+1, p)
-			}
-		}
+		checkHeld(ctx, t, procs[i].addr, "/load", acked)
 	}
 	t.Logf("%d acknowledged creates while replacing all three machines", len(acked))
 }

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -44,18 +42,7 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	mntr := func(i int, key string) string {
-		out, err := zk.FourLetterWord(ctx, procs[i].addr, "mntr")
-		if err != nil {
-			return ""
-		}
-		for _, l := range strings.Split(out, "\n") {
-			if k, v, ok := strings.Cut(l, "\t"); ok && k == key {
-				return v
-			}
-		}
-		return ""
-	}
+	mntr := func(i int, key string) string { return mntrKey(ctx, procs[i].addr, key) }
 	// healthy: a leader whose two followers are synced voters.
 	healthy := func() bool {
 		for i := range n {
@@ -83,54 +70,8 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 	}
 	setup.Close()
 
-	stop := make(chan struct{})
-	var mu sync.Mutex // guards acked, failures
-	var acked []string
-	var failures []error
-	var wg sync.WaitGroup
-	for g := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, err := zk.Connect(ctx, servers, zk.WithSessionTimeout(10*time.Second))
-			if err != nil {
-				mu.Lock()
-				failures = append(failures, err)
-				mu.Unlock()
-				return
-			}
-			defer c.Close()
-			for seq := 0; ; seq++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				p := fmt.Sprintf("/w/%d-%06d", g, seq)
-				for {
-					_, err := c.Create(ctx, p, []byte("v"), zk.OpenACLUnsafe, zk.ModePersistent)
-					if err == nil || errors.Is(err, zk.ErrNodeExists) {
-						break
-					}
-					if !errors.Is(err, zk.ErrConnectionLoss) || ctx.Err() != nil {
-						mu.Lock()
-						failures = append(failures, fmt.Errorf("create %s: %w", p, err))
-						mu.Unlock()
-						return
-					}
-					time.Sleep(10 * time.Millisecond)
-				}
-				mu.Lock()
-				acked = append(acked, p)
-				mu.Unlock()
-			}
-		}()
-	}
-	count := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(acked)
-	}
+	load := startLoad(ctx, servers, "/w", 3)
+	count := load.count
 	for i := range n {
 		before := count()
 		procs[i].kill()
@@ -151,34 +92,10 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	close(stop)
-	wg.Wait()
-	if len(failures) > 0 {
-		t.Fatalf("writers failed: %v", failures)
-	}
+	acked := load.finish(t)
 	// Every acknowledged create is on every member.
 	for i := range n {
-		c, err := zk.Connect(ctx, procs[i].addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Sync(ctx, "/w"); err != nil {
-			t.Fatal(err)
-		}
-		kids, _, err := c.Children(ctx, "/w")
-		c.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		have := make(map[string]bool, len(kids))
-		for _, k := range kids {
-			have["/w/"+k] = true
-		}
-		for _, p := range acked {
-			if !have[p] {
-				t.Fatalf("member %d lost acknowledged %s (%d acknowledged, %d present)", i+1, p, len(acked), len(kids))
-			}
-		}
+		checkHeld(ctx, t, procs[i].addr, "/w", acked)
 	}
 	t.Logf("%d acknowledged creates survived a rolling restart and a disk replacement", len(acked))
 }

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkgo/zkgo/zk"
+)
+
+// loadWriters is a steady write load for the ensemble tests: sessions
+// connected to servers create parent/<writer>-<seq> one after the other,
+// retrying a create whose connection was lost (finding its node means it
+// took effect). Any other error is a failure.
+type loadWriters struct {
+	stop chan struct{}
+	wg   sync.WaitGroup
+
+	mu       sync.Mutex // guards acked, failures
+	acked    []string
+	failures []error
+}
+
+func startLoad(ctx context.Context, servers []string, parent string, writers int) *loadWriters {
+	l := &loadWriters{stop: make(chan struct{})}
+	fail := func(err error) {
+		l.mu.Lock()
+		l.failures = append(l.failures, err)
+		l.mu.Unlock()
+	}
+	for g := range writers {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			c, err := zk.Connect(ctx, servers, zk.WithSessionTimeout(10*time.Second))
+			if err != nil {
+				fail(err)
+				return
+			}
+			defer c.Close()
+			for seq := 0; ; seq++ {
+				select {
+				case <-l.stop:
+					return
+				default:
+				}
+				p := fmt.Sprintf("%s/%d-%06d", parent, g, seq)
+				if err := retryLoss(ctx, func() error {
+					_, err := c.Create(ctx, p, []byte("v"), zk.OpenACLUnsafe, zk.ModePersistent)
+					if errors.Is(err, zk.ErrNodeExists) {
+						return nil
+					}
+					return err
+				}); err != nil {
+					fail(fmt.Errorf("create %s: %w", p, err))
+					return
+				}
+				l.mu.Lock()
+				l.acked = append(l.acked, p)
+				l.mu.Unlock()
+			}
+		}()
+	}
+	return l
+}
+
+// count is the number of acknowledged creates so far.
+func (l *loadWriters) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.acked)
+}
+
+// finish stops the writers and returns what they acknowledged, failing
+// the test if a writer failed.
+func (l *loadWriters) finish(t *testing.T) []string {
+	t.Helper()
+	close(l.stop)
+	l.wg.Wait()
+	if len(l.failures) > 0 {
+		t.Fatalf("writers failed: %v", l.failures)
+	}
+	return l.acked
+}
+
+// checkHeld fails the test unless the member at addr holds every path in
+// acked under parent (after a sync: they are another session's writes).
+func checkHeld(ctx context.Context, t *testing.T, addr, parent string, acked []string) {
+	t.Helper()
+	c, err := zk.Connect(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := retryLoss(ctx, func() error { _, err := c.Sync(ctx, parent); return err }); err != nil {
+		t.Fatal(err)
+	}
+	kids, _, err := c.Children(ctx, parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := make(map[string]bool, len(kids))
+	for _, k := range kids {
+		have[parent+"/"+k] = true
+	}
+	for _, p := range acked {
+		if !have[p] {
+			t.Fatalf("%s lost acknowledged %s (%d acknowledged, %d present)", addr, p, len(acked), len(kids))
+		}
+	}
+}
+
+// retryLoss calls fn until it returns anything but a connection loss (a
+// change of leader drops the members' clients; they retry).
+func retryLoss(ctx context.Context, fn func() error) error {
+	for {
+		err := fn()
+		if !errors.Is(err, zk.ErrConnectionLoss) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// mntrKey returns key's value in the mntr of the server at addr ("" if
+// it cannot be read).
+func mntrKey(ctx context.Context, addr, key string) string {
+	out, err := zk.FourLetterWord(ctx, addr, "mntr")
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(l, "\t"); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
