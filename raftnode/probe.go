@@ -99,13 +99,7 @@ func Probe(ctx context.Context, addr string, tlsCfg *tls.Config, req []byte) ([]
 	if err != nil {
 		return nil, err
 	}
-	if tlsCfg != nil {
-		if tlsCfg.ServerName == "" && !tlsCfg.InsecureSkipVerify {
-			tlsCfg = tlsCfg.Clone()
-			tlsCfg.ServerName, _, _ = net.SplitHostPort(addr)
-		}
-		c = tls.Client(c, tlsCfg)
-	}
+	c = clientTLS(c, addr, tlsCfg)
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()

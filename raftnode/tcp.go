@@ -462,6 +462,20 @@ func (t *TCPTransport) writeMessage(bw *bufio.Writer, buf []byte, m *raftpb.Mess
 	return buf, err
 }
 
+// clientTLS runs c over TLS when cfg is set: the peer's certificate is
+// checked against the host of addr unless cfg names a server or skips
+// verification.
+func clientTLS(c net.Conn, addr string, cfg *tls.Config) net.Conn {
+	if cfg == nil {
+		return c
+	}
+	if cfg.ServerName == "" && !cfg.InsecureSkipVerify {
+		cfg = cfg.Clone()
+		cfg.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	return tls.Client(c, cfg)
+}
+
 // dial connects to p and performs the handshake.
 func (t *TCPTransport) dial(p *tcpPeer) (net.Conn, error) {
 	return t.dialAs(p.ctx, p.addr, p.id, helloMagic)
@@ -481,13 +495,7 @@ func (t *TCPTransport) dialAs(pctx context.Context, addr string, to uint64, magi
 	if t.cfg.ClientTLSFunc != nil {
 		cfg = t.cfg.ClientTLSFunc()
 	}
-	if cfg != nil {
-		if cfg.ServerName == "" && !cfg.InsecureSkipVerify {
-			cfg = cfg.Clone()
-			cfg.ServerName, _, _ = net.SplitHostPort(addr)
-		}
-		c = tls.Client(c, cfg)
-	}
+	c = clientTLS(c, addr, cfg)
 	stop := context.AfterFunc(ctx, func() { c.Close() }) // unblocks the handshake on Stop
 	defer stop()
 	deadline, _ := ctx.Deadline()

@@ -80,6 +80,17 @@ func (c *cluster) start(i int, ln net.Listener) {
 	c.members[i] = s
 }
 
+// restart starts member i again on its peer address (after Close or a
+// wipe), with the cluster's options.
+func (c *cluster) restart(i int) {
+	c.t.Helper()
+	ln, err := net.Listen("tcp", c.peers[i].Addr)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.start(i, ln)
+}
+
 // leader waits until exactly one live member is leader and returns it.
 func (c *cluster) leader() int {
 	c.t.Helper()

@@ -296,11 +296,7 @@ func TestEnsembleRejoinAfterWipe(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ln, err := net.Listen("tcp", c.peers[wiped].Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.start(wiped, ln)
+	c.restart(wiped)
 	c.waitNode(wiped, "/during-049", "d")
 	c.waitNode(wiped, fmt.Sprintf("/before-%03d", n-1), "b")
 	if id := mntrKey(c.members[wiped], "zkgo_raft_id"); id == "" || id == fmt.Sprint(wiped+1) {
@@ -337,11 +333,7 @@ func TestEnsembleRejoinAfterWipe(t *testing.T) {
 	if err := os.CopyFS(filepath.Join(c.dirs[wiped], "zkgo"), os.DirFS(stale)); err != nil {
 		t.Fatal(err)
 	}
-	ln, err = net.Listen("tcp", c.peers[wiped].Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.start(wiped, ln)
+	c.restart(wiped)
 	waitLogs(t, &logs, "a replaced incarnation", &logs, "peer refused the connection")
 	if got := c.members[wiped].Mode(); got == "leader" {
 		t.Fatalf("the replaced incarnation is %s", got)
@@ -372,11 +364,7 @@ func TestEnsembleRestoredFromOldBackup(t *testing.T) {
 	if err := os.CopyFS(backup, os.DirFS(filepath.Join(c.dirs[m], "zkgo"))); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", c.peers[m].Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.start(m, ln)
+	c.restart(m)
 	for i := range 100 {
 		if _, err := cl.Create(ctx, fmt.Sprintf("/n-%03d", i), nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
 			t.Fatal(err)
@@ -389,11 +377,7 @@ func TestEnsembleRestoredFromOldBackup(t *testing.T) {
 	if err := os.CopyFS(filepath.Join(c.dirs[m], "zkgo"), os.DirFS(backup)); err != nil {
 		t.Fatal(err)
 	}
-	ln, err = net.Listen("tcp", c.peers[m].Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.start(m, ln)
+	c.restart(m)
 	waitLogs(t, &logs, "restored from an old backup", &logs, "raft stopped")
 	if _, err := cl.Create(ctx, "/still-writable", nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
 		t.Fatal(err)
@@ -422,14 +406,7 @@ func TestEnsembleRejoinInterrupted(t *testing.T) {
 	c.members[m].Close()
 	c.members[m] = nil
 	os.RemoveAll(filepath.Join(c.dirs[m], "zkgo"))
-	restart := func() {
-		ln, err := net.Listen("tcp", c.peers[m].Addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.start(m, ln)
-	}
-	restart()
+	c.restart(m)
 	// Stop it as soon as the leader lists it as a learner.
 	deadline := time.Now().Add(30 * time.Second)
 	for mntrKey(c.members[lead], "zkgo_raft_learners") != "1" {
@@ -442,7 +419,7 @@ func TestEnsembleRejoinInterrupted(t *testing.T) {
 	c.members[m] = nil
 	md, err := os.ReadFile(filepath.Join(c.dirs[m], "zkgo", "ENSEMBLE"))
 	t.Logf("stopped after admission (ENSEMBLE recorded: %v)", err == nil && len(md) > 0)
-	restart()
+	c.restart(m)
 	c.waitNode(m, "/n-199", "")
 	first := mntrKey(c.members[m], "zkgo_raft_id")
 	deadline = time.Now().Add(30 * time.Second)
