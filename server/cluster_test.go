@@ -91,6 +91,24 @@ func (c *cluster) restart(i int) {
 	c.start(i, ln)
 }
 
+// createOnLeader waits for a leader, creates path with data through it
+// and returns the leader's index.
+func (c *cluster) createOnLeader(path, data string) int {
+	c.t.Helper()
+	lead := c.leader()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl, err := zk.Connect(ctx, c.addr(lead))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := cl.Create(ctx, path, []byte(data), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+		c.t.Fatal(err)
+	}
+	return lead
+}
+
 // leader waits until exactly one live member is leader and returns it.
 func (c *cluster) leader() int {
 	c.t.Helper()

@@ -212,19 +212,9 @@ func TestPeerTLS(t *testing.T) {
 			o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 		}
 	})
-	lead := c.leader()
+	lead := c.createOnLeader("/over-tls", "t")
 	if lead == 2 {
 		t.Fatal("the member with a foreign certificate leads")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cl, err := zk.Connect(ctx, c.addr(lead))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if _, err := cl.Create(ctx, "/over-tls", []byte("t"), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
-		t.Fatal(err)
 	}
 	c.waitNode((lead+1)%2, "/over-tls", "t") // the other trusted member
 	deadline := time.Now().Add(30 * time.Second)
@@ -466,19 +456,8 @@ func TestPeerTLSReload(t *testing.T) {
 		}
 		o.PeerServerTLS, o.PeerClientTLSFunc = srv, cli
 	})
-	lead := c.leader()
-	if lead == 2 {
+	if lead := c.createOnLeader("/over-tls", "t"); lead == 2 {
 		t.Fatal("the member with a foreign certificate leads")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cl, err := zk.Connect(ctx, c.addr(lead))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if _, err := cl.Create(ctx, "/over-tls", []byte("t"), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
-		t.Fatal(err)
 	}
 	found := false
 	c.members[2].Tree(func(tr *tree.Tree) { found = tr.Get("/over-tls") != nil })
@@ -531,19 +510,8 @@ func TestPeerTLSImpersonation(t *testing.T) {
 			o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 		}
 	})
-	lead := c.leader()
-	if lead == 2 {
+	if lead := c.createOnLeader("/over-tls", "t"); lead == 2 {
 		t.Fatal("the impersonator leads")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cl, err := zk.Connect(ctx, c.addr(lead))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if _, err := cl.Create(ctx, "/over-tls", []byte("t"), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
-		t.Fatal(err)
 	}
 	waitLogs(t, &logs, "is not valid for 127.0.0.1", &logs, "server.3")
 	time.Sleep(200 * time.Millisecond) // time it would need to replicate

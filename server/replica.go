@@ -117,7 +117,7 @@ func (r *replica) start() error {
 			return err
 		}
 		r.tr = tr
-		return r.startNode(tr, r.bootstrapPeers(), false, 0)
+		return r.startNode(tr, r.bootstrapPeers(), false)
 	}
 	if err := refuseJavaDataDir(r.dir); err != nil {
 		return err
@@ -189,12 +189,12 @@ func (r *replica) startMember(tcp *raftnode.TCPTransport, d startDecision) error
 	r.view.mu.Lock()
 	r.view.ensemble = ensemble
 	r.view.mu.Unlock()
-	return r.startNode(tcp, peers, d.join, ensemble)
+	return r.startNode(tcp, peers, d.join)
 }
 
 // startNode starts raft over the opened storage and the helpers that
 // follow it.
-func (r *replica) startNode(tr raftnode.Transport, peers []raftnode.Peer, join bool, ensemble uint64) error {
+func (r *replica) startNode(tr raftnode.Transport, peers []raftnode.Peer, join bool) error {
 	opts := r.opts
 	node, err := raftnode.Start(raftnode.Config{
 		ID:           r.id.Load(),
