@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -139,4 +140,29 @@ func mntrKey(ctx context.Context, addr, key string) string {
 		}
 	}
 	return ""
+}
+
+// memberProc is a `zkgo server zoo.cfg` process of an ensemble test.
+type memberProc struct {
+	pid  int
+	addr string // client address
+	kill func() // SIGKILL, then wait for the exit (the data dir is free again)
+}
+
+// memberProcs runs the members of an ensemble test from their zoo.cfg
+// files; start (re)starts member i.
+type memberProcs struct {
+	t     *testing.T
+	cfgs  []string
+	procs []memberProc
+}
+
+func newMemberProcs(t *testing.T, cfgs []string) *memberProcs {
+	return &memberProcs{t: t, cfgs: cfgs, procs: make([]memberProc, len(cfgs))}
+}
+
+func (m *memberProcs) start(i int) {
+	m.t.Helper()
+	cmd, addr := startServer(m.t, m.cfgs[i])
+	m.procs[i] = memberProc{cmd.Process.Pid, addr, func() { cmd.Process.Signal(syscall.SIGKILL); cmd.Wait() }}
 }

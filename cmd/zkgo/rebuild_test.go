@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -33,16 +32,8 @@ func TestRebuildLargeMember(t *testing.T) {
 	}
 	const n = 3
 	cfgs, _ := writeEnsemble(t, t.TempDir(), n, "4lw.commands.whitelist=*\nsnapCount=2000\njute.maxbuffer=2097152\n")
-	type proc struct {
-		pid  int
-		kill func()
-		addr string
-	}
-	procs := make([]proc, n)
-	start := func(i int) {
-		cmd, addr := startServer(t, cfgs[i])
-		procs[i] = proc{cmd.Process.Pid, func() { cmd.Process.Signal(syscall.SIGKILL); cmd.Wait() }, addr}
-	}
+	m := newMemberProcs(t, cfgs)
+	procs, start := m.procs, m.start
 	for i := range n {
 		start(i)
 	}

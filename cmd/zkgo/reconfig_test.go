@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -36,15 +35,8 @@ func TestReconfigFromZooCfg(t *testing.T) {
 		text = strings.Replace(text, lines[4]+"\n", "", 1)
 		os.WriteFile(cfgs[i], []byte(text), 0o644)
 	}
-	type proc struct {
-		kill func()
-		addr string
-	}
-	procs := make([]proc, n)
-	start := func(i int) {
-		cmd, addr := startServer(t, cfgs[i])
-		procs[i] = proc{func() { cmd.Process.Signal(syscall.SIGKILL); cmd.Wait() }, addr}
-	}
+	m := newMemberProcs(t, cfgs)
+	procs, start := m.procs, m.start
 	for i := range n {
 		// The new ones start with the others: they must not form an
 		// ensemble of their own configuration with them.
@@ -179,15 +171,8 @@ func TestReconfigKillDuringChange(t *testing.T) {
 				}
 				os.WriteFile(cfgs[i], []byte(strings.Replace(string(b), lines[3]+"\n", "", 1)), 0o644)
 			}
-			type proc struct {
-				kill func()
-				addr string
-			}
-			procs := make([]proc, n)
-			start := func(i int) {
-				cmd, addr := startServer(t, cfgs[i])
-				procs[i] = proc{func() { cmd.Process.Signal(syscall.SIGKILL); cmd.Wait() }, addr}
-			}
+			m := newMemberProcs(t, cfgs)
+			procs, start := m.procs, m.start
 			for i := range n {
 				start(i)
 			}
@@ -343,15 +328,8 @@ func TestRollingReplacement(t *testing.T) {
 		}
 		os.WriteFile(cfgs[i], []byte(strings.Join(keep, "\n")+"\n"), 0o644)
 	}
-	type proc struct {
-		kill func()
-		addr string
-	}
-	procs := make([]proc, n)
-	start := func(i int) {
-		cmd, addr := startServer(t, cfgs[i])
-		procs[i] = proc{func() { cmd.Process.Signal(syscall.SIGKILL); cmd.Wait() }, addr}
-	}
+	m := newMemberProcs(t, cfgs)
+	procs, start := m.procs, m.start
 	for _, i := range current {
 		writeCfg(i, current)
 		start(i)

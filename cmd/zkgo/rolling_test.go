@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,15 +27,8 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 		_, client, _ := strings.Cut(l, ";")
 		servers = append(servers, client)
 	}
-	type proc struct {
-		kill func()
-		addr string
-	}
-	procs := make([]proc, n)
-	start := func(i int) {
-		cmd, addr := startServer(t, cfgs[i])
-		procs[i] = proc{func() { cmd.Process.Signal(syscall.SIGKILL); cmd.Wait() }, addr}
-	}
+	m := newMemberProcs(t, cfgs)
+	procs, start := m.procs, m.start
 	for i := range n {
 		start(i)
 	}
