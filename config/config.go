@@ -113,6 +113,12 @@ type Config struct {
 	// mutual TLS with the ssl.quorum.* stores in SSLQuorumStores.
 	SSLQuorum       bool
 	SSLQuorumStores TLS
+	// PortUnification (portUnification) makes the peer port accept TLS
+	// and plaintext members alike, for the rolling switch of an ensemble
+	// from plaintext to TLS (or back): every member first gets
+	// portUnification with the ssl.quorum.* stores, then sslQuorum=true,
+	// then portUnification is removed, one rolling restart each.
+	PortUnification bool
 	// ConnectionThrottleTokens (connection_throttle_tokens) is the size of
 	// the token bucket that new client connections draw from; 0 (the
 	// default) disables the throttle. The bucket gets
@@ -194,11 +200,6 @@ var FourLetterWordsKnown = []string{
 	"conf", "cons", "crst", "dirs", "dump", "envi", "gtmk", "hash", "isro",
 	"mntr", "ruok", "srst", "srvr", "stat", "stmk", "wchc", "wchp", "wchs",
 }
-
-// ErrTLSNotImplemented is wrapped by the error Parse returns for a
-// configuration that asks for a rolling upgrade from plaintext to TLS
-// between ensemble members (portUnification), which is not implemented.
-var ErrTLSNotImplemented = errors.New("switching ensemble members between plaintext and TLS (portUnification) is not implemented")
 
 // Defaults.
 const (

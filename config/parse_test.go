@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -70,14 +69,14 @@ func TestTLS(t *testing.T) {
 	if _, _, err := parseString(t, base+"sslQuorum=true\n"); err == nil {
 		t.Error("sslQuorum=true without stores accepted")
 	}
-	// The rolling switch between plaintext and TLS is not implemented:
-	// refused, never ignored.
-	for _, line := range []string{"portUnification=true"} {
-		_, _, err := parseString(t, base+line+"\n")
-		key, _, _ := strings.Cut(line, "=")
-		if !errors.Is(err, ErrTLSNotImplemented) || !strings.HasSuffix(err.Error(), "key "+key) {
-			t.Errorf("%s: err = %v", line, err)
-		}
+	// The rolling switch between plaintext and TLS: portUnification with
+	// the stores, sslQuorum not yet on.
+	q, w, err = parseString(t, base+"sslQuorum=false\nportUnification=true\nssl.quorum.keyStore.location=/q.pem\nssl.quorum.trustStore.location=/t.pem\n")
+	if err != nil || q.SSLQuorum || !q.PortUnification || len(w) != 0 {
+		t.Fatalf("portUnification: %+v %v %v", q, w, err)
+	}
+	if _, _, err := parseString(t, base+"portUnification=true\n"); err == nil || !strings.Contains(err.Error(), "portUnification=true needs ssl.quorum.keyStore.location") {
+		t.Errorf("portUnification=true without stores: %v", err)
 	}
 	for _, cfg := range []string{
 		"dataDir=/d\nclientPort=2181\nsecureClientPort=2281\n",             // no key store

@@ -27,9 +27,9 @@ type TLS struct {
 	HandshakeDetectionTimeout time.Duration
 }
 
-// tlsProperty parses the TLS keys of the client port. Peer TLS
-// (sslQuorum, ssl.quorum.*, portUnification) is not implemented and is
-// refused when it is asked for. It reports whether the key was one of
+// tlsProperty parses the TLS keys: the client port's (ssl.*,
+// secureClientPort, client.portUnification) and the members' (sslQuorum,
+// ssl.quorum.*, portUnification). It reports whether the key was one of
 // these.
 func (p *parser) tlsProperty(pr property) (bool, error) {
 	c, k, v := p.c, pr.key, pr.value
@@ -73,10 +73,9 @@ func (p *parser) tlsProperty(pr property) (bool, error) {
 		c.SSLQuorum = p.javaBool(pr)
 		return true, nil
 	case k == "portUnification":
-		// The rolling upgrade from plaintext to TLS between members.
-		if strings.EqualFold(v, "true") {
-			return true, p.peerTLSErr(pr)
-		}
+		// The rolling switch between plaintext and TLS between members:
+		// the peer port takes both.
+		c.PortUnification = p.javaBool(pr)
 		return true, nil
 	case strings.HasPrefix(k, "ssl.quorum.keyStore."):
 		return true, store(&c.SSLQuorumStores.KeyStore, strings.TrimPrefix(k, "ssl.quorum.keyStore."))
@@ -138,15 +137,18 @@ func (p *parser) tlsProperty(pr property) (bool, error) {
 	return true, nil
 }
 
-func (p *parser) peerTLSErr(pr property) error {
-	return fmt.Errorf("%s:%d: %w; refusing to run ensemble members without the TLS that was configured: key %s", p.name, pr.line, ErrTLSNotImplemented, pr.key)
-}
-
-// validateQuorumTLS checks sslQuorum's settings (from finish).
+// validateQuorumTLS checks sslQuorum's and portUnification's settings
+// (from finish): both need the ssl.quorum.* stores, the first to dial
+// over TLS, the second to accept TLS.
 func (p *parser) validateQuorumTLS() error {
 	c := p.c
-	if c.SSLQuorum && (c.SSLQuorumStores.KeyStore.Location == "" || c.SSLQuorumStores.TrustStore.Location == "") {
-		return fmt.Errorf("%s: sslQuorum=true needs ssl.quorum.keyStore.location and ssl.quorum.trustStore.location", p.name)
+	for _, k := range []struct {
+		key string
+		on  bool
+	}{{"sslQuorum", c.SSLQuorum}, {"portUnification", c.PortUnification}} {
+		if k.on && (c.SSLQuorumStores.KeyStore.Location == "" || c.SSLQuorumStores.TrustStore.Location == "") {
+			return fmt.Errorf("%s: %s=true needs ssl.quorum.keyStore.location and ssl.quorum.trustStore.location", p.name, k.key)
+		}
 	}
 	return nil
 }

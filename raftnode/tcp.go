@@ -16,6 +16,8 @@ import (
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/zkgo/zkgo/internal/tlssniff"
 )
 
 // Defaults for TCPConfig fields left zero.
@@ -66,6 +68,14 @@ type TCPConfig struct {
 	// configuration of each connection this member dials, so that a
 	// certificate replaced on disk is used from the next connection on.
 	ClientTLSFunc func() *tls.Config
+	// AcceptPlaintext, with ServerTLS set, accepts connections that do not
+	// start a TLS handshake too, in plaintext (ZooKeeper's
+	// portUnification): during the rolling switch of an ensemble between
+	// plaintext and TLS, members that dial in plaintext and members that
+	// dial over TLS are both let in. The first byte tells them apart
+	// (internal/tlssniff); it must arrive within DialTimeout. Plaintext
+	// peers are not authenticated (VerifyPeer is not called for them).
+	AcceptPlaintext bool
 	// Probe, if set, answers probes (probe.go): connections that ask
 	// about the member rather than carry raft messages. With Probe set,
 	// ID may be 0 until SetIdentity.
@@ -568,9 +578,10 @@ func (t *TCPTransport) readLoop(raw net.Conn) {
 		t.mu.Unlock()
 	}()
 	log := t.log.With("remote", raw.RemoteAddr().String())
-	c := raw
-	if t.cfg.ServerTLS != nil {
-		c = tls.Server(raw, t.cfg.ServerTLS) // handshake on the first read, under accept's deadline
+	c, err := t.serverConn(raw)
+	if err != nil {
+		log.Warn("raftnode: refused a peer connection", "err", err)
+		return
 	}
 	from, snap, err := t.accept(c)
 	if err != nil {
@@ -613,6 +624,28 @@ func (t *TCPTransport) readLoop(raw net.Conn) {
 			return
 		}
 	}
+}
+
+// serverConn runs an accepted connection over TLS when the transport
+// has ServerTLS: the handshake happens on the first read, under accept's
+// deadline. With AcceptPlaintext, a connection whose first byte does not
+// start a TLS handshake stays plaintext.
+func (t *TCPTransport) serverConn(raw net.Conn) (net.Conn, error) {
+	if t.cfg.ServerTLS == nil {
+		return raw, nil
+	}
+	if !t.cfg.AcceptPlaintext {
+		return tls.Server(raw, t.cfg.ServerTLS), nil
+	}
+	raw.SetReadDeadline(time.Now().Add(t.cfg.DialTimeout))
+	c, isTLS, err := tlssniff.Detect(raw)
+	if err != nil {
+		return nil, fmt.Errorf("reading the first byte: %w", err)
+	}
+	if isTLS {
+		return tls.Server(c, t.cfg.ServerTLS), nil
+	}
+	return c, nil
 }
 
 // accept reads and checks the hello and answers it. A hello that names

@@ -361,7 +361,8 @@ func (r *replica) transport() (raftnode.Transport, error) {
 	}
 	return raftnode.NewTCPTransport(raftnode.TCPConfig{Listener: ln, Logger: r.log,
 		ServerTLS: opts.PeerServerTLS, ClientTLS: opts.PeerClientTLS, ClientTLSFunc: opts.PeerClientTLSFunc,
-		Probe: r.answerProbe, Resolve: r.resolve, Admit: r.admitPeer, VerifyPeer: r.verifyPeer})
+		AcceptPlaintext: opts.PeerPortUnification,
+		Probe:           r.answerProbe, Resolve: r.resolve, Admit: r.admitPeer, VerifyPeer: r.verifyPeer})
 }
 
 // isLeader reports whether this member decides session expiry: always

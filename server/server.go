@@ -214,6 +214,11 @@ type Options struct {
 	// of each peer connection this member dials (re-reading certificates
 	// that changed on disk; tlsconf.ReloadingClientConfig).
 	PeerClientTLSFunc func() *tls.Config
+	// PeerPortUnification (portUnification): with PeerServerTLS, the peer
+	// port accepts plaintext members too, for the rolling switch between
+	// plaintext and TLS. Members dial over TLS only if PeerClientTLS (or
+	// PeerClientTLSFunc) is set (sslQuorum).
+	PeerPortUnification bool
 	// PeerHostnameVerification (ssl.quorum.hostnameVerification): a peer's
 	// certificate must be valid for the host of the server.N address of
 	// the member it claims to be, on connections this member accepts too.

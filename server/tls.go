@@ -2,16 +2,10 @@ package server
 
 import (
 	"crypto/tls"
-	"io"
-	"net"
 
+	"github.com/zkgo/zkgo/internal/tlssniff"
 	"github.com/zkgo/zkgo/proto"
 )
-
-// tlsRecordHandshake is the first byte of a TLS ClientHello (a handshake
-// record); no ZooKeeper request or four-letter word starts with it (a
-// frame length's high byte would make a 360 MiB frame).
-const tlsRecordHandshake = 0x16
 
 // startTLS runs the TLS handshake of a connection on the TLS port, or on a
 // unified port when its first byte starts one, under the handshake
@@ -24,12 +18,11 @@ func (c *Conn) startTLS() bool {
 	}
 	conn := c.raw
 	if !c.secure {
-		var b [1]byte
-		if _, err := io.ReadFull(c.raw, b[:]); err != nil {
+		pc, isTLS, err := tlssniff.Detect(c.raw)
+		if err != nil {
 			return false
 		}
-		pc := &prefixConn{Conn: c.raw, first: b[0], pending: true}
-		if b[0] != tlsRecordHandshake {
+		if !isTLS {
 			c.nc = pc // plaintext on the unified port
 			return true
 		}
@@ -53,21 +46,4 @@ func (c *Conn) startTLS() bool {
 		c.auth.Store(&ids)
 	}
 	return true
-}
-
-// prefixConn gives back the byte a unified port read to tell TLS from
-// plaintext before the rest of the connection.
-type prefixConn struct {
-	net.Conn
-	first   byte
-	pending bool // reader goroutine only
-}
-
-func (p *prefixConn) Read(b []byte) (int, error) {
-	if p.pending && len(b) > 0 {
-		p.pending = false
-		b[0] = p.first
-		return 1, nil
-	}
-	return p.Conn.Read(b)
 }

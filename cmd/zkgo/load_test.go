@@ -142,6 +142,39 @@ func mntrKey(ctx context.Context, addr, key string) string {
 	return ""
 }
 
+// waitHealthy waits until one of the members at addrs leads with every
+// other member a synced voter (mntr; needs 4lw.commands.whitelist), and
+// fails the test if ctx ends first.
+func waitHealthy(ctx context.Context, t *testing.T, addrs []string, what string) {
+	t.Helper()
+	n := fmt.Sprint(len(addrs))
+	healthy := func() bool {
+		for _, a := range addrs {
+			if mntrKey(ctx, a, "zk_server_state") == "leader" {
+				return mntrKey(ctx, a, "zk_synced_followers") == fmt.Sprint(len(addrs)-1) && mntrKey(ctx, a, "zkgo_raft_voters") == n
+			}
+		}
+		return false
+	}
+	for !healthy() {
+		if ctx.Err() != nil {
+			t.Fatalf("the ensemble did not become healthy after %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitWrites waits until the load has acknowledged more than n writes.
+func (l *loadWriters) waitWrites(ctx context.Context, t *testing.T, n int, what string) {
+	t.Helper()
+	for l.count() <= n {
+		if ctx.Err() != nil {
+			t.Fatalf("writes stopped after %s (%d acknowledged)", what, l.count())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // memberProc is a `zkgo server zoo.cfg` process of an ensemble test.
 type memberProc struct {
 	pid  int

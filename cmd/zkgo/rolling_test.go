@@ -34,25 +34,7 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	mntr := func(i int, key string) string { return mntrKey(ctx, procs[i].addr, key) }
-	// healthy: a leader whose two followers are synced voters.
-	healthy := func() bool {
-		for i := range n {
-			if mntr(i, "zk_server_state") == "leader" {
-				return mntr(i, "zk_synced_followers") == "2" && mntr(i, "zkgo_raft_voters") == "3"
-			}
-		}
-		return false
-	}
-	waitHealthy := func(what string) {
-		for !healthy() {
-			if ctx.Err() != nil {
-				t.Fatalf("the ensemble did not recover after %s", what)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	waitHealthy("starting")
+	waitHealthy(ctx, t, servers, "starting")
 	setup, err := zk.Connect(ctx, servers)
 	if err != nil {
 		t.Fatal(err)
@@ -63,9 +45,8 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 	setup.Close()
 
 	load := startLoad(ctx, servers, "/w", 3)
-	count := load.count
 	for i := range n {
-		before := count()
+		before := load.count()
 		procs[i].kill()
 		what := fmt.Sprintf("restarting member %d", i+1)
 		if i == 1 {
@@ -75,14 +56,9 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 			what = fmt.Sprintf("replacing member %d's disk", i+1)
 		}
 		start(i)
-		waitHealthy(what)
+		waitHealthy(ctx, t, servers, what)
 		// Writes went on: at least some were acknowledged since.
-		for count() < before+50 {
-			if ctx.Err() != nil {
-				t.Fatalf("writes stopped after %s (%d acknowledged)", what, count())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		load.waitWrites(ctx, t, before+50, what)
 	}
 	acked := load.finish(t)
 	// Every acknowledged create is on every member.

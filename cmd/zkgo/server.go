@@ -90,7 +90,7 @@ Flags:
 		return 1
 	}
 	opts := optionsFromConfig(cfg, log)
-	if cfg.SSLQuorum && cfg.Distributed() {
+	if (cfg.SSLQuorum || cfg.PortUnification) && cfg.Distributed() {
 		q := cfg.SSLQuorumStores
 		o := tlsconf.Options{KeyStore: tlsconf.Store(q.KeyStore), TrustStore: tlsconf.Store(q.TrustStore), ClientAuth: "need",
 			Protocol: q.Protocol, EnabledProtocols: q.EnabledProtocols, CipherSuites: q.CipherSuites,
@@ -100,15 +100,21 @@ Flags:
 			fmt.Fprintf(os.Stderr, "zkgo server: sslQuorum: %v\n", err)
 			return 1
 		}
-		cliTLS, err := tlsconf.ReloadingClientConfig(o, "")
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "zkgo server: sslQuorum: %v\n", err)
-			return 1
-		}
-		opts.PeerServerTLS, opts.PeerClientTLSFunc = srvTLS, cliTLS
+		opts.PeerServerTLS, opts.PeerPortUnification = srvTLS, cfg.PortUnification
 		opts.PeerHostnameVerification = q.HostnameVerification
-		log.Info("TLS between members (sslQuorum)", "keyStore", q.KeyStore.Location, "trustStore", q.TrustStore.Location,
-			"hostnameVerification", q.HostnameVerification)
+		if cfg.SSLQuorum {
+			cliTLS, err := tlsconf.ReloadingClientConfig(o, "")
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "zkgo server: sslQuorum: %v\n", err)
+				return 1
+			}
+			opts.PeerClientTLSFunc = cliTLS
+		}
+		log.Info("TLS between members", "sslQuorum", cfg.SSLQuorum, "portUnification", cfg.PortUnification,
+			"keyStore", q.KeyStore.Location, "trustStore", q.TrustStore.Location, "hostnameVerification", q.HostnameVerification)
+		if cfg.PortUnification {
+			log.Warn("portUnification: the peer port also accepts members in plaintext, unauthenticated; remove it once every member runs sslQuorum=true")
+		}
 	}
 	if cfg.SecureClientPort != 0 || cfg.ClientPortUnification {
 		t := cfg.SSL

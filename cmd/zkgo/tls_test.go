@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	binenc "encoding/binary"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,4 +98,118 @@ func TestEnsembleSSLQuorumFromZooCfg(t *testing.T) {
 	if b, _, err := r.Get(ctx, "/ssl-quorum"); err != nil || string(b) != "q" {
 		t.Fatalf("read on member 3: %q %v", b, err)
 	}
+}
+
+// TestRollingUpgradeToQuorumTLS: the switch of a running plaintext
+// ensemble to TLS between members without downtime, as ZooKeeper's
+// administrator's guide does it — three rolling restarts: portUnification
+// with the ssl.quorum.* stores (the peer port takes both), then
+// sslQuorum=true (members dial over TLS), then portUnification removed
+// (TLS only). A steady write load goes on throughout; no acknowledged
+// write is lost, and at the end the peer ports refuse plaintext.
+func TestRollingUpgradeToQuorumTLS(t *testing.T) {
+	const n = 3
+	base := t.TempDir()
+	files := tlstest.WriteFiles(t, base, "member")
+	cfgs, lines := writeEnsemble(t, base, n, "4lw.commands.whitelist=*\n")
+	var servers, peers []string
+	for _, l := range lines {
+		addrs, client, _ := strings.Cut(l, ";")
+		servers = append(servers, client)
+		_, addrs, _ = strings.Cut(addrs, "=")
+		host, rest, _ := strings.Cut(addrs, ":")
+		port, _, _ := strings.Cut(rest, ":")
+		peers = append(peers, host+":"+port)
+	}
+	plain := make([]string, n)
+	for i, cfg := range cfgs {
+		b, err := os.ReadFile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain[i] = string(b)
+	}
+	stores := fmt.Sprintf("ssl.quorum.keyStore.location=%s\nssl.quorum.trustStore.location=%s\n", files.Path("member"), files.Path("ca"))
+	m := newMemberProcs(t, cfgs)
+	for i := range n {
+		m.start(i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	waitHealthy(ctx, t, servers, "starting")
+	setup, err := zk.Connect(ctx, servers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := setup.Create(ctx, "/w", nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+	setup.Close()
+
+	load := startLoad(ctx, servers, "/w", 2)
+	for step, extra := range []string{
+		"sslQuorum=false\nportUnification=true\n" + stores,
+		"sslQuorum=true\nportUnification=true\n" + stores,
+		"sslQuorum=true\n" + stores,
+	} {
+		for i := range n {
+			before := load.count()
+			m.procs[i].kill()
+			if err := os.WriteFile(cfgs[i], []byte(plain[i]+extra), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			m.start(i)
+			what := fmt.Sprintf("step %d, member %d", step+1, i+1)
+			waitHealthy(ctx, t, servers, what)
+			load.waitWrites(ctx, t, before+20, what)
+		}
+		if step == 0 {
+			// The unified ports answer a member dialling in plaintext
+			// (and so show that the check below can tell).
+			for _, p := range peers {
+				if !plaintextHelloAnswered(t, p) {
+					t.Fatalf("the unified peer port %s did not answer a plaintext hello", p)
+				}
+			}
+		}
+	}
+	acked := load.finish(t)
+	for i := range n {
+		checkHeld(ctx, t, servers[i], "/w", acked)
+	}
+	// TLS only now: a member that dials in plaintext gets no answer.
+	for _, p := range peers {
+		if ok := plaintextHelloAnswered(t, p); ok {
+			t.Fatalf("the peer port %s answered a plaintext hello after the upgrade", p)
+		}
+	}
+	t.Logf("%d acknowledged creates during the switch to TLS between members", len(acked))
+}
+
+// plaintextHelloAnswered sends a zkgo peer hello in plaintext to addr
+// (cluster 0, for member 1: to be refused) and reports whether a zkgo
+// answer came back, which only a member that reads plaintext sends.
+func plaintextHelloAnswered(t *testing.T, addr string) bool {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	hello := make([]byte, 4+36)
+	binenc.BigEndian.PutUint32(hello, 36)
+	copy(hello[4:], "zkgoraft")
+	binenc.BigEndian.PutUint32(hello[12:], 1)  // version
+	binenc.BigEndian.PutUint64(hello[24:], 99) // sender
+	binenc.BigEndian.PutUint64(hello[32:], 1)  // receiver (not 0: a probe)
+	if _, err := c.Write(hello); err != nil {
+		return false
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var hdr [4]byte
+	if _, err := io.ReadFull(c, hdr[:]); err != nil {
+		return false
+	}
+	n := binenc.BigEndian.Uint32(hdr[:])
+	return n >= 1 && n <= 1024
 }
