@@ -184,7 +184,9 @@ func TestEnsembleIdentityRecordedAtFirstStart(t *testing.T) {
 
 // sslQuorum: members talk over mutual TLS; a member whose certificate the
 // others' trust store does not accept cannot join, and the refusal is
-// logged.
+// logged. The regression test of CVE-2018-8012 (a server joined a quorum
+// without any authentication) for zkgo's peer authentication; the
+// plaintext case is raftnode's TestTCPPortUnification.
 func TestPeerTLS(t *testing.T) {
 	files := tlstest.WriteFiles(t, t.TempDir(), "member")
 	strangers := tlstest.WriteFiles(t, t.TempDir(), "member")
@@ -478,7 +480,10 @@ func TestPeerTLSReload(t *testing.T) {
 // a process speak as a member: member 3 dials with a certificate valid for
 // 10.9.9.9 only (its server side is in order), and every connection or
 // probe it makes is refused, saying why. Without the check it would be a
-// full member.
+// full member. The regression test of CVE-2023-44981's class (a quorum
+// peer authenticated without its identity being tied to its server id;
+// in ZooKeeper through SASL, which zkgo refuses to run, here through the
+// peer certificate).
 func TestPeerTLSImpersonation(t *testing.T) {
 	files := tlstest.WriteFiles(t, t.TempDir(), "member")
 	c3, k3 := files.CA.IssueFor(t, "elsewhere", []string{"elsewhere.example"}, []net.IP{net.IPv4(10, 9, 9, 9)})
