@@ -52,7 +52,15 @@ func TestRebuildLargeMember(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	// Load: 100 KB znodes from 8 sessions.
+	fillTree(ctx, t, procs[lead].addr, mib)
+	r := rebuildMember(ctx, t, m, cfgs, lead, (lead+1)%n, n)
+	t.Logf("%s", r.String(mib))
+}
+
+// fillTree creates mib MiB of 100 KB znodes (/n0000000, …) through the
+// member at addr, from 8 sessions.
+func fillTree(ctx context.Context, t *testing.T, addr string, mib int) {
+	t.Helper()
 	const size = 100 << 10
 	count := mib << 20 / size
 	loadStart := time.Now()
@@ -62,7 +70,7 @@ func TestRebuildLargeMember(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := zk.Connect(ctx, procs[lead].addr)
+			c, err := zk.Connect(ctx, addr)
 			if err != nil {
 				errc <- err
 				return
@@ -84,9 +92,31 @@ func TestRebuildLargeMember(t *testing.T) {
 	default:
 	}
 	t.Logf("loaded %d znodes of %d KB (%d MiB) in %v", count, size>>10, mib, time.Since(loadStart).Round(time.Millisecond))
+}
 
-	// Wipe a follower and start it again while a writer measures.
-	f := (lead + 1) % n
+// rebuild holds the figures of a member rebuilt from an empty disk.
+type rebuild struct {
+	member             int // 1-based
+	znodes             string
+	took               time.Duration
+	writes             int
+	p50, p99, maxLat   time.Duration
+	rssLeader, rssNode int // peak RSS, MiB
+}
+
+func (r rebuild) String(mib int) string {
+	return fmt.Sprintf("rebuilt member %d (%d MiB, %s znodes) in %v; leader setData during it: %d writes, p50 %v p99 %v max %v; peak RSS leader %d MiB, rebuilt member %d MiB",
+		r.member, mib, r.znodes, r.took.Round(time.Millisecond), r.writes, r.p50, r.p99, r.maxLat, r.rssLeader, r.rssNode)
+}
+
+// rebuildMember kills follower f, empties its data directory and starts
+// it again while a client keeps setting a znode on leader lead, and waits
+// until f holds the leader's znodes and the leader counts voters-1 synced
+// followers among voters voters.
+func rebuildMember(ctx context.Context, t *testing.T, m *memberProcs, cfgs []string, lead, f, voters int) rebuild {
+	t.Helper()
+	procs := m.procs
+	mntr := func(i int, key string) string { return mntrKey(ctx, procs[i].addr, key) }
 	procs[f].kill()
 	if err := os.RemoveAll(filepath.Join(filepath.Dir(cfgs[f]), "zkgo")); err != nil {
 		t.Fatal(err)
@@ -96,7 +126,7 @@ func TestRebuildLargeMember(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if _, err := w.Create(ctx, "/w", nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+	if _, err := w.Create(ctx, "/rebuild-w", nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		t.Fatal(err)
 	}
 	stopW := make(chan struct{})
@@ -111,18 +141,18 @@ func TestRebuildLargeMember(t *testing.T) {
 			default:
 			}
 			s := time.Now()
-			if _, err := w.Set(ctx, "/w", []byte("x"), -1); err != nil && !errors.Is(err, zk.ErrConnectionLoss) {
+			if _, err := w.Set(ctx, "/rebuild-w", []byte("x"), -1); err != nil && !errors.Is(err, zk.ErrConnectionLoss) {
 				wdone <- err
 				return
 			}
 			lat = append(lat, time.Since(s))
 		}
 	}()
-	want := mntr(lead, "zk_znode_count") // with /w: the writer only sets it from now on
+	want := mntr(lead, "zk_znode_count") // the writer only sets /rebuild-w from now on
 	rebuildStart := time.Now()
 	lastLog := time.Now()
-	start(f)
-	for mntr(f, "zk_znode_count") != want || mntr(f, "zkgo_raft_voters") != "3" || mntr(lead, "zk_synced_followers") != "2" {
+	m.start(f)
+	for mntr(f, "zk_znode_count") != want || mntr(f, "zkgo_raft_voters") != fmt.Sprint(voters) || mntr(lead, "zk_synced_followers") != fmt.Sprint(voters-1) {
 		if ctx.Err() != nil {
 			t.Fatalf("member %d not rebuilt: %s of %s znodes", f+1, mntr(f, "zk_znode_count"), want)
 		}
@@ -133,16 +163,15 @@ func TestRebuildLargeMember(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	rebuild := time.Since(rebuildStart)
+	took := time.Since(rebuildStart)
 	close(stopW)
 	if err := <-wdone; err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(lat)
 	pct := func(p float64) time.Duration { return lat[int(float64(len(lat)-1)*p)] }
-	t.Logf("rebuilt member %d (%d MiB, %s znodes) in %v; leader setData during it: %d writes, p50 %v p99 %v max %v; peak RSS leader %d MiB, rebuilt member %d MiB",
-		f+1, mib, want, rebuild.Round(time.Millisecond), len(lat), pct(0.5), pct(0.99), lat[len(lat)-1],
-		peakRSSMiB(procs[lead].pid), peakRSSMiB(procs[f].pid))
+	return rebuild{member: f + 1, znodes: want, took: took, writes: len(lat), p50: pct(0.5), p99: pct(0.99), maxLat: lat[len(lat)-1],
+		rssLeader: peakRSSMiB(procs[lead].pid), rssNode: peakRSSMiB(procs[f].pid)}
 }
 
 // peakRSSMiB reads a process's peak resident set (VmHWM) in MiB.

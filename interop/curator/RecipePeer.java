@@ -3,7 +3,12 @@
 // the same paths. Each command prints exactly one line: the answer, or
 // "ERR <message>".
 //
-// Usage: java -cp <curator+zookeeper jars>:<dir> RecipePeer <connectString>
+// Usage: java -cp <curator+zookeeper jars>:<dir> RecipePeer <connectString> [session-policy]
+//
+// With "session-policy", Curator's SessionConnectionStateErrorPolicy: a
+// lock or leadership counts as lost only when the session is (LOST), not
+// on every suspension, as applications that ride out a server's restart
+// configure it.
 //
 // Commands (MS is a wait in milliseconds):
 //   mutex-acquire PATH MS   -> LOCKED | TIMEOUT     (InterProcessMutex)
@@ -18,6 +23,11 @@
 //   latch-await MS          -> LEADER | TIMEOUT
 //   latch-close             -> OK
 //   leader PATH             -> the leader's id, as LeaderLatch sees it
+//   mutex-held PATH         -> HELD | NOT           (isAcquiredInThisProcess)
+//   latch-has               -> LEADER | NOT         (hasLeadership)
+//   state                   -> lost=N suspended=N reconnected=N session=HEX
+//                              (connection state changes so far; the
+//                              current session id)
 //   connect-string          -> the connection string Curator uses now
 //                              (its EnsembleTracker rewrites it from
 //                              /zookeeper/config)
@@ -29,9 +39,12 @@ import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.SessionConnectionStateErrorPolicy;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
@@ -41,12 +54,25 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
 
 public class RecipePeer {
     public static void main(String[] args) throws Exception {
-        CuratorFramework client = CuratorFrameworkFactory.builder()
+        CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
             .connectString(args[0])
             .sessionTimeoutMs(10000)
             .connectionTimeoutMs(10000)
-            .retryPolicy(new ExponentialBackoffRetry(50, 5))
-            .build();
+            .retryPolicy(new ExponentialBackoffRetry(50, 5));
+        if (args.length > 1 && args[1].equals("session-policy")) {
+            builder = builder.connectionStateErrorPolicy(new SessionConnectionStateErrorPolicy());
+        }
+        CuratorFramework client = builder.build();
+        AtomicInteger lost = new AtomicInteger(), suspended = new AtomicInteger(), reconnected = new AtomicInteger();
+        client.getConnectionStateListenable().addListener((c, st) -> {
+            if (st == ConnectionState.LOST) {
+                lost.incrementAndGet();
+            } else if (st == ConnectionState.SUSPENDED) {
+                suspended.incrementAndGet();
+            } else if (st == ConnectionState.RECONNECTED) {
+                reconnected.incrementAndGet();
+            }
+        });
         client.start();
         if (!client.blockUntilConnected(20, TimeUnit.SECONDS)) {
             System.out.println("ERR not connected");
@@ -122,6 +148,18 @@ public class RecipePeer {
                         out = probe.getLeader().getId();
                         break;
                     }
+                    case "mutex-held": {
+                        InterProcessMutex m = mutexes.get(a[1]);
+                        out = m != null && m.isAcquiredInThisProcess() ? "HELD" : "NOT";
+                        break;
+                    }
+                    case "latch-has":
+                        out = latch != null && latch.hasLeadership() ? "LEADER" : "NOT";
+                        break;
+                    case "state":
+                        out = "lost=" + lost.get() + " suspended=" + suspended.get() + " reconnected=" + reconnected.get()
+                            + " session=" + Long.toHexString(client.getZookeeperClient().getZooKeeper().getSessionId());
+                        break;
                     case "connect-string":
                         out = client.getZookeeperClient().getCurrentConnectionString();
                         break;

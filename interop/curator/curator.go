@@ -284,15 +284,16 @@ func sharedOrSkip(t testing.TB) *Checker {
 
 // StartPeer compiles (once) and starts a RecipePeer connected to
 // connectString. It skips the test when Java or the Curator jars are
-// missing (unless ZKGO_REQUIRE_APACHE_ZK=1). The peer is stopped when the
-// test ends.
-func StartPeer(t testing.TB, connectString string) *Peer {
+// missing (unless ZKGO_REQUIRE_APACHE_ZK=1). opts are RecipePeer's options
+// after the connection string ("session-policy"). The peer is stopped
+// when the test ends.
+func StartPeer(t testing.TB, connectString string, opts ...string) *Peer {
 	t.Helper()
 	c := sharedOrSkip(t)
-	cmd := exec.Command(c.java,
+	cmd := exec.Command(c.java, append([]string{
 		"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=error",
-		"-cp", c.classpath, "RecipePeer", connectString)
+		"-cp", c.classpath, "RecipePeer", connectString}, opts...)...)
 	cmd.Dir = c.dir
 	cmd.SysProcAttr = sysProcAttr()
 	cmd.Stderr = os.Stderr
