@@ -94,6 +94,10 @@ type TCPConfig struct {
 	// certificate of the ensemble's CA must not let one host speak as
 	// another member. Its error refuses the connection.
 	VerifyPeer func(from uint64, cs *tls.ConnectionState) error
+	// FormationRefused, if set, is told (on the accepting goroutine; it
+	// must not block) that a dialer of another formation than this
+	// member's was refused (formation.go).
+	FormationRefused func(from, formation uint64)
 }
 
 // TCPTransport is the production Transport: each member listens on one
@@ -104,9 +108,10 @@ type TCPConfig struct {
 // Wire format: every frame is a 4-byte big-endian length and that many
 // bytes. The dialer's first frame is the hello (36 bytes: magic
 // "zkgoraft", version uint32 = 1, cluster id, sender id, receiver id, all
-// big-endian uint64); the listener answers with one frame: a status byte
-// (0 accepted, 1 cluster mismatch, 2 wrong receiver, 3 bad hello) and a
-// reason text. Every later frame is one marshalled raftpb.Message from
+// big-endian uint64; version 2 adds the formation, 8 more bytes, see
+// formation.go); the listener answers with one frame: a status byte (0
+// accepted, 1 cluster mismatch, 2 wrong receiver, 3 bad hello, 4 another
+// formation) and a reason text. Every later frame is one marshalled raftpb.Message from
 // the sender to the receiver. A hello naming receiver 0 is a probe
 // (probe.go). A frame longer than MaxFrameBytes, a
 // message from or to another member than the hello named, or a bad hello
@@ -120,8 +125,9 @@ type TCPTransport struct {
 	wg     sync.WaitGroup // accept loop, peer writers, inbound readers
 
 	// id and cluster are this member's raft id and the cluster id the
-	// handshake checks (SetIdentity may set them after NewTCPTransport).
-	id, cluster atomic.Uint64
+	// handshake checks (SetIdentity may set them after NewTCPTransport);
+	// formation is the ensemble's formation (formation.go).
+	id, cluster, formation atomic.Uint64
 
 	mu        sync.Mutex // guards h, started, accepting, stopped, peers, inbound
 	h         Handler
@@ -510,13 +516,7 @@ func (t *TCPTransport) dialAs(pctx context.Context, addr string, to uint64, magi
 	defer stop()
 	deadline, _ := ctx.Deadline()
 	c.SetDeadline(deadline)
-	var hello [helloLen]byte
-	copy(hello[:], magic)
-	binary.BigEndian.PutUint32(hello[8:], helloVersion)
-	binary.BigEndian.PutUint64(hello[12:], t.cluster.Load())
-	binary.BigEndian.PutUint64(hello[20:], t.id.Load())
-	binary.BigEndian.PutUint64(hello[28:], to)
-	if err := writeFrame(c, hello[:]); err != nil {
+	if err := writeFrame(c, t.hello(magic, to)); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -662,19 +662,27 @@ func (t *TCPTransport) accept(c net.Conn) (from uint64, snap bool, err error) {
 	t.mu.Lock()
 	started := t.started
 	t.mu.Unlock()
+	h, ok := parseHello(hello)
+	own := t.formation.Load()
 	switch {
-	case len(hello) != helloLen || (string(hello[:8]) != helloMagic && string(hello[:8]) != snapMagic) || binary.BigEndian.Uint32(hello[8:]) != helloVersion:
+	case !ok:
 		status, reason = ackBadHello, "bad hello"
-	case binary.BigEndian.Uint64(hello[28:]) == 0 && string(hello[:8]) == helloMagic:
+	case h.to == 0 && h.magic == helloMagic:
 		return 0, false, t.answerProbe(c)
 	case !started || id == 0:
 		status, reason = ackWrongMember, "not running raft yet"
-	case binary.BigEndian.Uint64(hello[12:]) != cluster:
-		status, reason = ackClusterMismatch, fmt.Sprintf("cluster %x, not %x", cluster, binary.BigEndian.Uint64(hello[12:]))
-	case binary.BigEndian.Uint64(hello[28:]) != id:
-		status, reason = ackWrongMember, fmt.Sprintf("member %x, not %x", id, binary.BigEndian.Uint64(hello[28:]))
+	case h.cluster != cluster:
+		status, reason = ackClusterMismatch, fmt.Sprintf("cluster %x, not %x", cluster, h.cluster)
+	case h.to != id:
+		status, reason = ackWrongMember, fmt.Sprintf("member %x, not %x", id, h.to)
+	case !formationAccepts(own, h.frm):
+		status, reason = ackFormation, fmt.Sprintf("another formation of this ensemble: this member's formation is %s, the peer's %s (a member left over from before the ensemble was formed anew?)",
+			FormationString(own), FormationString(h.frm))
+		if t.cfg.FormationRefused != nil {
+			t.cfg.FormationRefused(h.from, h.frm)
+		}
 	default:
-		from = binary.BigEndian.Uint64(hello[20:])
+		from = h.from
 		if from == 0 || from == id {
 			status, reason = ackBadHello, fmt.Sprintf("bad sender id %d", from)
 		} else if t.cfg.Admit != nil {
@@ -696,14 +704,14 @@ func (t *TCPTransport) accept(c net.Conn) (from uint64, snap bool, err error) {
 		return 0, false, fmt.Errorf("%w: %s", ErrHandshake, reason)
 	}
 	c.SetDeadline(time.Time{})
-	return from, string(hello[:8]) == snapMagic, nil
+	return from, h.magic == snapMagic, nil
 }
 
 // Handshake constants; see TCPTransport.
 const (
 	helloMagic      = "zkgoraft"
 	snapMagic       = "zkgosnap" // a connection that carries one snapshot (snapstream.go)
-	helloVersion    = 1
+	helloVersion    = helloV1    // probes
 	helloLen        = 8 + 4 + 8 + 8 + 8
 	maxControlFrame = 1 << 10
 
@@ -711,6 +719,7 @@ const (
 	ackClusterMismatch = 1
 	ackWrongMember     = 2
 	ackBadHello        = 3
+	ackFormation       = 4
 )
 
 // ErrHandshake means a peer connection was refused: wrong cluster, wrong
