@@ -57,7 +57,7 @@ func formationAccepts(own, peer uint64) bool {
 func FormationString(f uint64) string {
 	switch f {
 	case 0:
-		return "none (formed by an earlier zkgo)"
+		return "none"
 	case FormationPending:
 		return "pending"
 	}

@@ -676,7 +676,7 @@ func (t *TCPTransport) accept(c net.Conn) (from uint64, snap bool, err error) {
 	case h.to != id:
 		status, reason = ackWrongMember, fmt.Sprintf("member %x, not %x", id, h.to)
 	case !formationAccepts(own, h.frm):
-		status, reason = ackFormation, fmt.Sprintf("another formation of this ensemble: this member's formation is %s, the peer's %s (a member left over from before the ensemble was formed anew?)",
+		status, reason = ackFormation, fmt.Sprintf("another formation of this ensemble: this member's formation is %s, the peer's %s (none: formed by a zkgo without formations; a member left over from before the ensemble was formed anew?)",
 			FormationString(own), FormationString(h.frm))
 		if t.cfg.FormationRefused != nil {
 			t.cfg.FormationRefused(h.from, h.frm)

@@ -13,58 +13,110 @@ import (
 	"strings"
 
 	"github.com/zkgo/zkgo/internal/atomicfile"
+	"github.com/zkgo/zkgo/raftnode"
 )
 
 // ensembleFile holds a member's ensemble identity, in its data directory
 // beside the raft storage.
 const ensembleFile = "ENSEMBLE"
 
-// ensembleIdentity returns the identity of the ensemble this member
-// belongs to, which the peer handshake checks on both sides, so that a
-// member of another ensemble (a server.N line copied from the wrong
-// zoo.cfg) is refused instead of mixing two ensembles' raft traffic.
+// identity is who an ensemble is, as the peer handshake checks it on both
+// sides: a member of another ensemble (a server.N line copied from the
+// wrong zoo.cfg) or of an earlier formation of this one (a machine that
+// was down while the others were wiped and formed the ensemble anew) is
+// refused instead of mixing two logs.
 //
-// The identity is fixed when the member first starts: a hash of the
-// initial membership (every member's id, peer address and role, as all
-// members' zoo.cfg files list them), recorded in dir/ENSEMBLE and read
-// from there afterwards. A data directory of an earlier release, which has
-// no such file, records the current membership's.
-func ensembleIdentity(dir string, peers []Peer) (uint64, error) {
+// ensemble is a hash of the initial membership (every member's id, peer
+// address and role, as all members' zoo.cfg files list them), fixed when
+// the member first starts. formation is raftnode's formation: pending
+// while a new ensemble forms, then the random value its first leader
+// chose and logged (entryFormation), 0 for a data directory of a zkgo
+// that had no formations.
+//
+// The file holds one line: "ensemble HASH", "ensemble HASH formation
+// pending" or "ensemble HASH formation VALUE", hexadecimal.
+type identity struct {
+	ensemble, formation uint64
+}
+
+func (id identity) line() string {
+	switch id.formation {
+	case 0:
+		return fmt.Sprintf("ensemble %016x\n", id.ensemble)
+	case raftnode.FormationPending:
+		return fmt.Sprintf("ensemble %016x formation pending\n", id.ensemble)
+	}
+	return fmt.Sprintf("ensemble %016x formation %016x\n", id.ensemble, id.formation)
+}
+
+// readIdentity reads dir's identity file; ok is false if there is none.
+func readIdentity(dir string) (id identity, ok bool, err error) {
 	path := filepath.Join(dir, ensembleFile)
 	b, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		text := strings.TrimSpace(string(b))
-		id, perr := strconv.ParseUint(strings.TrimPrefix(text, "ensemble "), 16, 64)
-		if perr != nil || !strings.HasPrefix(text, "ensemble ") || id == 0 {
-			return 0, fmt.Errorf("%s is damaged (%q): it names the ensemble this member belongs to", path, text)
+	if errors.Is(err, fs.ErrNotExist) {
+		return identity{}, false, nil
+	}
+	if err != nil {
+		return identity{}, false, err
+	}
+	damaged := fmt.Errorf("%s is damaged (%q): it names the ensemble this member belongs to", path, strings.TrimSpace(string(b)))
+	f := strings.Fields(string(b))
+	if len(b) > 256 || (len(f) != 2 && len(f) != 4) || f[0] != "ensemble" {
+		return identity{}, false, damaged
+	}
+	if id.ensemble, err = strconv.ParseUint(f[1], 16, 64); err != nil || id.ensemble == 0 {
+		return identity{}, false, damaged
+	}
+	if len(f) == 4 {
+		switch {
+		case f[2] != "formation":
+			return identity{}, false, damaged
+		case f[3] == "pending":
+			id.formation = raftnode.FormationPending
+		default:
+			if id.formation, err = strconv.ParseUint(f[3], 16, 64); err != nil || id.formation < 2 {
+				return identity{}, false, damaged
+			}
 		}
-		return id, nil
-	case !errors.Is(err, fs.ErrNotExist):
-		return 0, err
 	}
-	id := membershipHash(peers)
-	if err := atomicfile.Write(path, []byte(fmt.Sprintf("ensemble %016x\n", id)), 0o600); err != nil {
-		return 0, fmt.Errorf("recording the ensemble identity: %w", err)
+	return id, true, nil
+}
+
+// writeIdentity records id in dir, atomically and durably.
+func writeIdentity(dir string, id identity) error {
+	if err := atomicfile.Write(filepath.Join(dir, ensembleFile), []byte(id.line()), 0o600); err != nil {
+		return fmt.Errorf("recording the ensemble identity: %w", err)
 	}
-	return id, nil
+	return nil
+}
+
+// ensembleIdentity returns the identity of the ensemble this member
+// belongs to, recording it at first start: the membership's hash, with a
+// pending formation if the member is forming a new ensemble (forming),
+// none if it restarts on data of a zkgo that had no identity file.
+func ensembleIdentity(dir string, peers []Peer, forming bool) (identity, error) {
+	id, ok, err := readIdentity(dir)
+	if err != nil || ok {
+		return id, err
+	}
+	id = identity{ensemble: membershipHash(peers)}
+	if forming {
+		id.formation = raftnode.FormationPending
+	}
+	return id, writeIdentity(dir, id)
 }
 
 // adoptEnsembleIdentity records the identity of the ensemble a member
 // joined (as its members' probes answered it), unless the data directory
 // records one already, which wins.
-func adoptEnsembleIdentity(dir string, id uint64) (uint64, error) {
-	path := filepath.Join(dir, ensembleFile)
-	if _, err := os.Stat(path); err == nil {
-		return ensembleIdentity(dir, nil)
+func adoptEnsembleIdentity(dir string, id identity) (identity, error) {
+	if have, ok, err := readIdentity(dir); err != nil || ok {
+		return have, err
 	}
-	if id == 0 {
-		return 0, errors.New("the ensemble did not say its identity")
+	if id.ensemble == 0 {
+		return identity{}, errors.New("the ensemble did not say its identity")
 	}
-	if err := atomicfile.Write(path, []byte(fmt.Sprintf("ensemble %016x\n", id)), 0o600); err != nil {
-		return 0, fmt.Errorf("recording the ensemble identity: %w", err)
-	}
-	return id, nil
+	return id, writeIdentity(dir, id)
 }
 
 // membershipHash hashes a membership independently of its order.

@@ -145,6 +145,7 @@ func tail(s string) string {
 // observer line) keeps the recorded identity and rejoins.
 func TestEnsembleIdentityRecordedAtFirstStart(t *testing.T) {
 	c := startCluster(t, 3, 0)
+	c.waitFormation()
 	lead := c.leader()
 	m := (lead + 1) % 3
 	before, err := os.ReadFile(filepath.Join(c.dirs[m], "zkgo", "ENSEMBLE"))

@@ -9,7 +9,7 @@ import (
 	"github.com/zkgo/zkgo/tree"
 )
 
-// The data of a raft log entry written by zkgo (entry format 2). raft's
+// The data of a raft log entry written by zkgo (entry format 3). raft's
 // own entries (empty no-ops, configuration changes) are not ours and never
 // reach decodeEntry. All integers are big-endian.
 //
@@ -31,15 +31,20 @@ import (
 //
 //	control entry (id = 0):
 //	8       4     kind, int32: n ≥ 0 is a touch batch of n sessions;
-//	              -1 is a session move (format 2); other negative kinds
-//	              are reserved for later formats
+//	              -1 is a session move (format 2); -2 is the ensemble's
+//	              formation (format 3); other negative kinds are
+//	              reserved for later formats
 //	12      8·n   touch batch: session ids, int64 each
 //	12      8     session move: the session id
 //	20      8     the member (server id) the client resumed it on
 //	28      8     that member's claim number for the session
+//	12      8     formation: the value the first leader chose (see
+//	              raftnode's formation.go; never 0 or 1)
 //
-// Format 1 (earlier releases) is format 2 without session moves; its logs
-// read unchanged.
+// Format 1 (earlier releases) is format 3 without session moves and
+// formations, format 2 without formations; their logs read unchanged. A
+// formation entry is only written by the leader of an ensemble that this
+// format's zkgo formed.
 //
 // The layout is fixed by golden bytes (entry_test.go): a change that
 // alters it must be a new format, readable beside this one. An entry a
@@ -59,23 +64,29 @@ type entry struct {
 	// its claim number (see sessionTracker.claim).
 	owner int64
 	claim uint64
+	// formation (entryFormation): the ensemble's formation.
+	formation uint64
 }
 
 type entryKind uint8
 
 const (
-	entryTxn     entryKind = iota + 1 // a transaction to apply
-	entrySync                         // a sync barrier
-	entryTouches                      // sessions another member kept alive
-	entryMove                         // a session resumed on a member
+	entryTxn       entryKind = iota + 1 // a transaction to apply
+	entrySync                           // a sync barrier
+	entryTouches                        // sessions another member kept alive
+	entryMove                           // a session resumed on a member
+	entryFormation                      // the ensemble's formation, chosen
 )
 
-// kindMove is the control kind of a session move.
-const kindMove = -1
+// Control kinds of session moves and formations.
+const (
+	kindMove      = -1
+	kindFormation = -2
+)
 
 // entryFormat is the version of the layout above that this build writes
 // and reads.
-const entryFormat = 2
+const entryFormat = 3
 
 // maxTouchBatch bounds the sessions of one touch batch (proposer and
 // decoder alike).
@@ -110,6 +121,10 @@ func appendEntry(enc *jute.Encoder, e *entry) {
 		enc.WriteLong(e.sessions[0])
 		enc.WriteLong(e.owner)
 		enc.WriteLong(int64(e.claim))
+	case entryFormation:
+		enc.WriteLong(0)
+		enc.WriteInt(kindFormation)
+		enc.WriteLong(int64(e.formation))
 	default:
 		panic(fmt.Sprintf("server: appendEntry of kind %d", e.kind))
 	}
@@ -136,6 +151,16 @@ func decodeEntry(b []byte) (entry, error) {
 			}
 			return entry{kind: entryMove, sessions: []int64{id}, owner: owner, claim: uint64(claim)}, nil
 		}
+		if n == kindFormation {
+			f := uint64(d.ReadLong())
+			if err := d.Finish(); err != nil {
+				return entry{}, fmt.Errorf("formation: %w", err)
+			}
+			if f < 2 {
+				return entry{}, fmt.Errorf("formation %d: not a chosen formation", f)
+			}
+			return entry{kind: entryFormation, formation: f}, nil
+		}
 		if n < 0 {
 			return entry{}, fmt.Errorf("%w: control kind %d", errEntryFormat, n)
 		}
@@ -159,9 +184,10 @@ func decodeEntry(b []byte) (entry, error) {
 
 // syncEntry, txnEntry and touchEntry build the entries a member hands to
 // raft.
-func syncEntry() *entry             { return &entry{kind: entrySync} }
-func txnEntry(txn *tree.Txn) *entry { return &entry{kind: entryTxn, txn: txn} }
-func touchEntry(ids []int64) *entry { return &entry{kind: entryTouches, sessions: ids} }
+func syncEntry() *entry              { return &entry{kind: entrySync} }
+func txnEntry(txn *tree.Txn) *entry  { return &entry{kind: entryTxn, txn: txn} }
+func touchEntry(ids []int64) *entry  { return &entry{kind: entryTouches, sessions: ids} }
+func formationEntry(f uint64) *entry { return &entry{kind: entryFormation, formation: f} }
 func moveEntry(id, owner int64, claim uint64) *entry {
 	return &entry{kind: entryMove, sessions: []int64{id}, owner: owner, claim: claim}
 }

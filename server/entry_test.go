@@ -11,7 +11,7 @@ import (
 	"github.com/zkgo/zkgo/tree"
 )
 
-// goldenEntries fix the byte layout of raft log entries (entry format 1,
+// goldenEntries fix the byte layout of raft log entries (entry format 3,
 // documented in entry.go). WALs written by earlier releases hold exactly
 // these bytes: if this test fails, the change breaks reading existing
 // data directories and must become a new format read beside this one.
@@ -26,6 +26,8 @@ var goldenEntries = []struct {
 	{"touches-empty", entry{kind: entryTouches, sessions: []int64{}}, "0000000000000000" + "00000000"},
 	{"move", entry{kind: entryMove, sessions: []int64{0x0300000000000009}, owner: 2, claim: 5},
 		"0000000000000000" + "ffffffff" + "0300000000000009" + "0000000000000002" + "0000000000000005"},
+	{"formation", entry{kind: entryFormation, formation: 0x8899aabbccddeeff},
+		"0000000000000000" + "fffffffe" + "8899aabbccddeeff"},
 	{"setData", entry{kind: entryTxn, id: 0xa1b2c3d400000001, txn: &tree.Txn{
 		Op: proto.OpSetData, Session: 0x0200000000000007, Time: 1700000000000,
 		Auth: []proto.Id{{Scheme: "ip", ID: "127.0.0.1"}},
@@ -75,7 +77,10 @@ func TestEntryRefused(t *testing.T) {
 	}{
 		{"empty", "", errShortEntry},
 		{"short id", "01020304", errShortEntry},
-		{"newer control kind", "0000000000000000" + "fffffffe", errEntryFormat},
+		{"newer control kind", "0000000000000000" + "fffffffd", errEntryFormat},
+		{"short formation", "0000000000000000" + "fffffffe", nil},
+		{"formation pending", "0000000000000000" + "fffffffe" + "0000000000000001", nil},
+		{"long formation", "0000000000000000" + "fffffffe" + "0000000000000002" + "00", nil},
 		{"short session move", "0000000000000000" + "ffffffff" + "0000000000000001", nil},
 		{"long session move", "0000000000000000" + "ffffffff" + "0000000000000001" + "0000000000000002" + "0000000000000003" + "00", nil},
 		{"touch count beyond data", "0000000000000000" + "00000003" + "0000000000000001", nil},

@@ -310,6 +310,9 @@ func (s *Server) mntr(b *strings.Builder) {
 		kv("zkgo_wal_prefilled_bytes", prefilled)
 		kv("zkgo_raft_voters", len(st.Voters))
 		kv("zkgo_raft_learners", len(st.Learners))
+		if s.clustered() {
+			kv("zkgo_ensemble_formation", raftnode.FormationString(s.raft.formation()))
+		}
 		if st.Role == raftnode.RoleLeader && s.clustered() {
 			// ZooKeeper's leader-only keys. A participant that rejoined
 			// under a new raft id is a non-voting follower until it has

@@ -65,8 +65,9 @@ type probeAnswer struct {
 	Fresh   bool   `json:"fresh,omitempty"`
 	Joining bool   `json:"joining,omitempty"`
 	ID      uint64 `json:"id,omitempty"` // the answering member's raft id
-	// Ensemble is the ensemble identity (ensemble.go).
-	Ensemble uint64 `json:"ensemble,omitempty"`
+	// Ensemble and Formation are the ensemble identity (ensemble.go).
+	Ensemble  uint64 `json:"ensemble,omitempty"`
+	Formation uint64 `json:"formation,omitempty"`
 	// Term and Last are raft's term and last committed (or stored) index.
 	Term   uint64 `json:"term,omitempty"`
 	Last   uint64 `json:"last,omitempty"`
@@ -120,8 +121,9 @@ var errNotAdmitted = errors.New("not admitted")
 // memberView is what the probe handler reads about this member; it is
 // filled in while the member starts.
 type memberView struct {
-	mu       sync.Mutex // guards ensemble, joining, proposed, hasState, hardState, and the replica's st and node
-	ensemble uint64
+	mu sync.Mutex // guards ensemble, formation, joining, proposed, hasState, hardState, and the replica's st and node
+	// ensemble and formation are the member's identity (ensemble.go).
+	ensemble, formation uint64
 	// hasState and hardState describe the storage as it was opened
 	// (raft's MemoryStorage may not be read beside the node).
 	hasState  bool
@@ -170,7 +172,7 @@ func (r *replica) answerProbe(req []byte, cs *tls.ConnectionState) []byte {
 func (r *replica) probeStatus() probeAnswer {
 	v := &r.view
 	v.mu.Lock()
-	node, a := r.node, probeAnswer{Ensemble: v.ensemble, Joining: v.joining, Members: membershipHash(r.opts.Peers)}
+	node, a := r.node, probeAnswer{Ensemble: v.ensemble, Formation: v.formation, Joining: v.joining, Members: membershipHash(r.opts.Peers)}
 	has, hs := v.hasState, v.hardState
 	v.mu.Unlock()
 	if a.Joining {
@@ -263,6 +265,19 @@ func hexIDs(ids []uint64) []string {
 	return out
 }
 
+// currentPeers returns the current membership's members.
+func (r *replica) currentPeers() []Peer {
+	m := r.members.Load()
+	if m == nil {
+		return r.opts.Peers
+	}
+	out := make([]Peer, len(m.servers))
+	for i, s := range m.servers {
+		out[i] = serverPeer(s)
+	}
+	return out
+}
+
 // peer returns the member with server id myid in the current membership.
 func (r *replica) peer(myid int64) (Peer, bool) {
 	if m := r.members.Load(); m != nil {
@@ -345,7 +360,7 @@ func (r *replica) resolve(id uint64) (string, bool) {
 type startDecision struct {
 	id        uint64
 	join      bool
-	ensemble  uint64 // from the ensemble, when joining
+	ensemble  identity // from the ensemble, when joining
 	bootstrap bool
 }
 
@@ -373,7 +388,7 @@ func (r *replica) decide(id uint64, open func(id uint64) error) (startDecision, 
 	pause := min(max(r.opts.TickTime/2, 50*time.Millisecond), time.Second)
 	var lastLog time.Time
 	for round := 0; ; round++ {
-		answers := r.probeAll(probeRequest{Op: "status"})
+		answers := r.probeAll(r.opts.Peers, probeRequest{Op: "status"})
 		var formed []int // indexes into r.opts.Peers
 		unformed := 0
 		if !me.Observer && id == 0 {
@@ -406,7 +421,7 @@ func (r *replica) decide(id uint64, open func(id uint64) error) (startDecision, 
 			r.view.mu.Unlock()
 			for _, i := range formed {
 				if answers[i].has(id) {
-					return startDecision{id: id, join: true, ensemble: answers[i].Ensemble}, nil
+					return startDecision{id: id, join: true, ensemble: identity{answers[i].Ensemble, answers[i].Formation}}, nil
 				}
 			}
 			var refusals []string
@@ -435,12 +450,12 @@ func (r *replica) decide(id uint64, open func(id uint64) error) (startDecision, 
 	}
 }
 
-// probeAll probes every other member at once; answers[i] is nil for a
-// member that could not be reached.
-func (r *replica) probeAll(q probeRequest) []*probeAnswer {
-	answers := make([]*probeAnswer, len(r.opts.Peers))
+// probeAll probes every other member of peers at once; answers[i] is nil
+// for a member that could not be reached.
+func (r *replica) probeAll(peers []Peer, q probeRequest) []*probeAnswer {
+	answers := make([]*probeAnswer, len(peers))
 	var wg sync.WaitGroup
-	for i, p := range r.opts.Peers {
+	for i, p := range peers {
 		if p.ID == r.opts.ServerID {
 			continue
 		}

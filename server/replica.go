@@ -67,6 +67,10 @@ type replica struct {
 	fatal func(error)
 	// view is what the peer transport's probes read.
 	view memberView
+	// formationMu serializes recording the formation (formation.go);
+	// adopting is set while a check of a refused formation runs.
+	formationMu sync.Mutex
+	adopting    atomic.Bool
 
 	leader atomic.Int64  // the raft leader's id, 0 while unknown
 	quit   chan struct{} // closed by stop; ends the helper goroutines
@@ -172,24 +176,32 @@ func (r *replica) startMember(tcp *raftnode.TCPTransport, d startDecision) error
 		peers = r.bootstrapPeers()
 	}
 	dir := filepath.Join(r.dir, "zkgo")
-	var ensemble uint64
+	var ident identity
 	var err error
 	if d.join {
-		ensemble, err = adoptEnsembleIdentity(dir, d.ensemble)
+		ident, err = adoptEnsembleIdentity(dir, d.ensemble)
 	} else {
-		ensemble, err = ensembleIdentity(dir, r.opts.Peers)
+		ident, err = ensembleIdentity(dir, r.opts.Peers, d.bootstrap)
 	}
 	if err != nil {
 		tcp.Stop()
 		return err
 	}
-	// The handshake's cluster id is the ensemble's identity (ensemble.go);
-	// the WAL keeps the constant clusterID it was created with.
-	tcp.SetIdentity(r.id.Load(), ensemble)
+	// The handshake checks the ensemble's identity (ensemble.go); the WAL
+	// keeps the constant clusterID it was created with.
+	tcp.SetIdentity(r.id.Load(), ident.ensemble)
+	tcp.SetFormation(ident.formation)
 	r.view.mu.Lock()
-	r.view.ensemble = ensemble
+	r.view.ensemble, r.view.formation = ident.ensemble, ident.formation
 	r.view.mu.Unlock()
-	return r.startNode(tcp, peers, d.join)
+	if err := r.startNode(tcp, peers, d.join); err != nil {
+		return err
+	}
+	if ident.formation == raftnode.FormationPending {
+		r.wg.Add(1)
+		go r.chooseFormation()
+	}
+	return nil
 }
 
 // startNode starts raft over the opened storage and the helpers that
@@ -362,7 +374,8 @@ func (r *replica) transport() (raftnode.Transport, error) {
 	return raftnode.NewTCPTransport(raftnode.TCPConfig{Listener: ln, Logger: r.log,
 		ServerTLS: opts.PeerServerTLS, ClientTLS: opts.PeerClientTLS, ClientTLSFunc: opts.PeerClientTLSFunc,
 		AcceptPlaintext: opts.PeerPortUnification,
-		Probe:           r.answerProbe, Resolve: r.resolve, Admit: r.admitPeer, VerifyPeer: r.verifyPeer})
+		Probe:           r.answerProbe, Resolve: r.resolve, Admit: r.admitPeer, VerifyPeer: r.verifyPeer,
+		FormationRefused: r.formationRefused})
 }
 
 // isLeader reports whether this member decides session expiry: always

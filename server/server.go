@@ -398,6 +398,7 @@ func New(opts Options) (*Server, error) {
 	s.raft = &replica{opts: &s.opts, log: s.log, dir: dir, sm: s.sm, prop: s.prop,
 		sessions: s.sessions, leaderChanged: s.leaderChanged, fatal: func(error) { s.Close() },
 		membershipChanged: s.membershipChanged, memberCh: make(chan struct{})}
+	s.sm.onFormation = s.raft.formationChosen
 	if s.clustered() {
 		s.raft.members.Store(initialMembership(&s.opts))
 	}

@@ -32,6 +32,9 @@ type stateMachine struct {
 	// Apply); onFail is told once.
 	failed atomic.Bool
 	onFail func(error)
+	// onFormation, if set, is told (on the apply goroutine) the
+	// ensemble's formation when its entry is applied (the replica).
+	onFormation func(f uint64)
 
 	mu   sync.RWMutex // guards tree; Apply and Restore are the only writers
 	tree *tree.Tree
@@ -125,6 +128,10 @@ func (sm *stateMachine) Apply(ents []raftpb.Entry) {
 			sm.sessions.remoteTouch(e.sessions)
 		case entryMove:
 			sm.sessions.moved(e.sessions[0], e.owner, e.claim)
+		case entryFormation:
+			if sm.onFormation != nil {
+				sm.onFormation(e.formation)
+			}
 		case entrySync:
 			items = append(items, applyItem{zxid: int64(ent.Index), w: sm.waiters.take(e.id)})
 		case entryTxn:

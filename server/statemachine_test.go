@@ -39,7 +39,7 @@ func TestStateMachineStopsOnUndecodableEntry(t *testing.T) {
 	good[7] = 1 // a proposal id
 	sm.Apply([]raftpb.Entry{
 		{Index: 1, Data: good},
-		{Index: 2, Data: []byte{0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xfe}}, // a reserved control kind
+		{Index: 2, Data: []byte{0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xfd}}, // a reserved control kind
 		{Index: 3, Data: good},
 	})
 	err := <-failed

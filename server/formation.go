@@ -1,0 +1,147 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"path/filepath"
+	"time"
+
+	"github.com/zkgo/zkgo/raftnode"
+)
+
+// Formations (ensemble.go's identity, raftnode's formation.go). A member
+// that forms a new ensemble starts with a pending formation; the
+// ensemble's first leader chooses one at random and logs it
+// (entryFormation); every member records the first one in the log, and
+// from then on the peer handshake lets in members of this formation only
+// (and pending ones, which have not applied it yet). A member whose
+// formation is still pending while the others' is chosen — it missed the
+// entry, or received the state as a snapshot — refuses their connections
+// and learns the formation from a majority of the voters instead.
+
+// formation returns this member's formation.
+func (r *replica) formation() uint64 {
+	r.view.mu.Lock()
+	defer r.view.mu.Unlock()
+	return r.view.formation
+}
+
+// setFormation records formation f if this member's is pending: in the
+// data directory first, then in the handshake. how says where it came
+// from, for the log.
+func (r *replica) setFormation(f uint64, how string) {
+	r.formationMu.Lock()
+	defer r.formationMu.Unlock()
+	v := &r.view
+	v.mu.Lock()
+	id := identity{ensemble: v.ensemble, formation: f}
+	pending := v.formation == raftnode.FormationPending
+	v.mu.Unlock()
+	if !pending || f < 2 {
+		return
+	}
+	if err := writeIdentity(filepath.Join(r.dir, "zkgo"), id); err != nil {
+		r.log.Error("could not record the ensemble's formation; it stays pending here", "err", err)
+		return
+	}
+	v.mu.Lock()
+	v.formation = f
+	v.mu.Unlock()
+	if t, ok := r.tr.(*raftnode.TCPTransport); ok {
+		t.SetFormation(f)
+	}
+	r.log.Info("recorded the ensemble's formation", "formation", raftnode.FormationString(f), "how", how)
+}
+
+// formationChosen is the state machine's onFormation (apply goroutine).
+// Only the first choice in the log counts: later ones (two leaders that
+// both chose) find the formation recorded and change nothing.
+func (r *replica) formationChosen(f uint64) {
+	r.setFormation(f, "logged by the ensemble's first leader")
+}
+
+// chooseFormation runs on the members of a forming ensemble until the
+// formation is chosen: whichever leads proposes a random one (again after
+// two seconds, if it was not applied: a proposal may be lost in a change
+// of leader).
+func (r *replica) chooseFormation() {
+	defer r.wg.Done()
+	t := time.NewTicker(min(max(r.opts.TickTime/2, 10*time.Millisecond), 500*time.Millisecond))
+	defer t.Stop()
+	var last time.Time
+	for r.formation() == raftnode.FormationPending {
+		select {
+		case <-t.C:
+		case <-r.quit:
+			return
+		}
+		if !r.isLeader() || time.Since(last) < 2*time.Second {
+			continue
+		}
+		f, err := newFormation()
+		if err != nil {
+			r.log.Error("choosing the ensemble's formation", "err", err)
+			continue
+		}
+		last = time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if err := r.prop.proposeNow(ctx, formationEntry(f)); err != nil {
+			r.log.Info("proposing the ensemble's formation", "err", err)
+		}
+		cancel()
+	}
+}
+
+// newFormation returns a random formation (never 0 or pending).
+func newFormation() (uint64, error) {
+	var b [8]byte
+	for {
+		if _, err := rand.Read(b[:]); err != nil {
+			return 0, err
+		}
+		if f := binary.BigEndian.Uint64(b[:]); f >= 2 {
+			return f, nil
+		}
+	}
+}
+
+// formationRefused is the peer transport's FormationRefused: a member of
+// formation f was refused. If this member's formation is pending, it asks
+// the other members (one such check at a time) whether a majority of the
+// voters hold f, and takes it if so. A member left over from an earlier
+// formation of the ensemble is never a majority: the ensemble could only
+// form anew with a majority of fresh members.
+func (r *replica) formationRefused(from, f uint64) {
+	if f < 2 || r.formation() != raftnode.FormationPending || !r.adopting.CompareAndSwap(false, true) {
+		return
+	}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer r.adopting.Store(false)
+		r.view.mu.Lock()
+		ensemble := r.view.ensemble
+		r.view.mu.Unlock()
+		voters, holding := 0, 0
+		peers := r.currentPeers()
+		answers := r.probeAll(peers, probeRequest{Op: "status"})
+		for i, p := range peers {
+			if p.Observer {
+				continue
+			}
+			voters++
+			if a := answers[i]; a != nil && a.Error == "" && a.Ensemble == ensemble && a.Formation == f {
+				holding++
+			}
+		}
+		if holding > voters/2 {
+			r.setFormation(f, "held by a majority of the voters")
+			return
+		}
+		if r.view.refusalLog.Allow() {
+			r.log.Warn("refused a member of another formation of this ensemble; the voters that hold it are no majority",
+				"from", memberID(from), "formation", raftnode.FormationString(f), "holding", holding, "voters", voters)
+		}
+	}()
+}
