@@ -116,17 +116,30 @@ type Options struct {
 	// Java is the java executable. Default: $JAVA_HOME/bin/java, then
 	// "java" from PATH.
 	Java string
+	// ExtraClasspath adds jars after the server's own (for example the
+	// Netty jars a TLS client port needs: see NettyJars).
+	ExtraClasspath []string
+	// SecureClientPort also opens a TLS client port (secureClientPort) on
+	// a second free port of 127.0.0.1; SecureAddr returns it. The ssl.*
+	// keys and serverCnxnFactory come from ExtraConfig/SystemProperties.
+	SecureClientPort bool
+	// QuorumOfOne runs the server as a one-member quorum peer
+	// (QuorumPeerMain, standaloneEnabled=false, server.1 on two more free
+	// ports) instead of a standalone server: what dynamic reconfiguration
+	// needs. Set reconfigEnabled in ExtraConfig.
+	QuorumOfOne bool
 }
 
 // Server is a running Apache ZooKeeper server.
 type Server struct {
-	addr    string
-	port    int
-	dir     string
-	logPath string
-	outPath string
-	version string
-	cmd     *exec.Cmd
+	addr       string
+	port       int
+	secureAddr string // "" unless Options.SecureClientPort
+	dir        string
+	logPath    string
+	outPath    string
+	version    string
+	cmd        *exec.Cmd
 
 	exited  chan struct{} // closed when the process has been reaped
 	waitErr error         // valid after exited is closed
@@ -224,6 +237,9 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, j := range opts.ExtraClasspath {
+		cp += string(os.PathListSeparator) + j
+	}
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = 60 * time.Second
 	}
@@ -261,8 +277,32 @@ func startOnce(java, cp, dir string, opts Options, deadline time.Time) (*Server,
 	if err != nil {
 		return nil, err
 	}
+	cfg := configFile(opts, dataDir, port)
+	var securePort int
+	if opts.SecureClientPort {
+		if securePort, err = freePort(); err != nil {
+			return nil, err
+		}
+		cfg += fmt.Sprintf("secureClientPort=%d\nsecureClientPortAddress=127.0.0.1\n", securePort)
+	}
+	main := "org.apache.zookeeper.server.ZooKeeperServerMain"
+	if opts.QuorumOfOne {
+		peer, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		election, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		cfg += fmt.Sprintf("standaloneEnabled=false\nserver.1=127.0.0.1:%d:%d:participant;127.0.0.1:%d\n", peer, election, port)
+		if err := os.WriteFile(filepath.Join(dataDir, "myid"), []byte("1\n"), 0o644); err != nil {
+			return nil, err
+		}
+		main = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+	}
 	cfgPath := filepath.Join(dir, "zoo.cfg")
-	if err := os.WriteFile(cfgPath, []byte(configFile(opts, dataDir, port)), 0o644); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		return nil, err
 	}
 	s := &Server{
@@ -273,6 +313,9 @@ func startOnce(java, cp, dir string, opts Options, deadline time.Time) (*Server,
 		outPath: filepath.Join(dir, "console.log"),
 		exited:  make(chan struct{}),
 	}
+	if securePort != 0 {
+		s.secureAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(securePort))
+	}
 	os.Remove(s.logPath)
 	out, err := os.Create(s.outPath)
 	if err != nil {
@@ -281,7 +324,7 @@ func startOnce(java, cp, dir string, opts Options, deadline time.Time) (*Server,
 	defer out.Close() // the child has its own descriptor
 
 	args := jvmArgs(opts, cp, s.logPath)
-	args = append(args, "org.apache.zookeeper.server.ZooKeeperServerMain", cfgPath)
+	args = append(args, main, cfgPath)
 	cmd := exec.Command(java, args...)
 	cmd.Dir = dir
 	cmd.Stdin = nil
@@ -333,6 +376,11 @@ func configFile(opts Options, dataDir string, port int) string {
 		cfg["maxSessionTimeout"] = "60000"
 	case opts.MaxSessionTimeout > 0:
 		cfg["maxSessionTimeout"] = strconv.FormatInt(opts.MaxSessionTimeout.Milliseconds(), 10)
+	}
+	if opts.QuorumOfOne {
+		// The client port is in the server.1 line (dynamic config).
+		delete(cfg, "clientPort")
+		delete(cfg, "clientPortAddress")
 	}
 	for k, v := range opts.ExtraConfig {
 		cfg[k] = v
@@ -507,6 +555,34 @@ func (s *Server) Addr() string { return s.addr }
 
 // Port returns the client port.
 func (s *Server) Port() int { return s.port }
+
+// SecureAddr returns the TLS client address ("127.0.0.1:port"), or "" when
+// Options.SecureClientPort was not set.
+func (s *Server) SecureAddr() string { return s.secureAddr }
+
+// NettyJarNames are the jars (in JavaDir) ZooKeeper's Netty socket needs on
+// either side (NettyServerCnxnFactory, ClientCnxnSocketNetty: what TLS
+// uses); Debian's zookeeper.jar does not name them.
+var NettyJarNames = []string{
+	"netty-handler.jar", "netty-transport.jar", "netty-buffer.jar", "netty-common.jar",
+	"netty-codec.jar", "netty-resolver.jar", "netty-transport-native-epoll.jar",
+	"netty-transport-native-unix-common.jar",
+}
+
+// NettyJars returns the paths of NettyJarNames, or an error wrapping
+// ErrNotInstalled naming the first one missing (apt-get install
+// libnetty-java).
+func NettyJars() ([]string, error) {
+	var out []string
+	for _, j := range NettyJarNames {
+		p := filepath.Join(JavaDir, j)
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("%w: %s missing (libnetty-java)", ErrNotInstalled, p)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
 
 // Dir returns the server's temporary directory (zoo.cfg, data/, logs).
 func (s *Server) Dir() string { return s.dir }

@@ -93,3 +93,29 @@ func TestNotInstalled(t *testing.T) {
 		t.Errorf("SkipMessage = %q", msg)
 	}
 }
+
+func TestQuorumOfOneAndSecurePort(t *testing.T) {
+	netty, err := NettyJars()
+	if err != nil {
+		SkipIfUnavailable(t, err)
+	}
+	s, err := Start(Options{
+		QuorumOfOne:      true,
+		SecureClientPort: true,
+		ExtraClasspath:   netty,
+		ExtraConfig:      map[string]string{"reconfigEnabled": "true"},
+		SystemProperties: map[string]string{"zookeeper.serverCnxnFactory": "org.apache.zookeeper.server.NettyServerCnxnFactory"},
+	})
+	if err != nil {
+		SkipIfUnavailable(t, err)
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	r, err := s.FourLetterWord("srvr")
+	if err != nil || !strings.Contains(r, "Mode: leader") {
+		t.Fatalf("srvr = %q, %v; want a one-member quorum's leader", r, err)
+	}
+	if s.SecureAddr() == "" {
+		t.Fatal("no secure address")
+	}
+}

@@ -34,6 +34,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zkgo/zkgo/internal/apachezk"
 )
 
 //go:embed CuratorCheck.java
@@ -50,11 +52,7 @@ var tlsSource []byte
 
 // NettyJars are the jars (in JavaDir) the Java client needs for TLS (its
 // Netty socket); Debian's zookeeper.jar does not name them.
-var NettyJars = []string{
-	"netty-handler.jar", "netty-transport.jar", "netty-buffer.jar", "netty-common.jar",
-	"netty-codec.jar", "netty-resolver.jar", "netty-transport-native-epoll.jar",
-	"netty-transport-native-unix-common.jar",
-}
+var NettyJars = apachezk.NettyJarNames
 
 // JavaDir is where Debian installs Java libraries.
 const JavaDir = "/usr/share/java"
