@@ -98,7 +98,7 @@ func parseHello(b []byte) (parsedHello, bool) {
 	}
 	h := parsedHello{magic: string(b[:8]), cluster: binary.BigEndian.Uint64(b[12:]),
 		from: binary.BigEndian.Uint64(b[20:]), to: binary.BigEndian.Uint64(b[28:])}
-	if h.magic != helloMagic && h.magic != snapMagic {
+	if h.magic != helloMagic && h.magic != snapMagic && h.magic != snapMagic2 {
 		return parsedHello{}, false
 	}
 	switch v := binary.BigEndian.Uint32(b[8:]); {

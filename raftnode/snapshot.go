@@ -200,11 +200,26 @@ func (n *Node) restore(snap raftpb.Snapshot) error {
 // raft with storage.ReceivedMarker as its data (SaveSnapshot installs the
 // file, restore reads it).
 func (n *Node) ProcessSnapshot(ctx context.Context, m raftpb.Message, data io.Reader) error {
+	return n.ResumeSnapshot(ctx, m, 0, data)
+}
+
+// HeldSnapshot implements SnapshotResumer: what a broken stream of m's
+// snapshot left in the storage's partial file.
+func (n *Node) HeldSnapshot(m raftpb.Message) (int64, uint32, error) {
+	if m.Type != raftpb.MsgSnap || m.Snapshot == nil {
+		return 0, 0, nil
+	}
+	return n.st.HeldSnapshot(m.Snapshot.Metadata)
+}
+
+// ResumeSnapshot implements SnapshotResumer: ProcessSnapshot for a stream
+// whose data starts after the off bytes HeldSnapshot reported.
+func (n *Node) ResumeSnapshot(ctx context.Context, m raftpb.Message, off int64, data io.Reader) error {
 	if m.Type != raftpb.MsgSnap || m.Snapshot == nil {
 		return fmt.Errorf("raftnode: a snapshot stream carried a %v", m.Type)
 	}
 	start := time.Now()
-	size, err := n.st.ReceiveSnapshot(m.Snapshot.Metadata, data)
+	size, err := n.st.ResumeSnapshot(m.Snapshot.Metadata, off, data)
 	if errors.Is(err, raft.ErrSnapOutOfDate) {
 		// Newer state is here already: nothing to take; the leader
 		// learns it from the answer to its next message.
@@ -212,11 +227,12 @@ func (n *Node) ProcessSnapshot(ctx context.Context, m raftpb.Message, data io.Re
 		return err
 	}
 	if err != nil {
-		n.log.Warn("raftnode: receiving a snapshot failed", "from", m.From, "index", m.Snapshot.Metadata.Index, "err", err)
+		n.log.Warn("raftnode: receiving a snapshot failed", "from", m.From, "index", m.Snapshot.Metadata.Index,
+			"resumed_at", off, "err", err)
 		return err
 	}
 	n.log.Info("raftnode: received snapshot", "from", m.From, "index", m.Snapshot.Metadata.Index, "bytes", size,
-		"took", time.Since(start).Round(time.Millisecond))
+		"resumed_at", off, "took", time.Since(start).Round(time.Millisecond))
 	snap := *m.Snapshot
 	snap.Data = storage.ReceivedMarker
 	m.Snapshot = &snap

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"hash/crc32"
 	"io"
 	"log/slog"
@@ -15,24 +14,40 @@ import (
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/zkgo/zkgo/storage"
 )
 
 // Snapshot streams. A snapshot travels on a connection of its own, not on
 // the peer's raft connection, so heartbeats and appends to that member go
 // on meanwhile and no message size bounds it. The dialer's hello is the
-// raft hello with magic "zkgosnap" (the same checks: cluster, sender,
-// receiver); then the dialer writes:
+// raft hello with magic "zkgosnp2" (the same checks: cluster, sender,
+// receiver); then:
 //
-//	frame: the MsgSnap, marshalled, without its data (at most 1 MiB)
-//	frames: the data, in chunks of at most snapChunk bytes
-//	frame: empty (the end of the data)
-//	frame: CRC-32C (Castagnoli) of the data, 4 bytes big-endian
+//	dialer:   frame: the MsgSnap, marshalled, without its data (at most 1 MiB)
+//	dialer:   frame: the data's length, 8 bytes big-endian
+//	receiver: frame: how many bytes of the data it holds already from a
+//	          broken stream of the same snapshot, 8 bytes (0: none)
+//	dialer:   frames: the data after those bytes, in chunks of at most
+//	          snapChunk bytes
+//	dialer:   frame: empty (the end of the data)
+//	dialer:   frame: CRC-32C (Castagnoli) of the whole data, 4 bytes
+//	receiver: frame: a status byte (0: taken) and a reason
 //
-// and the receiver answers one frame: a status byte (0: taken) and a
-// reason. The receiver stores the data as it arrives (Handler.
-// ProcessSnapshot) and refuses it if the checksum does not match. Every
-// read and write has a deadline (WriteTimeout per chunk); memory on both
-// sides is one chunk.
+// The dialer reads the skipped bytes from its file too, to checksum the
+// whole data; the receiver continues the CRC of what it held (SnapshotResumer)
+// over the new bytes, so a damaged partial file fails the check and is
+// dropped, and the next stream starts from zero. The receiver stores the
+// data as it arrives (Handler.ProcessSnapshot / SnapshotResumer.
+// ResumeSnapshot). Every read and write has a deadline (WriteTimeout per
+// chunk); memory on both sides is one chunk. A new stream from a peer
+// closes that peer's older one, which a broken connection may have left
+// waiting for its read deadline.
+//
+// Members before resumable streams know only magic "zkgosnap": the same
+// without the two length frames. They refuse the new hello as a bad hello,
+// and the dialer then sends them the old stream; such a stream, received,
+// starts from zero.
 
 const (
 	snapChunk      = 1 << 20
@@ -66,7 +81,7 @@ func (t *TCPTransport) SendSnapshot(m raftpb.Message, data io.ReadCloser, size i
 	}
 	defer t.wg.Done()
 	start := time.Now()
-	err := t.sendSnapshot(m, addr, data)
+	err := t.sendSnapshot(m, addr, data, size)
 	log := t.log.With("peer", m.To, "index", m.Snapshot.Metadata.Index, "bytes", size)
 	if err != nil {
 		log.Warn("raftnode: sending a snapshot failed", "err", err)
@@ -78,7 +93,7 @@ func (t *TCPTransport) SendSnapshot(m raftpb.Message, data io.ReadCloser, size i
 	h.ReportSnapshot(m.To, raft.SnapshotFinish)
 }
 
-func (t *TCPTransport) sendSnapshot(m raftpb.Message, addr string, data io.Reader) error {
+func (t *TCPTransport) sendSnapshot(m raftpb.Message, addr string, data io.Reader, size int64) error {
 	if addr == "" {
 		return fmt.Errorf("no address for member %x", m.To)
 	}
@@ -92,7 +107,16 @@ func (t *TCPTransport) sendSnapshot(m raftpb.Message, addr string, data io.Reade
 	if len(mb) > maxSnapMsgSize {
 		return fmt.Errorf("snapshot message of %d bytes", len(mb))
 	}
-	c, err := t.dialAs(t.ctx, addr, m.To, snapMagic)
+	resumable, magic := true, snapMagic2
+	if t.cfg.oldSnapStreams {
+		resumable, magic = false, snapMagic
+	}
+	c, err := t.dialAs(t.ctx, addr, m.To, magic)
+	if resumable && badHello(err) {
+		// A member from before resumable streams.
+		resumable = false
+		c, err = t.dialAs(t.ctx, addr, m.To, snapMagic)
+	}
 	if err != nil {
 		return err
 	}
@@ -105,16 +129,45 @@ func (t *TCPTransport) sendSnapshot(m raftpb.Message, addr string, data io.Reade
 	if err := writeFrameTo(bw, mb); err != nil {
 		return err
 	}
-	crc := crc32.New(snapCRCTable)
+	var skip int64 // bytes the receiver holds
+	if resumable {
+		var sz [8]byte
+		binary.BigEndian.PutUint64(sz[:], uint64(size))
+		if err := writeFrameTo(bw, sz[:]); err != nil {
+			return err
+		}
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		// The receiver reads what it holds to checksum it first.
+		c.SetReadDeadline(time.Now().Add(snapAckTimeout))
+		held, err := readFrame(c, nil, 8)
+		if err != nil {
+			return fmt.Errorf("waiting for the receiver's offset: %w", err)
+		}
+		if len(held) != 8 || binary.BigEndian.Uint64(held) > uint64(size) {
+			return fmt.Errorf("the receiver holds %x bytes of %d", held, size)
+		}
+		skip = int64(binary.BigEndian.Uint64(held))
+		if skip > 0 {
+			t.log.Info("raftnode: resuming a snapshot stream", "peer", m.To, "index", m.Snapshot.Metadata.Index,
+				"held", skip, "bytes", size)
+		}
+	}
+	var sum uint32
 	buf := make([]byte, snapChunk)
+	var pos int64 // bytes of data read
 	for {
 		n, rerr := io.ReadFull(data, buf)
 		if n > 0 {
-			crc.Write(buf[:n])
-			deadline()
-			if err := writeFrameTo(bw, buf[:n]); err != nil {
-				return err
+			sum = crc32.Update(sum, snapCRCTable, buf[:n])
+			if send := buf[max(0, min(int64(n), skip-pos)):n]; len(send) > 0 {
+				deadline()
+				if err := writeFrameTo(bw, send); err != nil {
+					return err
+				}
 			}
+			pos += int64(n)
 		}
 		if errors.Is(rerr, io.EOF) || errors.Is(rerr, io.ErrUnexpectedEOF) {
 			break
@@ -123,13 +176,16 @@ func (t *TCPTransport) sendSnapshot(m raftpb.Message, addr string, data io.Reade
 			return fmt.Errorf("reading the snapshot: %w", rerr)
 		}
 	}
-	var sum [4]byte
-	binary.BigEndian.PutUint32(sum[:], crc.Sum32())
+	if pos != size {
+		return fmt.Errorf("the snapshot file holds %d bytes of data, not %d", pos, size)
+	}
+	var crc [4]byte
+	binary.BigEndian.PutUint32(crc[:], sum)
 	deadline()
 	if err := writeFrameTo(bw, nil); err != nil {
 		return err
 	}
-	if err := writeFrameTo(bw, sum[:]); err != nil {
+	if err := writeFrameTo(bw, crc[:]); err != nil {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
@@ -158,8 +214,10 @@ func writeFrameTo(bw *bufio.Writer, b []byte) error {
 }
 
 // receiveSnapshot reads one snapshot stream (after the handshake) and
-// answers it.
-func (t *TCPTransport) receiveSnapshot(c net.Conn, from uint64, log *slog.Logger) {
+// answers it; resumable is the stream of magic snapMagic2.
+func (t *TCPTransport) receiveSnapshot(c net.Conn, from uint64, resumable bool, log *slog.Logger) {
+	t.supersedeSnapStream(from, c)
+	defer t.endSnapStream(from, c)
 	br := bufio.NewReaderSize(c, 64<<10)
 	c.SetReadDeadline(time.Now().Add(t.cfg.WriteTimeout))
 	frame, err := readFrame(br, nil, maxSnapMsgSize)
@@ -172,8 +230,42 @@ func (t *TCPTransport) receiveSnapshot(c net.Conn, from uint64, log *slog.Logger
 		log.Warn("raftnode: not a snapshot for this member on a snapshot stream; closing", "err", err)
 		return
 	}
-	cr := &chunkReader{r: br, c: c, timeout: t.cfg.WriteTimeout, crc: crc32.New(snapCRCTable)}
-	err = t.h.ProcessSnapshot(t.ctx, m, cr)
+	cr := &chunkReader{r: br, c: c, timeout: t.cfg.WriteTimeout, size: -1}
+	// One receive at a time: the storage keeps one partial file.
+	t.snapRecvMu.Lock()
+	defer t.snapRecvMu.Unlock()
+	resumer, _ := t.h.(SnapshotResumer)
+	if resumable {
+		frame, err := readFrame(br, nil, 8)
+		if err != nil || len(frame) != 8 || binary.BigEndian.Uint64(frame) > 1<<62 {
+			log.Warn("raftnode: bad snapshot stream: no data length; closing", "err", err)
+			return
+		}
+		cr.size = int64(binary.BigEndian.Uint64(frame))
+		if resumer != nil {
+			off, sum, err := resumer.HeldSnapshot(m)
+			if err != nil {
+				log.Warn("raftnode: reading a partial snapshot", "err", err)
+				off, sum = 0, 0
+			}
+			if off > cr.size {
+				off, sum = 0, 0
+			}
+			cr.off, cr.n, cr.sum = off, off, sum
+		}
+		var held [8]byte
+		binary.BigEndian.PutUint64(held[:], uint64(cr.off))
+		c.SetWriteDeadline(time.Now().Add(t.cfg.WriteTimeout))
+		if err := writeFrame(c, held[:]); err != nil {
+			log.Info("raftnode: snapshot stream closed", "err", err)
+			return
+		}
+	}
+	if cr.off > 0 {
+		err = resumer.ResumeSnapshot(t.ctx, m, cr.off, cr)
+	} else {
+		err = t.h.ProcessSnapshot(t.ctx, m, cr)
+	}
 	if err == nil && !cr.done {
 		err = errors.New("the snapshot was not read to its end")
 	}
@@ -188,13 +280,40 @@ func (t *TCPTransport) receiveSnapshot(c net.Conn, from uint64, log *slog.Logger
 	writeFrame(c, status)
 }
 
+// supersedeSnapStream records c as from's current snapshot stream and
+// closes the one before it: the sender has one snapshot in flight per
+// member, so an older stream is one whose connection broke.
+func (t *TCPTransport) supersedeSnapStream(from uint64, c net.Conn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if old := t.snapStreams[from]; old != nil {
+		old.Close()
+	}
+	if t.snapStreams == nil {
+		t.snapStreams = make(map[uint64]net.Conn)
+	}
+	t.snapStreams[from] = c
+}
+
+// endSnapStream forgets c as from's current stream.
+func (t *TCPTransport) endSnapStream(from uint64, c net.Conn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.snapStreams[from] == c {
+		delete(t.snapStreams, from)
+	}
+}
+
 // chunkReader reads the data frames of a snapshot stream, checking the
-// CRC at their end.
+// length and CRC at their end.
 type chunkReader struct {
 	r       *bufio.Reader
 	c       net.Conn
 	timeout time.Duration
-	crc     hash.Hash32
+	size    int64  // the data's length (-1: not told, an old stream)
+	off     int64  // bytes held before this stream
+	n       int64  // bytes of data so far, off included
+	sum     uint32 // CRC-32C of the data so far, off included
 	buf     []byte // the current chunk's unread part
 	chunk   []byte // reused frame buffer
 	done    bool   // the end and a matching CRC were read
@@ -221,14 +340,21 @@ func (cr *chunkReader) Read(p []byte) (int, error) {
 			switch {
 			case err != nil:
 				cr.err = fmt.Errorf("snapshot stream: checksum: %w", err)
-			case len(sum) != 4 || binary.BigEndian.Uint32(sum) != cr.crc.Sum32():
-				cr.err = errors.New("snapshot stream: checksum mismatch")
+			case len(sum) != 4 || binary.BigEndian.Uint32(sum) != cr.sum:
+				cr.err = fmt.Errorf("%w (%d bytes held before this stream)", storage.ErrStreamCorrupt, cr.off)
+			case cr.size >= 0 && cr.n != cr.size:
+				cr.err = fmt.Errorf("%w: %d bytes of data, the sender said %d", storage.ErrStreamCorrupt, cr.n, cr.size)
 			default:
 				cr.done, cr.err = true, io.EOF
 			}
 			return 0, cr.err
 		}
-		cr.crc.Write(frame)
+		if cr.size >= 0 && cr.n+int64(len(frame)) > cr.size {
+			cr.err = fmt.Errorf("%w: more data than the sender said (%d bytes)", storage.ErrStreamCorrupt, cr.size)
+			return 0, cr.err
+		}
+		cr.sum = crc32.Update(cr.sum, snapCRCTable, frame)
+		cr.n += int64(len(frame))
 		cr.buf = frame
 	}
 	n := copy(p, cr.buf)

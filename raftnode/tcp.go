@@ -98,6 +98,11 @@ type TCPConfig struct {
 	// must not block) that a dialer of another formation than this
 	// member's was refused (formation.go).
 	FormationRefused func(from, formation uint64)
+
+	// oldSnapStreams makes the transport send snapshots as members
+	// before resumable streams did, and refuse resumable ones as they
+	// do (tests of mixed versions).
+	oldSnapStreams bool
 }
 
 // TCPTransport is the production Transport: each member listens on one
@@ -129,13 +134,19 @@ type TCPTransport struct {
 	// formation is the ensemble's formation (formation.go).
 	id, cluster, formation atomic.Uint64
 
-	mu        sync.Mutex // guards h, started, accepting, stopped, peers, inbound
-	h         Handler
-	started   bool
-	accepting bool // the accept loop runs (Listen or Start)
-	stopped   bool
-	peers     map[uint64]*tcpPeer
-	inbound   map[net.Conn]struct{}
+	mu          sync.Mutex // guards h, started, accepting, stopped, peers, inbound, snapStreams
+	h           Handler
+	started     bool
+	accepting   bool // the accept loop runs (Listen or Start)
+	stopped     bool
+	peers       map[uint64]*tcpPeer
+	inbound     map[net.Conn]struct{}
+	snapStreams map[uint64]net.Conn // each peer's current inbound snapshot stream
+
+	// snapRecvMu is held while a snapshot stream is received: the
+	// Handler keeps one partial snapshot (SnapshotResumer). It guards
+	// no field.
+	snapRecvMu sync.Mutex
 }
 
 // NewTCPTransport returns a transport that accepts connections on
@@ -527,7 +538,7 @@ func (t *TCPTransport) dialAs(pctx context.Context, addr string, to uint64, magi
 	}
 	if len(ack) == 0 || ack[0] != ackOK {
 		c.Close()
-		return nil, fmt.Errorf("%w: peer refused the connection: %q", ErrHandshake, ack[min(1, len(ack)):])
+		return nil, &refusedError{status: ack[0:min(1, len(ack))], reason: string(ack[min(1, len(ack)):])}
 	}
 	if !stop() {
 		c.Close()
@@ -583,7 +594,7 @@ func (t *TCPTransport) readLoop(raw net.Conn) {
 		log.Warn("raftnode: refused a peer connection", "err", err)
 		return
 	}
-	from, snap, err := t.accept(c)
+	from, magic, err := t.accept(c)
 	if err != nil {
 		log.Warn("raftnode: refused a peer connection", "err", err)
 		return
@@ -591,8 +602,8 @@ func (t *TCPTransport) readLoop(raw net.Conn) {
 	if from == 0 {
 		return // a probe, answered
 	}
-	if snap {
-		t.receiveSnapshot(c, from, log.With("peer", from))
+	if magic == snapMagic || magic == snapMagic2 {
+		t.receiveSnapshot(c, from, magic == snapMagic2, log.With("peer", from))
 		return
 	}
 	log = log.With("peer", from)
@@ -651,11 +662,11 @@ func (t *TCPTransport) serverConn(raw net.Conn) (net.Conn, error) {
 // accept reads and checks the hello and answers it. A hello that names
 // receiver 0 is a probe (probe.go): it is answered here and the
 // connection closed (from is 0).
-func (t *TCPTransport) accept(c net.Conn) (from uint64, snap bool, err error) {
+func (t *TCPTransport) accept(c net.Conn) (from uint64, magic string, err error) {
 	c.SetDeadline(time.Now().Add(t.cfg.DialTimeout))
 	hello, err := readFrame(c, nil, maxControlFrame)
 	if err != nil {
-		return 0, false, fmt.Errorf("reading hello: %w", err)
+		return 0, "", fmt.Errorf("reading hello: %w", err)
 	}
 	status, reason := byte(ackOK), ""
 	id, cluster := t.id.Load(), t.cluster.Load()
@@ -663,12 +674,15 @@ func (t *TCPTransport) accept(c net.Conn) (from uint64, snap bool, err error) {
 	started := t.started
 	t.mu.Unlock()
 	h, ok := parseHello(hello)
+	if ok && h.magic == snapMagic2 && t.cfg.oldSnapStreams {
+		ok = false
+	}
 	own := t.formation.Load()
 	switch {
 	case !ok:
 		status, reason = ackBadHello, "bad hello"
 	case h.to == 0 && h.magic == helloMagic:
-		return 0, false, t.answerProbe(c)
+		return 0, "", t.answerProbe(c)
 	case !started || id == 0:
 		status, reason = ackWrongMember, "not running raft yet"
 	case h.cluster != cluster:
@@ -698,19 +712,20 @@ func (t *TCPTransport) accept(c net.Conn) (from uint64, snap bool, err error) {
 		}
 	}
 	if err := writeFrame(c, append([]byte{status}, reason...)); err != nil {
-		return 0, false, err
+		return 0, "", err
 	}
 	if status != ackOK {
-		return 0, false, fmt.Errorf("%w: %s", ErrHandshake, reason)
+		return 0, "", fmt.Errorf("%w: %s", ErrHandshake, reason)
 	}
 	c.SetDeadline(time.Time{})
-	return from, h.magic == snapMagic, nil
+	return from, h.magic, nil
 }
 
 // Handshake constants; see TCPTransport.
 const (
 	helloMagic      = "zkgoraft"
 	snapMagic       = "zkgosnap" // a connection that carries one snapshot (snapstream.go)
+	snapMagic2      = "zkgosnp2" // the same, resumable (snapstream.go)
 	helloVersion    = helloV1    // probes
 	helloLen        = 8 + 4 + 8 + 8 + 8
 	maxControlFrame = 1 << 10
@@ -725,6 +740,26 @@ const (
 // ErrHandshake means a peer connection was refused: wrong cluster, wrong
 // member, or not a zkgo raft peer.
 var ErrHandshake = errors.New("raftnode: peer handshake failed")
+
+// refusedError is a dialed peer's refusal of the hello; it wraps
+// ErrHandshake.
+type refusedError struct {
+	status []byte // the ack's status byte (none if the ack was empty)
+	reason string
+}
+
+func (e *refusedError) Error() string {
+	return fmt.Sprintf("%v: peer refused the connection: %q", ErrHandshake, e.reason)
+}
+
+func (e *refusedError) Unwrap() error { return ErrHandshake }
+
+// badHello reports whether err is a refusal of the hello itself: what a
+// member of an older version answers to a hello it does not know.
+func badHello(err error) bool {
+	var re *refusedError
+	return errors.As(err, &re) && len(re.status) == 1 && re.status[0] == ackBadHello
+}
 
 func writeFrame(w io.Writer, b []byte) error {
 	var hdr [4]byte

@@ -66,6 +66,20 @@ type Handler interface {
 	ProcessSnapshot(ctx context.Context, m raftpb.Message, data io.Reader) error
 }
 
+// SnapshotResumer is implemented by Handlers that keep what a broken
+// snapshot stream delivered (Node does, in the storage's partial file), so
+// that the next stream of the same snapshot sends only the rest. The
+// transport's snapshot receiver calls HeldSnapshot when a stream starts,
+// tells the sender to skip that many bytes, and then calls ResumeSnapshot
+// (off > 0) or ProcessSnapshot (off == 0); it runs one receive at a time.
+type SnapshotResumer interface {
+	// HeldSnapshot returns how many bytes of the data of m's snapshot
+	// are held and their CRC-32C (Castagnoli); 0 when none.
+	HeldSnapshot(m raftpb.Message) (off int64, crc uint32, err error)
+	// ResumeSnapshot is ProcessSnapshot for data that starts at byte off.
+	ResumeSnapshot(ctx context.Context, m raftpb.Message, off int64, data io.Reader) error
+}
+
 // SnapshotStreamer is implemented by transports that send a snapshot's
 // data as a stream, read from the snapshot file, instead of inside one
 // message: no snapshot is ever needed whole in memory, and its size is not

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 )
 
@@ -142,49 +141,25 @@ func (r *snapDataReader) Close() error { return r.f.Close() }
 // from r until io.EOF (at most MaxSnapshotBytes), into a temporary file,
 // fsynced. Nothing is installed yet: step the snapshot into raft with
 // ReceivedMarker as its data, and SaveSnapshot of raft's Ready installs
-// this file. A later ReceiveSnapshot replaces one raft did not take. An
-// error from r (a broken connection, a bad checksum) leaves nothing behind.
+// this file. A later ReceiveSnapshot replaces one raft did not take. If r
+// fails, what it delivered stays in a partial file that a later stream of
+// the same snapshot can continue (snappartial.go), unless the failure
+// wraps ErrStreamCorrupt.
 func (s *Storage) ReceiveSnapshot(meta raftpb.SnapshotMetadata, r io.Reader) (int64, error) {
-	if s.mem {
-		var buf bytes.Buffer
-		dw := &snapDataWriter{w: &buf, limit: s.opts.MaxSnapshotBytes}
-		if _, err := io.Copy(dw, r); err != nil {
-			return 0, err
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.received = &receivedSnap{meta: meta, data: buf.Bytes()}
-		return dw.n, nil
-	}
-	s.mu.Lock()
-	if err := s.usable(); err != nil {
-		s.mu.Unlock()
-		return 0, err
-	}
-	if meta.Index <= s.snapIndex {
-		s.mu.Unlock()
-		return 0, raft.ErrSnapOutOfDate
-	}
-	s.mu.Unlock()
-	// Written without the lock (it may take long): the temporary name is
-	// the snapshot's own, and raft sends one snapshot at a time.
-	sf, err := createSnapFile(s.snapDir, meta, s.opts.MaxSnapshotBytes, func(w io.Writer) error {
-		_, err := io.Copy(w, r)
-		return err
-	})
-	if err != nil {
-		return 0, err
-	}
-	if err := sf.sync(s.opts.NoSync); err != nil {
+	return s.ResumeSnapshot(meta, 0, r)
+}
+
+// receiveInMemory is ReceiveSnapshot for a memory Storage.
+func (s *Storage) receiveInMemory(meta raftpb.SnapshotMetadata, r io.Reader) (int64, error) {
+	var buf bytes.Buffer
+	dw := &snapDataWriter{w: &buf, limit: s.opts.MaxSnapshotBytes}
+	if _, err := io.Copy(dw, r); err != nil {
 		return 0, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old := s.received; old != nil && old.file != nil && old.file.tmp != sf.tmp {
-		old.file.abort()
-	}
-	s.received = &receivedSnap{meta: meta, file: sf}
-	return sf.size, nil
+	s.received = &receivedSnap{meta: meta, data: buf.Bytes()}
+	return dw.n, nil
 }
 
 // receivedSnap is a snapshot ReceiveSnapshot stored, waiting for raft.

@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -51,16 +52,16 @@ func TestReceiveSnapshot(t *testing.T) {
 	}
 }
 
-// A broken stream leaves nothing behind; a damaged file fails the read at
-// its end instead of returning io.EOF.
+// A stream that fails its checksum leaves nothing behind; a damaged file
+// fails the read at its end instead of returning io.EOF.
 func TestReceiveSnapshotErrors(t *testing.T) {
 	dir := t.TempDir()
 	s := openT(t, dir, Options{NoSync: true})
 	defer s.Close()
 	meta := raftpb.SnapshotMetadata{Index: 10, Term: 2, ConfState: cs1}
-	broken := io.MultiReader(bytes.NewReader(make([]byte, 1000)), iotest.ErrReader(errors.New("connection reset")))
+	broken := io.MultiReader(bytes.NewReader(make([]byte, 1000)), iotest.ErrReader(fmt.Errorf("stream: %w", ErrStreamCorrupt)))
 	if _, err := s.ReceiveSnapshot(meta, broken); err == nil {
-		t.Fatal("a broken stream was received")
+		t.Fatal("a corrupt stream was received")
 	}
 	ents, _ := os.ReadDir(filepath.Join(dir, snapDirName))
 	if len(ents) != 0 {

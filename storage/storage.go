@@ -157,6 +157,10 @@ type Storage struct {
 	// received is a snapshot ReceiveSnapshot stored that SaveSnapshot
 	// has not installed yet (guarded by mu).
 	received *receivedSnap
+	// held is the partial file HeldSnapshot last read, for the
+	// ResumeSnapshot that follows it (guarded by mu). Callers run one
+	// receive at a time.
+	held *heldPartial
 }
 
 // SetWALSegmentSize sets the size at which WAL segment files are cut and
@@ -568,6 +572,9 @@ func (s *Storage) SaveSnapshot(snap raftpb.Snapshot) error {
 		// Durability boundary: wal.SaveSnapshot fsyncs; the snapshot
 		// file is now usable by recovery.
 		s.synced(PointWALSnapshot)
+	}
+	if err := s.removeOutdatedPartials(snap.Metadata.Index); err != nil {
+		s.log.Warn("storage: removing outdated partial snapshot files", "err", err)
 	}
 	msSnap := snap
 	msSnap.Data = nil // read from the file when needed (SnapshotData)
