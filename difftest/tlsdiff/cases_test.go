@@ -19,10 +19,17 @@ var cases = []tcase{
 		// The x509 identity of each certificate (X500Principal.getName()),
 		// the super user's, and none without a certificate or over the
 		// plaintext port.
-		for _, c := range []string{"alice", "bob", "carol", "zkadmin", "anon"} {
+		for _, c := range []string{"alice", "bob", "carol", "zkadmin", "nosubject", "anon"} {
 			r.connect(c, c)
 			r.whoAmI(c)
 		}
+		// An empty subject is an identity like any other.
+		r.create("alice", "$R", "", open)
+		r.create("nosubject", "$R/empty", "e", acl(permAll, "x509", ""))
+		r.getData("nosubject", "$R/empty", false)
+		r.getData("anon", "$R/empty", false)
+		r.create("nosubject", "$R/auth", "", acl(permAll, "auth", ""))
+		r.getACL("nosubject", "$R/auth")
 		r.connectPlain("plain")
 		r.whoAmI("plain")
 	}},
@@ -314,8 +321,10 @@ var cases = []tcase{
 		r.connectAt("plain-to-secure", "", "secure")
 		r.connectAt("tls-to-plain", "alice", "plain")
 		r.connectAt("anon-to-plain", "anon", "plain")
-		r.connectAt("mallory", "mallory", "secure")
-		r.whoAmI("mallory")
+		for _, c := range []string{"mallory", "expired", "serveronly"} {
+			r.connectAt(c, c, "secure")
+			r.whoAmI(c)
+		}
 		r.connectAt("anon", "anon", "secure")
 		r.connectAt("alice", "alice", "secure")
 		r.whoAmI("alice")

@@ -32,8 +32,10 @@ type client struct {
 	// certificate, written out by hand from Java's rules (AVA.
 	// toRFC2253String) so that both servers are checked against it.
 	javaName string
-	// untrusted: signed by a CA the servers do not trust.
-	untrusted bool
+	// untrusted: signed by a CA the servers do not trust; expired: no
+	// longer valid; serverOnly: for server authentication only (extended
+	// key usage).
+	untrusted, expired, serverOnly bool
 
 	cert tls.Certificate // set by writeCerts
 }
@@ -114,10 +116,29 @@ var clients = []*client{
 		javaName: superSubject,
 	},
 	{
+		// No subject at all (the names are in the alternative names):
+		// the identity is the empty string.
+		name:     "nosubject",
+		rdns:     pkix.RDNSequence{},
+		javaName: "",
+	},
+	{
 		name:      "mallory",
 		rdns:      pkix.RDNSequence{one(atv(oidO, "zkgo")), one(atv(oidCN, "mallory"))},
 		javaName:  "CN=mallory,O=zkgo",
 		untrusted: true,
+	},
+	{
+		name:     "expired",
+		rdns:     pkix.RDNSequence{one(atv(oidO, "zkgo")), one(atv(oidCN, "expired"))},
+		javaName: "CN=expired,O=zkgo",
+		expired:  true,
+	},
+	{
+		name:       "serveronly",
+		rdns:       pkix.RDNSequence{one(atv(oidO, "zkgo")), one(atv(oidCN, "serveronly"))},
+		javaName:   "CN=serveronly,O=zkgo",
+		serverOnly: true,
 	},
 }
 
@@ -157,8 +178,8 @@ func newCA(cn string) (*ca, error) {
 }
 
 // issue signs a certificate for subject (DER), valid for client and server
-// authentication on localhost.
-func (a *ca) issue(subject []byte) (tls.Certificate, error) {
+// authentication on localhost, unless c says otherwise.
+func (a *ca) issue(subject []byte, c *client) (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, err
@@ -170,6 +191,12 @@ func (a *ca) issue(subject []byte) (tls.Certificate, error) {
 		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		KeyUsage:    x509.KeyUsageDigitalSignature,
+	}
+	if c != nil && c.expired {
+		tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-48*time.Hour), time.Now().Add(-24*time.Hour)
+	}
+	if c != nil && c.serverOnly {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.cert, &key.PublicKey, a.key)
 	if err != nil {
@@ -225,7 +252,7 @@ func writeCerts(dir string) (*pki, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := trusted.issue(subj)
+	srv, err := trusted.issue(subj, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +268,7 @@ func writeCerts(dir string) (*pki, error) {
 		if c.untrusted {
 			signer = rogue
 		}
-		if c.cert, err = signer.issue(subj); err != nil {
+		if c.cert, err = signer.issue(subj, c); err != nil {
 			return nil, err
 		}
 	}
