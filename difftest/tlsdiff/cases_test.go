@@ -314,6 +314,23 @@ var cases = []tcase{
 		r.events("bob")
 	}},
 
+	{"setwatches_null_lists", func(r *runner) {
+		// Null lists in setWatches and setWatches2 (the Java client always
+		// sends empty ones).
+		r.connect("alice", "alice")
+		r.create("alice", "$R", "", open)
+		r.create("alice", "$R/a", "", open)
+		r.expectDiff("a null list: Apache fails with MarshallingError after handling the lists before it; zkgo takes it as empty")
+		r.log("setWatches2 data=[$R] rest null: %s", r.call(r.s("alice"), proto.OpSetWatches2,
+			&proto.SetWatches2{RelativeZxid: 1, DataWatches: []string{r.p("$R")}}, nil))
+		r.events("alice")
+		r.expectDiff("a null list: Apache fails with MarshallingError after handling the lists before it; zkgo takes it as empty")
+		r.log("setWatches data=[$R/a] rest null: %s", r.call(r.s("alice"), proto.OpSetWatches,
+			&proto.SetWatches{RelativeZxid: 1, DataWatches: []string{r.p("$R/a")}}, nil))
+		r.events("alice")
+		r.probe("alice")
+	}},
+
 	{"transport", func(r *runner) {
 		// Clients on the wrong port, and certificates the server does not
 		// trust: refused by both; the outcome class is compared, not the

@@ -20,14 +20,12 @@ import (
 
 // A target is one of the two servers.
 type target struct {
-	name   string
 	plain  string // plaintext client port
 	secure string // TLS client port
 }
 
 func targets() (a, z target) {
-	return target{"apache", apache.Addr(), apache.SecureAddr()},
-		target{"zkgo", zkgo.Addr(), zkgo.SecureAddr().String()}
+	return target{apache.Addr(), apache.SecureAddr()}, target{zkgo.Addr(), zkgo.SecureAddr().String()}
 }
 
 // A runner runs one case against one target and writes its transcript: one
@@ -44,13 +42,13 @@ type runner struct {
 	deliberate string
 }
 
+// A line is one step of a transcript.
 type line struct {
 	text       string
-	deliberate string
+	deliberate string // why it may differ (expectDiff), or ""
 }
 
 type session struct {
-	name   string
 	cert   string // the client certificate ("anon": none; "" for plaintext)
 	c      *rawzk.Conn
 	zxid   int64 // of the last reply
@@ -82,22 +80,38 @@ func (r *runner) expectDiff(why string) { r.deliberate = why }
 // connect opens a session named name over TLS with the certificate cert
 // ("anon": a TLS client without one).
 func (r *runner) connect(name, cert string) {
-	r.open(name, cert, r.tgt.secure, rawzk.Options{TLS: certs.tlsConfig(cert)})
+	r.open(name, cert, r.tgt.secure, "")
 }
 
 // connectPlain opens a plaintext session on the plaintext port.
 func (r *runner) connectPlain(name string) {
-	r.open(name, "", r.tgt.plain, rawzk.Options{})
+	r.open(name, "", r.tgt.plain, "")
 }
 
-func (r *runner) open(name, cert, addr string, o rawzk.Options) {
+// connectAt opens a session named name on the plaintext or the TLS port
+// ("plain", "secure"), over TLS with certificate cert or, with cert "",
+// in plaintext: a client on the wrong port.
+func (r *runner) connectAt(name, cert, port string) {
+	addr := r.tgt.plain
+	if port == "secure" {
+		addr = r.tgt.secure
+	}
+	r.open(name, cert, addr, " to the "+port+" port")
+}
+
+// open dials addr, over TLS unless cert is "", and records the outcome.
+func (r *runner) open(name, cert, addr, where string) {
+	var o rawzk.Options
+	if cert != "" {
+		o.TLS = certs.tlsConfig(cert)
+	}
 	c, err := rawzk.Dial(addr, o)
 	if err != nil {
-		r.log("connect %s %s: %s", name, describe(cert), outcome(err))
+		r.log("connect %s %s%s: %s", name, describe(cert), where, outcome(err))
 		return
 	}
-	r.sess[name] = &session{name: name, cert: cert, c: c}
-	r.log("connect %s %s: connected", name, describe(cert))
+	r.sess[name] = &session{cert: cert, c: c}
+	r.log("connect %s %s%s: connected", name, describe(cert), where)
 }
 
 func describe(cert string) string {
@@ -110,35 +124,10 @@ func describe(cert string) string {
 // outcome is the class of a failed connection attempt: the exact errors
 // (a TLS alert, a reset, an EOF) depend on timing and on the TLS stack.
 func outcome(err error) string {
-	switch {
-	case err == nil:
-		return "connected"
-	case errors.Is(err, rawzk.ErrSessionExpired):
+	if errors.Is(err, rawzk.ErrSessionExpired) {
 		return "expired"
-	default:
-		return "refused"
 	}
-}
-
-// connectAt opens a session named name on the plaintext or the TLS port
-// ("plain", "secure"), over TLS with certificate cert or, with cert "",
-// in plaintext: a client on the wrong port.
-func (r *runner) connectAt(name, cert, port string) {
-	addr := r.tgt.plain
-	if port == "secure" {
-		addr = r.tgt.secure
-	}
-	var o rawzk.Options
-	if cert != "" {
-		o.TLS = certs.tlsConfig(cert)
-	}
-	c, err := rawzk.Dial(addr, o)
-	if err != nil {
-		r.log("connect %s %s to the %s port: %s", name, describe(cert), port, outcome(err))
-		return
-	}
-	r.sess[name] = &session{name: name, cert: cert, c: c}
-	r.log("connect %s %s to the %s port: connected", name, describe(cert), port)
+	return "refused"
 }
 
 // reconnect replaces the connection of session name by a new one with the
