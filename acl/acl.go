@@ -29,6 +29,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zkgo/zkgo/internal/javanum"
+	"github.com/zkgo/zkgo/internal/x500"
 
 	"github.com/zkgo/zkgo/proto"
 )
@@ -99,7 +100,8 @@ func digestOf(idPassword string) string {
 //     was accepted (the server adds it then), so this returns no ids and no
 //     error.
 //   - any other scheme, including "world", "auth", "super", and "sasl" and
-//     "x509" (SASL is negotiated with a separate packet; x509 needs TLS):
+//     "x509" (SASL is negotiated with a separate packet; the server answers
+//     an x509 addauth from the connection's client certificate itself):
 //     ErrAuthFailed.
 //
 // On ErrAuthFailed ZooKeeper replies to the auth packet (xid -4) with
@@ -173,8 +175,9 @@ func Fixup(acls []proto.ACL, authIDs []proto.Id) ([]proto.ACL, error) {
 type Providers struct {
 	// SASL: "sasl" ids must be valid Kerberos names.
 	SASL bool
-	// X509: "x509" ids must be distinguished names
-	// (X509AuthenticationProvider.isValid): one or more type=value pairs.
+	// X509: "x509" ids must be distinguished names Java's X500Principal
+	// accepts (X509AuthenticationProvider.isValid; see x500.Valid). The
+	// empty string is one.
 	X509 bool
 }
 
@@ -230,7 +233,7 @@ func FixupWith(acls []proto.ACL, authIDs []proto.Id, p Providers) ([]proto.ACL, 
 			}
 			out = append(out, a)
 		case a.ID.Scheme == SchemeX509 && p.X509:
-			if !validDN(a.ID.ID) {
+			if !x500.Valid(a.ID.ID) {
 				return nil, ErrInvalidACL
 			}
 			out = append(out, a)
@@ -239,22 +242,6 @@ func FixupWith(acls []proto.ACL, authIDs []proto.Id, p Providers) ([]proto.ACL, 
 		}
 	}
 	return out, nil
-}
-
-// validDN reports whether id looks like a distinguished name: comma-
-// separated type=value pairs with non-empty types (what X500Principal
-// accepts, without its escaping rules).
-func validDN(id string) bool {
-	if strings.TrimSpace(id) == "" {
-		return false
-	}
-	for _, rdn := range strings.Split(id, ",") {
-		k, _, ok := strings.Cut(rdn, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return false
-		}
-	}
-	return true
 }
 
 // validDigestID is DigestAuthenticationProvider.isValid: id.split(":") must

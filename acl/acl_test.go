@@ -451,6 +451,8 @@ func TestFixupProviders(t *testing.T) {
 	sasl := []proto.ACL{{Perms: 31, ID: proto.Id{Scheme: SchemeSASL, ID: "bob"}}}
 	x509 := []proto.ACL{{Perms: 31, ID: proto.Id{Scheme: SchemeX509, ID: "CN=bob,O=example"}}}
 	badDN := []proto.ACL{{Perms: 31, ID: proto.Id{Scheme: SchemeX509, ID: "bob"}}}
+	escaped := []proto.ACL{{Perms: 31, ID: proto.Id{Scheme: SchemeX509, ID: `CN=Acme\, Inc.,O=example`}}}
+	unknownType := []proto.ACL{{Perms: 31, ID: proto.Id{Scheme: SchemeX509, ID: "FOO=bar"}}}
 	for _, tt := range []struct {
 		name string
 		acls []proto.ACL
@@ -462,6 +464,8 @@ func TestFixupProviders(t *testing.T) {
 		{"x509 without the provider", x509, Providers{SASL: true}, false},
 		{"x509 with it", x509, Providers{X509: true}, true},
 		{"x509 not a distinguished name", badDN, Providers{X509: true}, false},
+		{"x509 with an escaped comma", escaped, Providers{X509: true}, true},
+		{"x509 with a type Java does not know", unknownType, Providers{X509: true}, false},
 	} {
 		_, err := FixupWith(tt.acls, nil, tt.p)
 		if (err == nil) != tt.ok {

@@ -63,8 +63,12 @@ type Conn struct {
 	// moved: the session was resumed on another member (sessionMoved).
 	moved atomic.Bool
 
-	auth   atomic.Pointer[[]proto.Id] // copy-on-write authenticated ids
-	saslEx *saslExchange              // SASL state (sasl.go); reader goroutine only
+	auth atomic.Pointer[[]proto.Id] // copy-on-write authenticated ids
+	// certIDs are the identities of the verified client certificate (nil
+	// without one): set by startTLS, read by addauth x509 (reader
+	// goroutine only).
+	certIDs []proto.Id
+	saslEx  *saslExchange // SASL state (sasl.go); reader goroutine only
 
 	// wmu serialises taking bytes out of out and writing them to nc, so
 	// batches reach the socket in order whether the writer goroutine or

@@ -223,9 +223,14 @@ func (c *Conn) readWhoAmI(r *request) (proto.ErrCode, proto.Record) {
 	infos := make([]proto.ClientInfo, 0, len(ids))
 	for _, id := range ids {
 		user := id.ID
-		if id.Scheme == acl.SchemeDigest {
+		switch id.Scheme {
+		case acl.SchemeDigest:
 			// The digest provider names the user without the hash.
 			user, _, _ = strings.Cut(user, ":")
+		case acl.SchemeSuper:
+			// No provider has the super scheme: ZooKeeper's whoAmI
+			// (AuthUtil.getUser) shows no user.
+			user = ""
 		}
 		infos = append(infos, proto.ClientInfo{AuthScheme: id.Scheme, User: user})
 	}

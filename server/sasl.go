@@ -181,34 +181,33 @@ func (c *Conn) handleAuth(xid int32, d *jute.Decoder) bool {
 	if d.Err() != nil {
 		c.enqueue(&proto.ReplyHeader{Xid: xid, Err: proto.ErrAuthFailed}, nil)
 		c.closeAfterFlush()
-		return true
+		return false
 	}
-	ids, err := acl.Authenticate(ap.Scheme, ap.Auth, c.s.opts.SuperDigest)
+	var ids []proto.Id
+	var err error
+	if ap.Scheme == acl.SchemeX509 {
+		// X509AuthenticationProvider.handleAuthentication: the
+		// connection's client certificate, whatever the payload says;
+		// without one, nothing to authenticate.
+		ids = c.certIDs
+		if ids == nil {
+			err = errors.New("no client certificate")
+		}
+	} else {
+		ids, err = acl.Authenticate(ap.Scheme, ap.Auth, c.s.opts.SuperDigest)
+	}
 	if err == nil && ap.Scheme == acl.SchemeDigest && c.s.opts.DisableDigestAuth {
 		err = errors.New("digest authentication is disabled")
 	}
 	if err != nil {
 		c.s.log.Info("authentication failed", "scheme", ap.Scheme, "session", hexID(c.sessionID), "err", err)
 		c.enqueue(&proto.ReplyHeader{Xid: xid, Err: proto.ErrAuthFailed}, nil)
+		// As ZooKeeper (disableRecv): nothing sent after the refused
+		// addauth is read, let alone executed.
 		c.closeAfterFlush()
-		return true
+		return false
 	}
-	cur := *c.auth.Load()
-	next := make([]proto.Id, 0, len(cur)+len(ids))
-	next = append(next, cur...)
-	for _, id := range ids {
-		dup := false
-		for _, have := range next {
-			if have == id {
-				dup = true
-				break
-			}
-		}
-		if !dup {
-			next = append(next, id)
-		}
-	}
-	c.auth.Store(&next)
+	c.addIDs(ids)
 	c.enqueue(&proto.ReplyHeader{Xid: xid}, nil)
 	return true
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkgo/zkgo/acl"
 	"github.com/zkgo/zkgo/internal/rawzk"
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
@@ -319,6 +320,26 @@ func TestAuthFailureClosesConnection(t *testing.T) {
 		t.Fatalf("reply %+v %v", h, err)
 	}
 	waitClosed(t, c)
+
+	// A request sent right behind the refused addauth is not executed
+	// (ZooKeeper stops reading the connection: disableRecv).
+	c = dial(t, srv.Addr())
+	if err := c.SendXid(proto.XidAuth, proto.OpAuth, &proto.AuthPacket{Scheme: "nosuchscheme"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Send(proto.OpCreate, &proto.CreateRequest{Path: "/behind", ACL: acl.OpenACLUnsafe}); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := c.Recv(nil); err != nil || h.Err != proto.ErrAuthFailed {
+		t.Fatalf("reply %+v %v", h, err)
+	}
+	if h, err := c.Recv(nil); err == nil {
+		t.Fatalf("the request behind a refused addauth was answered: %+v", h)
+	}
+	other := dial(t, srv.Addr())
+	if code := call(t, other, proto.OpExists, &proto.ExistsRequest{Path: "/behind"}, &proto.ExistsResponse{}); code != proto.ErrNoNode {
+		t.Fatalf("the create behind a refused addauth: exists says %v", code)
+	}
 }
 
 // Closing the server closes client connections and returns.

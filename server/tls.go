@@ -2,8 +2,11 @@ package server
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 
+	"github.com/zkgo/zkgo/acl"
 	"github.com/zkgo/zkgo/internal/tlssniff"
+	"github.com/zkgo/zkgo/internal/x500"
 	"github.com/zkgo/zkgo/proto"
 )
 
@@ -35,15 +38,50 @@ func (c *Conn) startTLS() bool {
 	}
 	c.nc = tc
 	if certs := tc.ConnectionState().PeerCertificates; len(certs) > 0 {
-		// ZooKeeper's X509AuthenticationProvider: the subject's
-		// distinguished name, RFC 2253, most specific first.
-		subject := certs[0].Subject.String()
-		ids := append([]proto.Id(nil), *c.auth.Load()...)
-		ids = append(ids, proto.Id{Scheme: "x509", ID: subject})
-		if su := c.s.opts.X509SuperUser; su != "" && su == subject {
-			ids = append(ids, proto.Id{Scheme: "super", ID: subject})
-		}
-		c.auth.Store(&ids)
+		c.certIDs = c.x509IDs(certs[0])
+		c.addIDs(c.certIDs)
 	}
 	return true
+}
+
+// x509IDs are the identities ZooKeeper's X509AuthenticationProvider gives
+// a verified client certificate: "super" (whose user whoAmI does not
+// show) if its subject is the configured super user, then "x509:<subject>",
+// the subject formatted as Java's X500Principal.getName() (RFC 2253, most
+// specific first), so that it matches the ACLs Java writes.
+func (c *Conn) x509IDs(cert *x509.Certificate) []proto.Id {
+	subject, err := x500.Name(cert.RawSubject)
+	if err != nil {
+		// crypto/x509 parsed it, encoding/asn1 does not: a name no ACL
+		// written by Java can match; Go's rendering is the best left.
+		subject = cert.Subject.String()
+		c.s.log.Warn("client certificate subject not understood; using Go's rendering as its x509 identity",
+			"remote", c.raw.RemoteAddr().String(), "subject", subject, "err", err)
+	}
+	var ids []proto.Id
+	if su := c.s.opts.X509SuperUser; su != "" && su == subject {
+		ids = append(ids, proto.Id{Scheme: acl.SchemeSuper, ID: subject})
+	}
+	return append(ids, proto.Id{Scheme: acl.SchemeX509, ID: subject})
+}
+
+// addIDs adds ids the connection does not hold yet (ZooKeeper keeps a
+// connection's identities in a set). Reader goroutine only.
+func (c *Conn) addIDs(ids []proto.Id) {
+	cur := *c.auth.Load()
+	next := make([]proto.Id, 0, len(cur)+len(ids))
+	next = append(next, cur...)
+	for _, id := range ids {
+		dup := false
+		for _, have := range next {
+			if have == id {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			next = append(next, id)
+		}
+	}
+	c.auth.Store(&next)
 }

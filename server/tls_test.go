@@ -204,3 +204,59 @@ func TestTLSRefusals(t *testing.T) {
 		t.Fatalf("a silent connection to the TLS port was not closed: %v", err)
 	}
 }
+
+// The x509 identity is the subject as Java writes it
+// (X500Principal.getName()), so that ACLs written by Java clients match;
+// addauth x509 re-authenticates the connection's certificate, whatever
+// its payload, and fails without one; whoAmI shows the x509 super user's
+// super id without a user, as ZooKeeper does.
+func TestTLSX509IdentityAndAddAuth(t *testing.T) {
+	srv, files := tlsServer(t, false)
+	secure := srv.SecureAddr().String()
+	ctx := context.Background()
+	cert, key := files.CA.IssueFor(t, `a=b #c, "d"`, []string{"localhost"}, nil)
+	tlstest.WritePEM(t, files.Path("special"), cert, key)
+	const subject = `CN=a\=b \#c\, \"d\",O=zkgo` // Go's pkix.Name.String(): CN=a=b #c\, \"d\",O=zkgo
+
+	has := func(c *zk.Conn, want zk.ClientInfo) bool {
+		t.Helper()
+		who, err := c.WhoAmI(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range who {
+			if w == want {
+				return true
+			}
+		}
+		t.Logf("whoAmI: %+v", who)
+		return false
+	}
+	special := connectTLS(t, secure, clientTLS(t, files, "special"))
+	if !has(special, zk.ClientInfo{AuthScheme: "x509", User: subject}) {
+		t.Fatalf("no x509 identity %q", subject)
+	}
+	acl := []zk.ACL{{Perms: zk.PermAll, ID: zk.Id{Scheme: zk.SchemeX509, ID: subject}}}
+	if _, err := special.Create(ctx, "/special", []byte("s"), acl, zk.ModePersistent); err != nil {
+		t.Fatalf("create with the ACL of its own subject: %v", err)
+	}
+	if _, _, err := special.Get(ctx, "/special"); err != nil {
+		t.Fatalf("the certificate's ACL does not match it: %v", err)
+	}
+	if err := special.AddAuth(ctx, "x509", []byte("CN=admin,O=zkgo")); err != nil {
+		t.Fatalf("addauth x509 with a certificate: %v", err)
+	}
+	if has(special, zk.ClientInfo{AuthScheme: "super"}) {
+		t.Fatal("addauth x509 took the payload for the identity")
+	}
+
+	admin := connectTLS(t, secure, clientTLS(t, files, "admin"))
+	if !has(admin, zk.ClientInfo{AuthScheme: "super"}) || !has(admin, zk.ClientInfo{AuthScheme: "x509", User: "CN=admin,O=zkgo"}) {
+		t.Fatal("the x509 super user's ids")
+	}
+
+	anon := connectTLS(t, secure, clientTLS(t, files, ""))
+	if err := anon.AddAuth(ctx, "x509", []byte("CN=admin,O=zkgo")); !errors.Is(err, zk.ErrAuthFailed) {
+		t.Fatalf("addauth x509 without a certificate: %v, want ErrAuthFailed", err)
+	}
+}

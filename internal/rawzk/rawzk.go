@@ -9,6 +9,7 @@ package rawzk
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -37,6 +38,10 @@ type Options struct {
 	Passwd    []byte
 	LastZxid  int64
 	ReadOnly  bool
+	// TLS, if set, runs the connection over TLS with this configuration
+	// (a secure client port); the TLS handshake completes before the
+	// ConnectRequest is sent.
+	TLS *tls.Config
 }
 
 // Dial connects and performs the handshake.
@@ -44,7 +49,14 @@ func Dial(addr string, o Options) (*Conn, error) {
 	if o.Timeout == 0 {
 		o.Timeout = 10 * time.Second
 	}
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	var nc net.Conn
+	var err error
+	if o.TLS != nil {
+		d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: o.TLS}
+		nc, err = d.Dial("tcp", addr)
+	} else {
+		nc, err = net.DialTimeout("tcp", addr, 5*time.Second)
+	}
 	if err != nil {
 		return nil, err
 	}
