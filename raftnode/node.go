@@ -141,6 +141,9 @@ type Status struct {
 	// Match holds, on the leader only, the highest index known to be
 	// replicated on each member.
 	Match map[uint64]uint64
+	// Snapshot is the index of the newest snapshot in the storage (what
+	// a lagging member is sent).
+	Snapshot uint64
 }
 
 // Start starts a member. With a fresh Storage it bootstraps the group
@@ -394,7 +397,7 @@ func (n *Node) ProposeConfChange(ctx context.Context, cc raftpb.ConfChangeV2) er
 // Status returns the member's current raft state. On a stopped node it
 // returns Role RoleStopped.
 func (n *Node) Status() Status {
-	s := Status{ID: n.id, Applied: n.applied.Load(), Role: RoleStopped}
+	s := Status{ID: n.id, Applied: n.applied.Load(), Role: RoleStopped, Snapshot: n.st.SnapshotIndex()}
 	select {
 	case <-n.done:
 		return s

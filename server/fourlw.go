@@ -305,6 +305,7 @@ func (s *Server) mntr(b *strings.Builder) {
 		kv("zkgo_raft_term", st.Term)
 		kv("zkgo_raft_commit", st.Commit)
 		kv("zkgo_raft_applied", st.Applied)
+		kv("zkgo_raft_snapshot_index", st.Snapshot)
 		kv("zkgo_wal_syncs", syncs)
 		kv("zkgo_wal_entries", entries)
 		kv("zkgo_wal_prefilled_bytes", prefilled)

@@ -74,6 +74,9 @@ func (s *Storage) HeldSnapshot(meta raftpb.SnapshotMetadata) (n int64, dataCRC u
 	held, dataCRC, err := readPartial(path, meta, s.opts.MaxSnapshotBytes)
 	if err != nil {
 		// Unusable: start over. Only a failure to delete it is an error.
+		if !os.IsNotExist(err) {
+			s.log.Warn("storage: dropping a partial snapshot file", "file", want, "err", err)
+		}
 		if rerr := os.Remove(path); rerr != nil && !os.IsNotExist(rerr) {
 			return 0, 0, rerr
 		}

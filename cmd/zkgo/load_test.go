@@ -180,6 +180,7 @@ type memberProc struct {
 	pid  int
 	addr string // client address
 	kill func() // SIGKILL, then wait for the exit (the data dir is free again)
+	log  *syncBuf
 }
 
 // memberProcs runs the members of an ensemble test from their zoo.cfg
@@ -196,6 +197,6 @@ func newMemberProcs(t *testing.T, cfgs []string) *memberProcs {
 
 func (m *memberProcs) start(i int) {
 	m.t.Helper()
-	cmd, addr := startServer(m.t, m.cfgs[i])
-	m.procs[i] = memberProc{cmd.Process.Pid, addr, func() { cmd.Process.Signal(syscall.SIGKILL); cmd.Wait() }}
+	cmd, addr, log := startServerLog(m.t, m.cfgs[i])
+	m.procs[i] = memberProc{cmd.Process.Pid, addr, func() { cmd.Process.Signal(syscall.SIGKILL); cmd.Wait() }, log}
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -40,14 +41,41 @@ var listenRE = regexp.MustCompile(`listening on (\S+)`)
 // address it prints.
 func startServer(t *testing.T, args ...string) (*exec.Cmd, string) {
 	t.Helper()
+	cmd, addr, _ := startServerLog(t, args...)
+	return cmd, addr
+}
+
+// syncBuf is a buffer safe for a process's output copier and a test
+// reading it at the same time.
+type syncBuf struct {
+	mu sync.Mutex // guards b
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startServerLog is startServer that also returns the server's log (its
+// stderr) as it grows.
+func startServerLog(t *testing.T, args ...string) (*exec.Cmd, string, *syncBuf) {
+	t.Helper()
 	cmd := exec.Command(binary, append([]string{"server"}, args...)...)
 	cmd.Dir = t.TempDir()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	stderr := &syncBuf{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -68,11 +96,11 @@ func startServer(t *testing.T, args ...string) (*exec.Cmd, string) {
 		if !ok {
 			t.Fatalf("server exited without listening; stderr:\n%s", stderr.String())
 		}
-		return cmd, addr
+		return cmd, addr, stderr
 	case <-time.After(30 * time.Second):
 		t.Fatalf("server did not report its address; stderr:\n%s", stderr.String())
 	}
-	return nil, ""
+	return nil, "", nil
 }
 
 func TestServerRunsAndStopsOnSIGTERM(t *testing.T) {

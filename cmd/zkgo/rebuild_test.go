@@ -7,13 +7,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/zkgo/zkgo/storage"
 	"github.com/zkgo/zkgo/zk"
 )
 
@@ -187,4 +190,154 @@ func peakRSSMiB(pid int) int {
 		}
 	}
 	return -1
+}
+
+// TestRebuildResumesSnapshot: a member that was down while the tree grew
+// needs it as a snapshot; it is killed while the snapshot streams in, and
+// started again. The stream resumes where the partial file ends instead
+// of starting over: the member's log says at which byte, and the member
+// ends with the tree.
+func TestRebuildResumesSnapshot(t *testing.T) {
+	const n, mib = 3, 48
+	// A small snapCount, and more entries than the leader keeps behind a
+	// snapshot (storage.DefaultCatchUpEntries): the log is compacted past
+	// what the stopped member holds, so it needs a snapshot.
+	cfgs, _ := writeEnsemble(t, t.TempDir(), n, "4lw.commands.whitelist=*\nsnapCount=100\njute.maxbuffer=2097152\n")
+	m := newMemberProcs(t, cfgs)
+	for i := range n {
+		m.start(i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	mntr := func(i int, key string) string { return mntrKey(ctx, m.procs[i].addr, key) }
+	lead := waitLeader(ctx, t, m)
+	f := (lead + 1) % n
+	m.procs[f].kill()
+	fillTree(ctx, t, m.procs[lead].addr, mib)
+	createMany(ctx, t, m.procs[lead].addr, storage.DefaultCatchUpEntries+500)
+	want := mntr(lead, "zk_znode_count")
+	dataDir := filepath.Join(filepath.Dir(cfgs[f]), "zkgo")
+	// Kill the member while the snapshot streams in. The stream takes
+	// tens of milliseconds on loopback: the leader is held (SIGSTOP)
+	// while the member starts so that the stream begins while the
+	// partial file is watched closely. Try again if the stream ended
+	// before the kill (with more entries, so that the member needs a
+	// snapshot again), or if it was of a snapshot the leader has
+	// replaced since (a deferred one).
+	var held int64
+	for attempt := 1; held == 0; attempt++ {
+		if attempt > 5 {
+			t.Fatal("the snapshot stream always ended before the member was killed")
+		}
+		syscall.Kill(m.procs[lead].pid, syscall.SIGSTOP)
+		m.start(f)
+		syscall.Kill(m.procs[lead].pid, syscall.SIGCONT)
+		whole := false
+		for i := 0; ; i++ {
+			if _, n := partialSnapshot(dataDir); n >= 4<<20 {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatal("no snapshot stream")
+			}
+			if i%100 == 99 && mntr(f, "zk_znode_count") == want {
+				whole = true
+				break
+			}
+		}
+		m.procs[f].kill()
+		if whole {
+			t.Logf("the member took the whole snapshot before it was killed: again")
+			lead = waitLeader(ctx, t, m)
+			createMany(ctx, t, m.procs[lead].addr, storage.DefaultCatchUpEntries+500)
+			want = mntr(lead, "zk_znode_count")
+			continue
+		}
+		var index uint64
+		index, held = partialSnapshot(dataDir)
+		lead = waitLeader(ctx, t, m)
+		if leaderSnap := mntr(lead, "zkgo_raft_snapshot_index"); fmt.Sprint(index) != leaderSnap {
+			t.Logf("the partial snapshot is of index %d, the leader's newest %s: again", index, leaderSnap)
+			held = 0
+		}
+	}
+	killedLog := m.procs[f].log.String()
+	t.Logf("killed member %d holding %d bytes of the snapshot", f+1, held)
+	m.start(f)
+	for mntr(f, "zk_znode_count") != want || mntr(lead, "zk_synced_followers") != fmt.Sprint(n-1) {
+		if ctx.Err() != nil {
+			t.Fatalf("member %d not rebuilt: %s of %s znodes", f+1, mntr(f, "zk_znode_count"), want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	line := resumedRE.FindString(m.procs[f].log.String())
+	if line == "" {
+		t.Fatalf("member %d took the snapshot without resuming; its log before the kill:\n%s\nand after:\n%s", f+1, killedLog, m.procs[f].log.String())
+	}
+	t.Logf("member %d: %s", f+1, line)
+}
+
+// createMany creates count empty znodes (/m0000000, …) through the member
+// at addr, from 8 sessions.
+func createMany(ctx context.Context, t *testing.T, addr string, count int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errc := make(chan error, 8)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := zk.Connect(ctx, addr)
+			if err != nil {
+				errc <- err
+				return
+			}
+			defer c.Close()
+			for k := w; k < count; k += 8 {
+				if _, err := c.Create(ctx, fmt.Sprintf("/m%07d", k), nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	select {
+	case err := <-errc:
+		t.Fatal(err)
+	default:
+	}
+}
+
+var resumedRE = regexp.MustCompile(`received snapshot.*resumed_at=[1-9][0-9]*.*`)
+
+// partialSnapshot returns the index and size of the partial snapshot file
+// under dir (0, 0: none). Its name is <index hex>-<term hex>.snap.partial.
+func partialSnapshot(dir string) (index uint64, size int64) {
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".snap.partial") {
+			if fi, err := d.Info(); err == nil {
+				size = fi.Size()
+				index, _ = strconv.ParseUint(strings.SplitN(d.Name(), "-", 2)[0], 16, 64)
+			}
+		}
+		return nil
+	})
+	return index, size
+}
+
+// waitLeader returns the index of the member mntr calls the leader.
+func waitLeader(ctx context.Context, t *testing.T, m *memberProcs) int {
+	t.Helper()
+	for {
+		for i := range m.procs {
+			if mntrKey(ctx, m.procs[i].addr, "zk_server_state") == "leader" {
+				return i
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatal("no leader")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
