@@ -39,6 +39,11 @@ func Visualize(history []porcupine.Operation, dir string, timeout time.Duration)
 	return f.Name(), f.Close()
 }
 
+// visualizeTimeout bounds the search for the partial linearizations that
+// Require's visualization shows: on a history that is not linearizable
+// it can take much longer than the check itself.
+const visualizeTimeout = 10 * time.Second
+
 // Require fails t unless history is linearizable. A history that is not
 // gets its visualization written to a file in $ZKGO_LIN_OUT (or a new
 // temporary directory), named in the failure. A check that takes longer
@@ -51,7 +56,7 @@ func Require(t testing.TB, history []porcupine.Operation, timeout time.Duration)
 	case porcupine.Unknown:
 		t.Fatalf("linearizability check of %d operations inconclusive after %v", len(history), timeout)
 	default:
-		path, err := visualizeOut(history, timeout)
+		path, err := visualizeOut(history, visualizeTimeout)
 		if err != nil {
 			t.Fatalf("history of %d operations is not linearizable (visualization not written: %v)", len(history), err)
 		}
