@@ -16,7 +16,19 @@ import (
 	"github.com/zkgo/zkgo/zk"
 )
 
-var linSeed = flag.Uint64("lin.seed", 0, "TestLinearizableUnderKills: the seed of the members killed, the clients' connection orders and their operations (0: a new one, logged); the timing is not replayed")
+var linSeed = flag.Uint64("lin.seed", 0, "the seed of the tests that check linearizability (TestLinearizableUnderKills, TestRollingReplacement): the members killed, the sessions' connection orders and operations (0: a new one, logged); the timing is not replayed")
+
+// linRand returns the generator of a linearizability test, seeded by
+// -lin.seed or at random, and logs the seed.
+func linRand(t *testing.T) *rand.Rand {
+	t.Helper()
+	seed := *linSeed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	t.Logf("seed %d (replay with -lin.seed=%d)", seed, seed)
+	return rand.New(rand.NewPCG(seed, 0))
+}
 
 // TestLinearizableUnderKills: three zoo.cfg processes; six clients, each
 // connected with its own order of the members, read (sync, then getData)
@@ -30,12 +42,7 @@ var linSeed = flag.Uint64("lin.seed", 0, "TestLinearizableUnderKills: the seed o
 // linearizable (internal/linearize). A last session reads every znode at
 // the end, so an acknowledged write lost late shows too.
 func TestLinearizableUnderKills(t *testing.T) {
-	seed := *linSeed
-	if seed == 0 {
-		seed = rand.Uint64()
-	}
-	t.Logf("seed %d (replay with -lin.seed=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, 0))
+	rng := linRand(t)
 
 	const n = 3
 	// A session timeout the clients get (the default maximum is 20
