@@ -99,6 +99,17 @@ type Conn struct {
 
 	slots chan struct{} // outstanding-request semaphore
 
+	// slotMu guards held and slotsFreed. A request holds a slot of the
+	// connection (slots) and one of the server (Server.inflight) from
+	// acquireSlot until release; held counts them. A request whose
+	// connection closes may never be answered (its proposal was lost, or
+	// it waits behind one that was), so close hands the server's slots
+	// back for all of them at once (freeSlots), and a later release of
+	// one of them does nothing. slotMu is taken alone.
+	slotMu     sync.Mutex
+	held       int
+	slotsFreed bool
+
 	closeOnce sync.Once
 	closed    chan struct{}
 
@@ -179,6 +190,7 @@ func (c *Conn) close(reason string) {
 		c.outClosed = true
 		c.outMu.Unlock()
 		c.raw.Close()
+		c.freeSlots()
 		s := c.s
 		s.connsMu.Lock()
 		if _, ok := s.conns[c]; ok {

@@ -90,6 +90,49 @@ func TestGlobalOutstandingLimit(t *testing.T) {
 	}
 }
 
+// A connection that closes with requests outstanding — a write whose
+// proposal was lost, reads queued behind it, never to be answered — gives
+// the server's slots back; a late answer to one of them frees nothing
+// more, and a reader that got its slots as the connection closed gives
+// them back too. (Before, every such request kept a server slot forever,
+// and after globalOutstandingLimit of them — one leader change under
+// load — the member served no client again.)
+func TestClosedConnectionFreesSlots(t *testing.T) {
+	s := &Server{inflight: make(chan struct{}, 4)}
+	c := &Conn{s: s, slots: make(chan struct{}, 5), closed: make(chan struct{})}
+	other := &Conn{s: s, slots: make(chan struct{}, 5), closed: make(chan struct{})}
+	for range 3 {
+		if !c.acquireSlot() {
+			t.Fatal("slot under the limits refused")
+		}
+	}
+	if !other.acquireSlot() {
+		t.Fatal("slot under the limits refused")
+	}
+	c.release() // one of c's requests is answered
+	close(c.closed)
+	c.freeSlots() // as close does
+	if len(s.inflight) != 1 || len(c.slots) != 0 {
+		t.Fatalf("after close: server %d (want 1: other's), c %d", len(s.inflight), len(c.slots))
+	}
+	c.release() // a write applied after all: nothing more to free
+	if len(s.inflight) != 1 {
+		t.Fatalf("a late release freed another connection's slot: server %d", len(s.inflight))
+	}
+	if c.acquireSlot() || len(s.inflight) != 1 || len(c.slots) != 0 {
+		t.Fatalf("a closed connection took slots: server %d, c %d", len(s.inflight), len(c.slots))
+	}
+	// The server's limit is whole again.
+	for range 3 {
+		if !other.acquireSlot() {
+			t.Fatal("slot refused")
+		}
+	}
+	if len(s.inflight) != 4 {
+		t.Fatalf("server %d, want 4", len(s.inflight))
+	}
+}
+
 // The connection throttle is a token bucket: tokens connections at
 // once, then fillCount more per fillEvery; refusals are logged at most
 // once a second with their count.

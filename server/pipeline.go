@@ -153,12 +153,34 @@ func (c *Conn) handleFrame(frame []byte) bool {
 	return true
 }
 
-// release frees an outstanding-request slot.
+// release frees an outstanding-request slot. It does nothing once the
+// connection closed: close gave every slot back (freeSlots).
 func (c *Conn) release() {
-	select {
-	case <-c.slots:
-		<-c.s.inflight // taken with the connection's slot
-	default:
+	c.slotMu.Lock()
+	if c.held == 0 {
+		c.slotMu.Unlock()
+		return
+	}
+	c.held--
+	c.slotMu.Unlock()
+	<-c.slots
+	<-c.s.inflight // taken with the connection's slot
+}
+
+// freeSlots gives back the slots of every request still outstanding on a
+// connection that closed. Without it a request that is never answered —
+// a write whose proposal was lost closes its connection, and the reads
+// queued behind it never run — kept its slot of the server forever: after
+// globalOutstandingLimit such requests (a few leader changes under load)
+// the member read no request from any client again.
+func (c *Conn) freeSlots() {
+	c.slotMu.Lock()
+	n := c.held
+	c.held, c.slotsFreed = 0, true
+	c.slotMu.Unlock()
+	for range n {
+		<-c.slots
+		<-c.s.inflight
 	}
 }
 
@@ -185,6 +207,15 @@ func (c *Conn) acquireSlot() bool {
 			return false
 		}
 	}
+	c.slotMu.Lock()
+	if c.slotsFreed { // closed meanwhile
+		c.slotMu.Unlock()
+		<-c.s.inflight
+		<-c.slots
+		return false
+	}
+	c.held++
+	c.slotMu.Unlock()
 	return true
 }
 

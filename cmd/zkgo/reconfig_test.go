@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkgo/zkgo/internal/linearize"
 	"github.com/zkgo/zkgo/zk"
 )
 
@@ -305,7 +306,8 @@ func TestReconfigKillDuringChange(t *testing.T) {
 // reconfig, wait until it is a voter, remove the old one by reconfig,
 // stop it. The ensemble ends on three new members holding every
 // acknowledged write; the writer sees nothing but retried connection
-// losses.
+// losses. Three more sessions read and write three znodes meanwhile
+// (linWorkload, linearize_test.go); their history is linearizable.
 func TestRollingReplacement(t *testing.T) {
 	const n = 6 // 1..3 old, 4..6 new
 	cfgs, lines := writeEnsemble(t, t.TempDir(), n, "4lw.commands.whitelist=*\nreconfigEnabled=true\nskipACL=yes\n")
@@ -349,7 +351,12 @@ func TestRollingReplacement(t *testing.T) {
 	if _, err := admin.Create(ctx, "/load", nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := admin.Create(ctx, "/lin", nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
 	load := startLoad(ctx, servers, "/load", 1)
+	rec := linearize.NewRecorder()
+	lin := startLinWorkload(ctx, t, rec, linRand(t), servers, 3, []string{"/lin/a", "/lin/b", "/lin/c"})
 	reconfig := func(join, leave []string) {
 		t.Helper()
 		for {
@@ -381,6 +388,9 @@ func TestRollingReplacement(t *testing.T) {
 	}
 	defer admin.Close()
 	acked := load.finish(t)
+	lin.finish(t)
+	linearize.Require(t, rec.History(), time.Minute)
+	t.Logf("linearizable: %+v", rec.Counts())
 	var data []byte
 	for {
 		// The last member removed may have led: an election first.
