@@ -174,7 +174,9 @@ func TestEnsembleFromZooCfg(t *testing.T) {
 
 // writeEnsemble writes the zoo.cfg and myid of n members on 127.0.0.1
 // with distinct ports, each in base/N, with extra added to every zoo.cfg,
-// and returns the zoo.cfg paths and the server.N lines.
+// and returns the zoo.cfg paths and the server.N lines. maxSessionTimeout
+// is 10 s (ZooKeeper's default, 20 ticks, is 2 s at this tickTime: a
+// session could expire while the tests kill and restart members).
 func writeEnsemble(t *testing.T, base string, n int, extra string) (cfgs, lines []string) {
 	t.Helper()
 	clientPorts := make([]int, n)
@@ -187,7 +189,7 @@ func writeEnsemble(t *testing.T, base string, n int, extra string) (cfgs, lines 
 		dir := filepath.Join(base, fmt.Sprint(i+1))
 		os.MkdirAll(dir, 0o755)
 		os.WriteFile(filepath.Join(dir, "myid"), []byte(fmt.Sprintf("%d\n", i+1)), 0o644)
-		text := fmt.Sprintf("tickTime=100\ninitLimit=10\nsyncLimit=5\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n%s%s\n",
+		text := fmt.Sprintf("tickTime=100\ninitLimit=10\nsyncLimit=5\nmaxSessionTimeout=10000\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n%s%s\n",
 			dir, clientPorts[i], extra, strings.Join(lines, "\n"))
 		cfgs[i] = filepath.Join(dir, "zoo.cfg")
 		os.WriteFile(cfgs[i], []byte(text), 0o644)

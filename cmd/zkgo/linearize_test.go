@@ -47,7 +47,7 @@ func TestLinearizableUnderKills(t *testing.T) {
 	const n = 3
 	// A session timeout the clients get (the default maximum is 20
 	// ticks, 2 s here): a kill must cost them connection losses only.
-	cfgs, lines := writeEnsemble(t, t.TempDir(), n, "4lw.commands.whitelist=*\nsnapCount=500\nmaxSessionTimeout=10000\n")
+	cfgs, lines := writeEnsemble(t, t.TempDir(), n, "4lw.commands.whitelist=*\nsnapCount=500\n")
 	var servers []string
 	for _, l := range lines {
 		_, client, _ := strings.Cut(l, ";")
