@@ -172,7 +172,7 @@ func TestJavaOnlyWarnings(t *testing.T) {
 	}
 	wantKeys(t, warnings,
 		"admin.enableServer", "admin.serverPort",
-		"metricsProvider.className", "metricsProvider.httpPort", "standaloneEnabled",
+		"metricsProvider.className", "metricsProvider.httpPort",
 		"quorumListenOnAllIPs", "electionAlg", "syncEnabled",
 		"localSessionsEnabled", "audit.enable", "someFutureSetting")
 	for _, w := range warnings {
