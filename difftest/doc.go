@@ -3,7 +3,9 @@
 // and the normalised replies and watch notifications must be identical.
 //
 // Scripts live in testdata/*.txt. See testdata/README.md for the format,
-// and docs/COMPATIBILITY.md for the deliberate differences.
+// and docs/COMPATIBILITY.md for the deliberate differences. The engine
+// that runs them is internal/difftest; difftest/reconfig runs its own
+// scripts (reconfig's error paths) against a quorum of one of each.
 //
 // The tests need Apache ZooKeeper 3.8 (Debian package "zookeeper"); without
 // it they print a "skipping: ..." line and pass. Set
