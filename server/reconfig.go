@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -169,9 +168,9 @@ func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.Reconf
 	if node == nil || !s.hasQuorum() {
 		return proto.ErrNewConfigNoQuorum
 	}
-	if !s.opts.SkipACL && !s.mayReconfig(ids) {
-		return proto.ErrNoAuth
-	}
+	// The checks come in ZooKeeper's order (PrepRequestProcessor): a
+	// reconfig in progress, the version, the request itself, a quorum
+	// for the new configuration, and only then the authorization.
 	if !r.reconfigMu.TryLock() {
 		return proto.ErrReconfigInProgress
 	}
@@ -183,6 +182,10 @@ func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.Reconf
 	next, err := nextMembership(cur, req)
 	if err != nil {
 		s.log.Info("reconfig refused", "err", err)
+		return proto.ErrBadArguments
+	}
+	if !slices.ContainsFunc(next.servers, func(sv config.Server) bool { return sv.Role != config.Observer }) {
+		s.log.Info("reconfig refused: the new configuration has no participant")
 		return proto.ErrBadArguments
 	}
 	st := node.Status()
@@ -244,8 +247,16 @@ func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.Reconf
 	if voters == 0 {
 		return proto.ErrBadArguments // no voter would be left
 	}
-	if len(cc.Changes) == 0 && slices.Equal(cur.lines(), next.lines()) {
-		return proto.ErrOk // nothing changes
+	if !s.opts.SkipACL && !s.mayReconfig(ids) {
+		return proto.ErrNoAuth
+	}
+	if len(cc.Changes) == 0 && slices.Equal(cur.lines(), next.lines()) && len(st.Voters) > 0 {
+		// The same membership (an empty reconfig, a member given again
+		// as it is, an id that is not a member leaving): ZooKeeper
+		// commits it all the same, as a new version whose watchers
+		// fire. The entry needs a change raft accepts: adding a voter
+		// that already is one changes nothing.
+		cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: raftpb.ConfChangeAddNode, NodeID: slices.Min(st.Voters)})
 	}
 	if len(cc.Changes) == 0 {
 		// raft reads a ConfChangeV2 without changes as "leave the joint
@@ -351,9 +362,8 @@ func nextMembership(cur *membership, req *proto.ReconfigRequest) (*membership, e
 		return out, nil
 	}
 	if req.NewMembers != "" {
-		if req.JoiningServers != "" || req.LeavingServers != "" {
-			return nil, errors.New("a non-incremental reconfig with joining or leaving servers")
-		}
+		// Joining and leaving servers given with it are ignored, as
+		// ZooKeeper ignores them.
 		list, err := parse(req.NewMembers)
 		if err != nil {
 			return nil, err
@@ -363,6 +373,12 @@ func nextMembership(cur *membership, req *proto.ReconfigRequest) (*membership, e
 		join, err := parse(req.JoiningServers)
 		if err != nil {
 			return nil, err
+		}
+		for _, l := range strings.Split(req.JoiningServers, ",") {
+			// ZooKeeper wants all three ports of a joining server.
+			if _, client, _ := strings.Cut(l, ";"); strings.TrimSpace(l) != "" && client == "" {
+				return nil, fmt.Errorf("joining server %q has no client port (want server.N=host:peerPort:electionPort[:role];[clientAddr:]clientPort)", strings.TrimSpace(l))
+			}
 		}
 		leave := map[int64]bool{}
 		for _, f := range strings.Split(req.LeavingServers, ",") {
