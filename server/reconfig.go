@@ -272,6 +272,17 @@ func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.Reconf
 			return proto.ErrConnectionLoss
 		}
 	}
+	if slices.ContainsFunc(cc.Changes, func(c raftpb.ConfChangeSingle) bool {
+		return c.Type == raftpb.ConfChangeAddLearnerNode && !slices.Contains(st.Voters, c.NodeID) && !slices.Contains(st.Learners, c.NodeID)
+	}) &&
+		!s.formationChosen(ctx) {
+		// A server added now would take the formation from the probes
+		// before the first leader chose it, and then refuse the members
+		// that hold it: with two voters (a quorum of one grown by one)
+		// they are no majority and the ensemble stops.
+		s.log.Info("reconfig: the ensemble's formation is not chosen yet")
+		return proto.ErrReconfigInProgress
+	}
 	cc.Context, _ = json.Marshal(reconfigContext{Servers: next.lines(), Time: time.Now().UnixMilli()})
 	r.memberMu.Lock()
 	changed := r.memberCh
@@ -293,6 +304,24 @@ func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.Reconf
 	// (promoteLearners); until then another reconfig is answered
 	// ReconfigInProgress.
 	return proto.ErrOk
+}
+
+// formationChosen reports whether this member has recorded the
+// ensemble's formation, waiting a little for the first leader to choose
+// it (a new ensemble's formation is pending for a tick or so).
+func (s *Server) formationChosen(ctx context.Context) bool {
+	deadline := time.Now().Add(2 * time.Duration(raftnode.DefaultElectionTick) * RaftTickInterval(s.opts.TickTime))
+	for s.raft.formation() == raftnode.FormationPending {
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-time.After(5 * time.Millisecond):
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 // handOverLeadership moves the leadership, before a reconfig removes the
@@ -347,16 +376,30 @@ func (s *Server) mayReconfig(ids []proto.Id) bool {
 // nextMembership applies a reconfig request to cur.
 func nextMembership(cur *membership, req *proto.ReconfigRequest) (*membership, error) {
 	next := &membership{version: cur.version}
-	parse := func(list string) ([]config.Server, error) {
+	// parse reads a list of server lines. A server given twice counts
+	// as its last line, as in ZooKeeper (a map by id there). A member
+	// list is read as ZooKeeper reads it, as properties: lines separated
+	// by commas or newlines, a version= line ignored (the reconfig sets
+	// the version).
+	parse := func(list string, members bool) ([]config.Server, error) {
 		var out []config.Server
-		for _, l := range strings.Split(list, ",") {
+		at := map[int64]int{}
+		for _, l := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || members && r == '\n' }) {
 			if l = strings.TrimSpace(l); l == "" {
+				continue
+			}
+			if k, _, _ := strings.Cut(l, "="); members && strings.TrimSpace(k) == "version" {
 				continue
 			}
 			sv, err := config.ParseServerLine(l)
 			if err != nil {
 				return nil, err
 			}
+			if i, ok := at[sv.ID]; ok {
+				out[i] = sv
+				continue
+			}
+			at[sv.ID] = len(out)
 			out = append(out, sv)
 		}
 		return out, nil
@@ -364,13 +407,13 @@ func nextMembership(cur *membership, req *proto.ReconfigRequest) (*membership, e
 	if req.NewMembers != "" {
 		// Joining and leaving servers given with it are ignored, as
 		// ZooKeeper ignores them.
-		list, err := parse(req.NewMembers)
+		list, err := parse(req.NewMembers, true)
 		if err != nil {
 			return nil, err
 		}
 		next.servers = list
 	} else {
-		join, err := parse(req.JoiningServers)
+		join, err := parse(req.JoiningServers, false)
 		if err != nil {
 			return nil, err
 		}
@@ -397,13 +440,6 @@ func nextMembership(cur *membership, req *proto.ReconfigRequest) (*membership, e
 			}
 		}
 		next.servers = append(next.servers, join...)
-	}
-	seen := map[int64]bool{}
-	for _, sv := range next.servers {
-		if seen[sv.ID] {
-			return nil, fmt.Errorf("server %d listed twice", sv.ID)
-		}
-		seen[sv.ID] = true
 	}
 	slices.SortFunc(next.servers, func(a, b config.Server) int { return int(a.ID - b.ID) })
 	return next, nil
