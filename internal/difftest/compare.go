@@ -42,8 +42,12 @@ type Options struct {
 	// Normalize, if set, rewrites one server's results of a run (one per
 	// step, then the leftover events) after the root path and the
 	// variables are replaced and before zxids are ranked: for values
-	// that differ between the servers by nature.
-	Normalize func(results []string)
+	// that differ between the servers by nature. steps are the steps'
+	// lines as written ("" for the leftover events).
+	Normalize func(steps, results []string)
+	// DataLimit is the longest data shown as text in results; longer
+	// data shows as its length and SHA-1. Default 100 bytes.
+	DataLimit int
 }
 
 // rootSeq makes every script run's root path unique, also across -count.
@@ -63,7 +67,7 @@ func Compare(t *testing.T, s *Script, ref, sut Target, o Options) {
 		wg         sync.WaitGroup
 		aRes, zRes []string
 		aErr, zErr error
-		refR, sutR = newRun(ref, root, o.Normalize), newRun(sut, root, o.Normalize)
+		refR, sutR = newRun(ref, root, o), newRun(sut, root, o)
 	)
 	wg.Add(2)
 	go func() { defer wg.Done(); aRes, aErr = refR.execute(s) }()

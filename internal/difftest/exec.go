@@ -71,7 +71,8 @@ type run struct {
 	// subst are the target's variables, longest name first (for $NAME in
 	// words), and unsubst the same, longest value first (for results).
 	subst, unsubst []targetVar
-	normalize      func([]string)
+	normalize      func(steps, results []string)
+	dataLimit      int // Options.DataLimit
 }
 
 type targetVar struct {
@@ -79,15 +80,16 @@ type targetVar struct {
 	re          *regexp.Regexp // the value as a word of its own
 }
 
-func newRun(t Target, root string, normalize func([]string)) *run {
+func newRun(t Target, root string, o Options) *run {
 	r := &run{
+		dataLimit: cmp.Or(o.DataLimit, 100),
 		server:    t.Name,
 		addr:      t.Addr,
 		root:      root,
 		sessions:  make(map[string]*session),
 		owners:    make(map[int64]string),
 		vars:      make(map[string]int64),
-		normalize: normalize,
+		normalize: o.Normalize,
 	}
 	for name, value := range t.Vars {
 		r.subst = append(r.subst, targetVar{name: name, value: value, re: regexp.MustCompile(`\b` + regexp.QuoteMeta(value) + `\b`)})
@@ -131,7 +133,11 @@ func (r *run) execute(s *Script) ([]string, error) {
 	}
 	out = append(out, r.unroot(r.leftovers()))
 	if r.normalize != nil {
-		r.normalize(out)
+		texts := make([]string, len(out))
+		for i, st := range s.steps {
+			texts[i] = st.text
+		}
+		r.normalize(texts, out)
 	}
 	normaliseZxids(out)
 	return out, nil
@@ -1159,7 +1165,7 @@ func (r *run) format(rec proto.Record) string {
 	case *proto.ExistsResponse:
 		return r.stat(&v.Stat)
 	case *proto.GetDataResponse:
-		return "data=" + formatData(v.Data) + " " + r.stat(&v.Stat)
+		return "data=" + r.formatData(v.Data) + " " + r.stat(&v.Stat)
 	case *proto.SetDataResponse:
 		return r.stat(&v.Stat)
 	case *proto.GetACLResponse:
@@ -1197,7 +1203,7 @@ func (r *run) format(rec proto.Record) string {
 		}
 		return "results=[" + strings.Join(parts, " | ") + "]"
 	case *proto.SetSASLResponse:
-		return "token=" + formatData(v.Token)
+		return "token=" + r.formatData(v.Token)
 	}
 	return fmt.Sprintf("%T %+v", rec, rec)
 }
@@ -1215,7 +1221,7 @@ func (r *run) multiResult(m *proto.MultiResult) string {
 	case proto.OpSetData:
 		return "setData " + r.stat(&m.Stat)
 	case proto.OpGetData:
-		return "getData data=" + formatData(m.Data) + " " + r.stat(&m.Stat)
+		return "getData data=" + r.formatData(m.Data) + " " + r.stat(&m.Stat)
 	case proto.OpGetChildren:
 		return "getChildren children=" + formatList(m.Children)
 	case proto.OpError:
@@ -1257,11 +1263,11 @@ func quotePath(p string) string {
 	return strconv.Quote(p)
 }
 
-func formatData(b []byte) string {
+func (r *run) formatData(b []byte) string {
 	if b == nil {
 		return "null"
 	}
-	if len(b) > 100 {
+	if len(b) > r.dataLimit {
 		return fmt.Sprintf("%d bytes sha1:%x", len(b), sha1.Sum(b))
 	}
 	return strconv.Quote(string(b))
