@@ -289,6 +289,10 @@ func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.Reconf
 	r.memberMu.Unlock()
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	if !s.settle(pctx) {
+		s.log.Warn("reconfig: the log did not settle in time")
+		return proto.ErrNewConfigNoQuorum
+	}
 	if err := node.ProposeConfChange(pctx, cc); err != nil {
 		s.log.Warn("reconfig: proposing the change", "err", err)
 		return proto.ErrNewConfigNoQuorum
@@ -305,6 +309,34 @@ func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.Reconf
 	// ReconfigInProgress.
 	return proto.ErrOk
 }
+
+// settle waits for a barrier through the log, so that raft's leader
+// counts the previous configuration change applied: raft drops a
+// configuration change proposed before that (the entry becomes empty,
+// and the reconfig would wait in vain), and raft learns what was applied
+// only after this member's apply goroutine may have answered the
+// previous reconfig — a client's next reconfig can come first.
+func (s *Server) settle(ctx context.Context) bool {
+	w := &barrier{done: make(chan struct{})}
+	if !s.prop.propose(syncEntry(), w, false) {
+		return false
+	}
+	select {
+	case <-w.done:
+		return !w.wasLost
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// barrier is the waiter of settle's sync entry.
+type barrier struct {
+	done    chan struct{}
+	wasLost bool // written before done is closed
+}
+
+func (b *barrier) applied(int64, *tree.Result, *applyBatch) { close(b.done) }
+func (b *barrier) lost()                                    { b.wasLost = true; close(b.done) }
 
 // formationChosen reports whether this member has recorded the
 // ensemble's formation, waiting a little for the first leader to choose

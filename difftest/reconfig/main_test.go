@@ -29,10 +29,10 @@ const (
 
 // A member is one of the two quorums of one: its client address and the
 // ports of its server.1 line, which the scripts name $PEER, $ELECTION and
-// $CLIENT.
+// $CLIENT, and a free port ($SPARE) for a script that moves one of them.
 type member struct {
-	addr                   string
-	peer, election, client int
+	addr                          string
+	peer, election, client, spare int
 }
 
 var (
@@ -62,6 +62,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, apachezk.SkipMessage(apacheErr))
 	} else {
 		apacheMember, apacheErr = readMember(apache.Addr())
+		if apacheErr == nil {
+			apacheMember.spare, apacheErr = freePort()
+		}
 		if apacheErr == nil {
 			dir, zkgoErr = os.MkdirTemp("", "reconfigdiff-")
 			if zkgoErr == nil {
@@ -105,6 +108,9 @@ func startZkgo(dir, superDigest string) (*server.Server, member, error) {
 		return nil, m, err
 	}
 	if m.client, err = freePort(); err != nil {
+		return nil, m, err
+	}
+	if m.spare, err = freePort(); err != nil {
 		return nil, m, err
 	}
 	m.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(m.client))
@@ -196,6 +202,7 @@ func (m member) vars() map[string]string {
 		"PEER":     strconv.Itoa(m.peer),
 		"ELECTION": strconv.Itoa(m.election),
 		"CLIENT":   strconv.Itoa(m.client),
+		"SPARE":    strconv.Itoa(m.spare),
 	}
 }
 
