@@ -149,6 +149,7 @@ type Config struct {
 	FourLetterWords      map[string]bool
 	ExtendedTypesEnabled bool   // extendedTypesEnabled: TTL nodes
 	ReconfigEnabled      bool   // reconfigEnabled: the reconfig operation is allowed (default false)
+	StandaloneEnabled    bool   // standaloneEnabled (default true): one participant runs standalone; false: a quorum of one
 	SkipACL              bool   // skipACL=yes: no ACL checks (zkgo uses it for reconfig's authorization only)
 	SuperDigest          string // DigestAuthenticationProvider.superDigest, "super:<base64 sha1>"
 	DigestAuthEnabled    bool   // DigestAuthenticationProvider.enabled, default true
@@ -235,6 +236,7 @@ func base() *Config {
 		MaxClientCnxns:              DefaultMaxClientCnxns,
 		FourLetterWords:             map[string]bool{"srvr": true},
 		DigestAuthEnabled:           true,
+		StandaloneEnabled:           true,
 		MyID:                        NoID,
 		SnapCount:                   DefaultSnapCount,
 		AutopurgeSnapRetainCount:    DefaultSnapRetainCount,
@@ -294,11 +296,13 @@ func (c *Config) count() (participants, observers int) {
 }
 
 // Distributed reports whether the configuration describes an ensemble: more
-// than one participant. With one participant (or none) ZooKeeper runs
-// standalone and ignores the server.N entries.
+// than one participant, or one with standaloneEnabled=false (a quorum of
+// one, which reconfig can grow). With one participant (or none) and
+// standaloneEnabled ZooKeeper runs standalone and ignores the server.N
+// entries.
 func (c *Config) Distributed() bool {
 	p, _ := c.count()
-	return p > 1
+	return p > 1 || p == 1 && !c.StandaloneEnabled
 }
 
 // Validate checks the configuration as a whole.
@@ -337,7 +341,7 @@ func (c *Config) Validate() error {
 	switch {
 	case p == 0 && o > 0:
 		bad("observers without participants is an invalid configuration")
-	case p == 1 && o > 0:
+	case p == 1 && o > 0 && c.StandaloneEnabled:
 		bad("observers without a quorum (only one participant) is an invalid configuration")
 	}
 	if c.Distributed() {
@@ -450,8 +454,8 @@ func (c *Config) resolve(name string) (warnings []string, err error) {
 		}
 		c.ClientPort, c.ClientPortAddress = me.ClientPort, me.ClientAddr
 	}
-	if p, _ := c.count(); p == 1 {
-		warnings = append(warnings, name+": server.N: only one participant in the servers list; running standalone")
+	if p, _ := c.count(); p == 1 && c.StandaloneEnabled {
+		warnings = append(warnings, name+": server.N: only one participant in the servers list; running standalone (standaloneEnabled=false makes it a quorum of one)")
 	}
 	role := Participant
 	if ok && me.Role == Observer {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -82,6 +83,7 @@ func TestDefault(t *testing.T) {
 		MaxSessionTimeout:           40 * time.Second,
 		FourLetterWords:             words("srvr"),
 		DigestAuthEnabled:           true,
+		StandaloneEnabled:           true,
 		MyID:                        NoID,
 		SnapCount:                   100000,
 		AutopurgeSnapRetainCount:    3,
@@ -435,6 +437,50 @@ func TestValidate(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Validate = %v, want mention of %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestStandaloneEnabled(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		text        string
+		distributed bool
+		warned      bool
+		invalid     bool
+	}{
+		{"one participant", "server.1=127.0.0.1:2888:3888;2181\n", false, true, false},
+		{"quorum of one", "standaloneEnabled=false\nserver.1=127.0.0.1:2888:3888;2181\n", true, false, false},
+		{"quorum of one with an observer", "standaloneEnabled=false\nserver.1=127.0.0.1:2888:3888;2181\nserver.2=127.0.0.1:2889:3889:observer;2182\n", true, false, false},
+		{"one participant with an observer", "server.1=127.0.0.1:2888:3888;2181\nserver.2=127.0.0.1:2889:3889:observer;2182\n", false, true, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "myid"), []byte("1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "zoo.cfg")
+			text := "tickTime=2000\ninitLimit=10\nsyncLimit=5\ndataDir=" + filepath.ToSlash(dir) + "\n" + tt.text
+			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c, warnings, err := Load(path)
+			if tt.invalid {
+				if err == nil {
+					t.Fatalf("Load accepted %q", tt.text)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Distributed() != tt.distributed {
+				t.Errorf("Distributed() = %v, want %v", c.Distributed(), tt.distributed)
+			}
+			warned := slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, "running standalone") })
+			if warned != tt.warned {
+				t.Errorf("warnings %q: standalone warning %v, want %v", warnings, warned, tt.warned)
 			}
 		})
 	}

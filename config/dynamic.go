@@ -60,7 +60,8 @@ func ServersText(list []Server, version int64) string {
 // "server.N=host:peerPort:electionPort[:role][;[clientAddr:]clientPort]",
 // as the reconfig operation receives them.
 func ParseServerLine(line string) (Server, error) {
-	k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+	k, v, ok := strings.Cut(line, "=")
+	k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 	id, err := strconv.ParseInt(strings.TrimPrefix(k, "server."), 10, 64)
 	if !ok || !strings.HasPrefix(k, "server.") || err != nil || id < 1 || id > 254 {
 		return Server{}, fmt.Errorf("%q: want server.N=host:peerPort:electionPort[:role][;[clientAddr:]clientPort] with N in 1..254", line)

@@ -39,7 +39,7 @@ var javaOnlyKeys = setOf(
 	"quorumListenOnAllIPs", "requestStaleConnectionCheck",
 	"requestStaleLatencyCheck", "requestThrottleDropStale", "requestThrottleLimit",
 	"requestThrottleStallTime", "serializeLastProcessedZxid.enabled",
-	"snapSizeLimitInKb", "sslQuorumReloadCertFiles", "standaloneEnabled", "syncEnabled",
+	"snapSizeLimitInKb", "sslQuorumReloadCertFiles", "syncEnabled",
 	"txnLogSizeLimitInKb", "watchManagerName",
 )
 
@@ -223,6 +223,8 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 		p.warn(pr, "connection throttle setting zkgo does not use (it has a plain token bucket: tokens, fill_time, fill_count)")
 	case k == "reconfigEnabled":
 		c.ReconfigEnabled = p.javaBool(pr)
+	case k == "standaloneEnabled":
+		c.StandaloneEnabled = p.javaBool(pr)
 	case k == "skipACL" || k == "zookeeper.skipACL":
 		// ZooKeeper reads "yes" (any other value: no).
 		c.SkipACL = strings.TrimSpace(v) == "yes"

@@ -172,7 +172,7 @@ func TestJavaOnlyWarnings(t *testing.T) {
 	}
 	wantKeys(t, warnings,
 		"admin.enableServer", "admin.serverPort",
-		"metricsProvider.className", "metricsProvider.httpPort", "standaloneEnabled",
+		"metricsProvider.className", "metricsProvider.httpPort",
 		"quorumListenOnAllIPs", "electionAlg", "syncEnabled",
 		"localSessionsEnabled", "audit.enable", "someFutureSetting")
 	for _, w := range warnings {
@@ -199,6 +199,10 @@ func TestReconfigKeys(t *testing.T) {
 	s, err := ParseServerLine("server.4=127.0.0.1:2891:3891:observer;127.0.0.1:2184")
 	if err != nil || s.ID != 4 || s.Role != Observer || s.PeerPort != 2891 || s.ClientPort != 2184 {
 		t.Fatalf("%+v %v", s, err)
+	}
+	// ZooKeeper trims around the '=' of a reconfig's server line.
+	if s, err := ParseServerLine(" server.4 = 127.0.0.1:2891:3891;2184 "); err != nil || s.ID != 4 || s.ClientPort != 2184 {
+		t.Fatalf("with blanks: %+v %v", s, err)
 	}
 	for _, bad := range []string{"server.0=h:1:2", "4=h:1:2", "server.x=h:1:2", "server.4=", "server.4=h"} {
 		if _, err := ParseServerLine(bad); err == nil {

@@ -21,7 +21,7 @@ func TestLoadDynamic(t *testing.T) {
 		t.Errorf("Version %x, PeerType %v, ClientAddr %q, DynamicConfigFile %q", c.Version, c.PeerType, c.ClientAddr(), c.DynamicConfigFile)
 	}
 	// Server 4 is an observer but peerType is not set: ZooKeeper warns too.
-	wantKeys(t, warnings, "standaloneEnabled", "peerType")
+	wantKeys(t, warnings, "peerType")
 
 	// The version is the hexadecimal suffix of the dynamic file's name.
 	dir := filepath.Dir(path)

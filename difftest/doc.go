@@ -3,9 +3,11 @@
 // and the normalised replies and watch notifications must be identical.
 //
 // Scripts live in testdata/*.txt. See testdata/README.md for the format,
-// and docs/COMPATIBILITY.md for the deliberate differences. The TLS and
-// x509 cases (client certificates, x509 ACLs and super users) are in
-// difftest/tlsdiff, against a second Apache server with a TLS port.
+// and docs/COMPATIBILITY.md for the deliberate differences. The engine
+// that runs them is internal/difftest; difftest/reconfig runs its own
+// scripts (reconfig's error paths) against a quorum of one of each. The
+// TLS and x509 cases (client certificates, x509 ACLs and super users) are
+// in difftest/tlsdiff, against an Apache server with a TLS port.
 //
 // The tests need Apache ZooKeeper 3.8 (Debian package "zookeeper"); without
 // it they print a "skipping: ..." line and pass. Set

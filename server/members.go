@@ -511,7 +511,10 @@ func (r *replica) promoteLearners(node *raftnode.Node) {
 		s := node.Status()
 		for _, l := range s.Learners {
 			p, ok := r.peer(memberID(l))
-			if !ok || p.Observer || s.Match[l]+promoteLag < s.Commit || time.Since(proposed[l]) < 2*time.Second {
+			// Match 0: the learner has acknowledged nothing yet (it has
+			// not even connected); as a voter it could stop a
+			// two-member ensemble.
+			if !ok || p.Observer || s.Match[l] == 0 || s.Match[l]+promoteLag < s.Commit || time.Since(proposed[l]) < 2*time.Second {
 				continue
 			}
 			proposed[l] = time.Now()

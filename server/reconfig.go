@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -169,9 +168,9 @@ func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.Reconf
 	if node == nil || !s.hasQuorum() {
 		return proto.ErrNewConfigNoQuorum
 	}
-	if !s.opts.SkipACL && !s.mayReconfig(ids) {
-		return proto.ErrNoAuth
-	}
+	// The checks come in ZooKeeper's order (PrepRequestProcessor): a
+	// reconfig in progress, the version, the request itself, a quorum
+	// for the new configuration, and only then the authorization.
 	if !r.reconfigMu.TryLock() {
 		return proto.ErrReconfigInProgress
 	}
@@ -183,6 +182,10 @@ func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.Reconf
 	next, err := nextMembership(cur, req)
 	if err != nil {
 		s.log.Info("reconfig refused", "err", err)
+		return proto.ErrBadArguments
+	}
+	if !slices.ContainsFunc(next.servers, func(sv config.Server) bool { return sv.Role != config.Observer }) {
+		s.log.Info("reconfig refused: the new configuration has no participant")
 		return proto.ErrBadArguments
 	}
 	st := node.Status()
@@ -244,8 +247,16 @@ func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.Reconf
 	if voters == 0 {
 		return proto.ErrBadArguments // no voter would be left
 	}
-	if len(cc.Changes) == 0 && slices.Equal(cur.lines(), next.lines()) {
-		return proto.ErrOk // nothing changes
+	if !s.opts.SkipACL && !s.mayReconfig(ids) {
+		return proto.ErrNoAuth
+	}
+	if len(cc.Changes) == 0 && slices.Equal(cur.lines(), next.lines()) && len(st.Voters) > 0 {
+		// The same membership (an empty reconfig, a member given again
+		// as it is, an id that is not a member leaving): ZooKeeper
+		// commits it all the same, as a new version whose watchers
+		// fire. The entry needs a change raft accepts: adding a voter
+		// that already is one changes nothing.
+		cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: raftpb.ConfChangeAddNode, NodeID: slices.Min(st.Voters)})
 	}
 	if len(cc.Changes) == 0 {
 		// raft reads a ConfChangeV2 without changes as "leave the joint
@@ -261,12 +272,27 @@ func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.Reconf
 			return proto.ErrConnectionLoss
 		}
 	}
+	if slices.ContainsFunc(cc.Changes, func(c raftpb.ConfChangeSingle) bool {
+		return c.Type == raftpb.ConfChangeAddLearnerNode && !slices.Contains(st.Voters, c.NodeID) && !slices.Contains(st.Learners, c.NodeID)
+	}) &&
+		!s.formationChosen(ctx) {
+		// A server added now would take the formation from the probes
+		// before the first leader chose it, and then refuse the members
+		// that hold it: with two voters (a quorum of one grown by one)
+		// they are no majority and the ensemble stops.
+		s.log.Info("reconfig: the ensemble's formation is not chosen yet")
+		return proto.ErrReconfigInProgress
+	}
 	cc.Context, _ = json.Marshal(reconfigContext{Servers: next.lines(), Time: time.Now().UnixMilli()})
 	r.memberMu.Lock()
 	changed := r.memberCh
 	r.memberMu.Unlock()
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	if !s.settle(pctx) {
+		s.log.Warn("reconfig: the log did not settle in time")
+		return proto.ErrNewConfigNoQuorum
+	}
 	if err := node.ProposeConfChange(pctx, cc); err != nil {
 		s.log.Warn("reconfig: proposing the change", "err", err)
 		return proto.ErrNewConfigNoQuorum
@@ -282,6 +308,52 @@ func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.Reconf
 	// (promoteLearners); until then another reconfig is answered
 	// ReconfigInProgress.
 	return proto.ErrOk
+}
+
+// settle waits for a barrier through the log, so that raft's leader
+// counts the previous configuration change applied: raft drops a
+// configuration change proposed before that (the entry becomes empty,
+// and the reconfig would wait in vain), and raft learns what was applied
+// only after this member's apply goroutine may have answered the
+// previous reconfig — a client's next reconfig can come first.
+func (s *Server) settle(ctx context.Context) bool {
+	w := &barrier{done: make(chan struct{})}
+	if !s.prop.propose(syncEntry(), w, false) {
+		return false
+	}
+	select {
+	case <-w.done:
+		return !w.wasLost
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// barrier is the waiter of settle's sync entry.
+type barrier struct {
+	done    chan struct{}
+	wasLost bool // written before done is closed
+}
+
+func (b *barrier) applied(int64, *tree.Result, *applyBatch) { close(b.done) }
+func (b *barrier) lost()                                    { b.wasLost = true; close(b.done) }
+
+// formationChosen reports whether this member has recorded the
+// ensemble's formation, waiting a little for the first leader to choose
+// it (a new ensemble's formation is pending for a tick or so).
+func (s *Server) formationChosen(ctx context.Context) bool {
+	deadline := time.Now().Add(2 * time.Duration(raftnode.DefaultElectionTick) * RaftTickInterval(s.opts.TickTime))
+	for s.raft.formation() == raftnode.FormationPending {
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-time.After(5 * time.Millisecond):
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 // handOverLeadership moves the leadership, before a reconfig removes the
@@ -336,33 +408,52 @@ func (s *Server) mayReconfig(ids []proto.Id) bool {
 // nextMembership applies a reconfig request to cur.
 func nextMembership(cur *membership, req *proto.ReconfigRequest) (*membership, error) {
 	next := &membership{version: cur.version}
-	parse := func(list string) ([]config.Server, error) {
+	// parse reads a list of server lines. A server given twice counts
+	// as its last line, as in ZooKeeper (a map by id there). A member
+	// list is read as ZooKeeper reads it, as properties: lines separated
+	// by commas or newlines, a version= line ignored (the reconfig sets
+	// the version).
+	parse := func(list string, members bool) ([]config.Server, error) {
 		var out []config.Server
-		for _, l := range strings.Split(list, ",") {
+		at := map[int64]int{}
+		for _, l := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || members && r == '\n' }) {
 			if l = strings.TrimSpace(l); l == "" {
+				continue
+			}
+			if k, _, _ := strings.Cut(l, "="); members && strings.TrimSpace(k) == "version" {
 				continue
 			}
 			sv, err := config.ParseServerLine(l)
 			if err != nil {
 				return nil, err
 			}
+			if i, ok := at[sv.ID]; ok {
+				out[i] = sv
+				continue
+			}
+			at[sv.ID] = len(out)
 			out = append(out, sv)
 		}
 		return out, nil
 	}
 	if req.NewMembers != "" {
-		if req.JoiningServers != "" || req.LeavingServers != "" {
-			return nil, errors.New("a non-incremental reconfig with joining or leaving servers")
-		}
-		list, err := parse(req.NewMembers)
+		// Joining and leaving servers given with it are ignored, as
+		// ZooKeeper ignores them.
+		list, err := parse(req.NewMembers, true)
 		if err != nil {
 			return nil, err
 		}
 		next.servers = list
 	} else {
-		join, err := parse(req.JoiningServers)
+		join, err := parse(req.JoiningServers, false)
 		if err != nil {
 			return nil, err
+		}
+		for _, l := range strings.Split(req.JoiningServers, ",") {
+			// ZooKeeper wants all three ports of a joining server.
+			if _, client, _ := strings.Cut(l, ";"); strings.TrimSpace(l) != "" && client == "" {
+				return nil, fmt.Errorf("joining server %q has no client port (want server.N=host:peerPort:electionPort[:role];[clientAddr:]clientPort)", strings.TrimSpace(l))
+			}
 		}
 		leave := map[int64]bool{}
 		for _, f := range strings.Split(req.LeavingServers, ",") {
@@ -381,13 +472,6 @@ func nextMembership(cur *membership, req *proto.ReconfigRequest) (*membership, e
 			}
 		}
 		next.servers = append(next.servers, join...)
-	}
-	seen := map[int64]bool{}
-	for _, sv := range next.servers {
-		if seen[sv.ID] {
-			return nil, fmt.Errorf("server %d listed twice", sv.ID)
-		}
-		seen[sv.ID] = true
 	}
 	slices.SortFunc(next.servers, func(a, b config.Server) int { return int(a.ID - b.ID) })
 	return next, nil

@@ -68,9 +68,10 @@ func TestReconfigAddRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 	peers4 = append(slices.Clone(c.peers), server.Peer{ID: 4, Addr: ln.Addr().String()})
-	line4 := fmt.Sprintf("server.4=%s:%d:participant", ln.Addr().String(), zktest.FreePort(t))
+	addr4 := fmt.Sprintf("127.0.0.1:%d", zktest.FreePort(t))
+	line4 := fmt.Sprintf("server.4=%s:%d:participant;%s", ln.Addr().String(), zktest.FreePort(t), addr4)
 	s4, err := server.New(server.Options{
-		Addr: "127.0.0.1:0", TickTime: 50 * time.Millisecond, DataDir: t.TempDir(), NoSync: true,
+		Addr: addr4, TickTime: 50 * time.Millisecond, DataDir: t.TempDir(), NoSync: true,
 		ServerID: 4, Peers: peers4, PeerListener: ln, FourLetterWords: []string{"*"}, ReconfigEnabled: true,
 		ConfigText: strings.Replace(cfg, "version=0", line4+"\nversion=0", 1),
 		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -83,9 +84,26 @@ func TestReconfigAddRemove(t *testing.T) {
 	}
 	defer s4.Close()
 
-	_, _, err = cl.IncrementalReconfig(ctx, []string{line4}, nil, -1)
+	// Without the super user: a reconfig that would go ahead is NoAuth;
+	// the other checks come first, in ZooKeeper's order.
+	_, _, err = cl.IncrementalReconfig(ctx, nil, []string{"3"}, -1)
 	if !errors.Is(err, zk.ErrNoAuth) {
 		t.Fatalf("reconfig without the super user: %v", err)
+	}
+	ghost := fmt.Sprintf("server.5=127.0.0.1:%d:%d:participant;%d", zktest.FreePort(t), zktest.FreePort(t), zktest.FreePort(t))
+	for _, tt := range []struct {
+		joining []string
+		from    int64
+		want    error
+	}{
+		{[]string{line4}, 0x12345, zk.ErrBadVersion},
+		{[]string{"server.5=nonsense"}, -1, zk.ErrBadArguments},
+		{[]string{strings.Split(ghost, ";")[0]}, -1, zk.ErrBadArguments}, // no client port
+		{[]string{ghost}, -1, zk.ErrNewConfigNoQuorum},
+	} {
+		if _, _, err := cl.IncrementalReconfig(ctx, tt.joining, nil, tt.from); !errors.Is(err, tt.want) {
+			t.Fatalf("reconfig %q from %x without the super user: %v, want %v", tt.joining, tt.from, err, tt.want)
+		}
 	}
 	if err := cl.AddAuth(ctx, "digest", []byte("super:secret")); err != nil {
 		t.Fatal(err)
@@ -93,7 +111,6 @@ func TestReconfigAddRemove(t *testing.T) {
 	if _, _, err := cl.IncrementalReconfig(ctx, []string{line4}, nil, 0x12345); !errors.Is(err, zk.ErrBadVersion) {
 		t.Fatalf("reconfig from a stale version: %v", err)
 	}
-	ghost := fmt.Sprintf("server.5=127.0.0.1:%d:%d:participant", zktest.FreePort(t), zktest.FreePort(t))
 	if _, _, err := cl.IncrementalReconfig(ctx, []string{ghost}, nil, -1); !errors.Is(err, zk.ErrNewConfigNoQuorum) {
 		t.Fatalf("reconfig adding a server that is not there: %v", err)
 	}
@@ -287,5 +304,104 @@ func TestReconfigMembersAndRoles(t *testing.T) {
 			}
 		}
 		t.Fatalf("leadership not handed over:\n%s", strings.Join(keep, "\n"))
+	}
+}
+
+// standaloneEnabled=false: a server whose membership lists only itself is
+// a quorum of one (leader, reconfig allowed), as ZooKeeper's QuorumPeerMain
+// runs it. A reconfig that changes nothing still commits a new version
+// (its watchers fire), as ZooKeeper's does; a second server is added and
+// removed again. Found here: a second server added before the first
+// leader chose the ensemble's formation took it as pending and refused
+// the first (two voters, one holding it: no majority), and was promoted
+// to voter before it had acknowledged anything; the ensemble stopped
+// (2 runs in 40).
+func TestReconfigQuorumOfOne(t *testing.T) {
+	var logs lockedBuffer
+	e := zktest.StartEnsemble(t, 2, 1, func(o *server.Options) {
+		o.DisableStandalone, o.ReconfigEnabled, o.SkipACL = true, true, true
+		o.Logger = slog.New(slog.NewTextHandler(&logs, nil)).With("me", o.ServerID)
+	})
+	defer func() {
+		if t.Failed() {
+			t.Log(logs.String())
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl, err := zk.Connect(ctx, e.ClientAddrs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if m := e.Members[0].Mode(); m != "leader" {
+		t.Fatalf("mode %q, want leader", m)
+	}
+	if _, err := cl.Create(ctx, "/one", []byte("1"), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+	data, stat, watch, err := cl.GetConfigW(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, stat2, err := cl.IncrementalReconfig(ctx, nil, []string{"7"}, stat.Mzxid)
+	if err != nil {
+		t.Fatalf("a reconfig that changes nothing: %v", err)
+	}
+	if stat2.Mzxid <= stat.Mzxid || strings.Replace(string(same), fmt.Sprintf("version=%x", stat2.Mzxid), fmt.Sprintf("version=%x", stat.Mzxid), 1) != string(data) {
+		t.Fatalf("a reconfig that changes nothing: %q (mzxid %x) after %q (mzxid %x)", same, stat2.Mzxid, data, stat.Mzxid)
+	}
+	select {
+	case ev := <-watch:
+		if ev.Type != zk.EventNodeDataChanged {
+			t.Fatalf("config watch: %+v", ev)
+		}
+	case <-ctx.Done():
+		t.Fatal("the /zookeeper/config watch did not fire")
+	}
+	if _, _, err := cl.IncrementalReconfig(ctx, nil, []string{"1"}, -1); !errors.Is(err, zk.ErrBadArguments) {
+		t.Fatalf("removing the only member: %v", err)
+	}
+	// Back to back: raft drops a configuration change proposed before it
+	// counts the previous one applied, which it may learn after the
+	// previous answer went out (each of these waited 10 s and failed
+	// with NewConfigNoQuorum now and then).
+	for i := range 50 {
+		start := time.Now()
+		if _, _, err := cl.IncrementalReconfig(ctx, nil, []string{"7"}, -1); err != nil || time.Since(start) > 5*time.Second {
+			t.Fatalf("reconfig %d of a burst: %v after %v", i, err, time.Since(start))
+		}
+	}
+
+	e.Start(1, 1) // knows the first and itself; waits to be added
+	for {
+		data, _, err = cl.IncrementalReconfig(ctx, []string{e.Line(1)}, nil, -1)
+		if !errors.Is(err, zk.ErrNewConfigNoQuorum) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // the second has not asked to join yet
+	}
+	if err != nil || !strings.Contains(string(data), e.Line(1)) {
+		t.Fatalf("adding the second: %q, %v", data, err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); mntrKey(e.Members[0], "zkgo_raft_voters") != "2"; {
+		if time.Now().After(deadline) {
+			t.Fatalf("voters %s after adding a participant", mntrKey(e.Members[0], "zkgo_raft_voters"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cl2, err := zk.Connect(ctx, e.ClientAddrs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl2.Close()
+	if got, _, err := cl2.Get(ctx, "/one"); err != nil || string(got) != "1" {
+		t.Fatalf("the second server: %q, %v", got, err)
+	}
+	if data, _, err = cl.IncrementalReconfig(ctx, nil, []string{"2"}, -1); err != nil || strings.Contains(string(data), "server.2=") {
+		t.Fatalf("removing the second: %q, %v", data, err)
+	}
+	if _, err := cl.Create(ctx, "/alone-again", nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -78,7 +78,7 @@ type replica struct {
 }
 
 // clustered reports whether the member belongs to an ensemble.
-func (r *replica) clustered() bool { return len(r.opts.Peers) > 1 }
+func (r *replica) clustered() bool { return r.opts.clustered() }
 
 // start opens the storage, restores the newest snapshot and replays the
 // log into the state machine, then starts raft. Standalone, it returns

@@ -188,6 +188,11 @@ type Options struct {
 	// writes are replicated with raft over the members' peer addresses,
 	// observers are raft learners. Needs DataDir.
 	Peers []Peer
+	// DisableStandalone (standaloneEnabled=false): a server whose Peers
+	// list only itself is an ensemble member all the same, a quorum of
+	// one over its peer port, which reconfig can grow. Otherwise such a
+	// server runs standalone, as ZooKeeper does by default.
+	DisableStandalone bool
 	// ReadOnlyMode (readonlymode.enabled): an ensemble member that loses
 	// its leader serves read-only clients (local sessions, reads only)
 	// until a leader is back.
@@ -353,7 +358,7 @@ func New(opts Options) (*Server, error) {
 	if err := opts.checkAuth(); err != nil {
 		return nil, err
 	}
-	if len(opts.Peers) > 1 {
+	if opts.clustered() {
 		if opts.DataDir == "" && opts.DataLogDir == "" {
 			return nil, errors.New("an ensemble member needs a data directory")
 		}
@@ -384,7 +389,7 @@ func New(opts Options) (*Server, error) {
 	s.sm = newStateMachine(s.log, s.watches, s.setupTree, opts.MaxBuffer)
 	s.prop = newProposer(s.log)
 	s.sessions = newSessionTracker(s.log, opts.TickTime, opts.ServerID, s.prop, s.isLeader)
-	if len(opts.Peers) > 1 {
+	if opts.clustered() {
 		// Writes that neither commit nor fail (a forwarded proposal lost
 		// in transit) must not hang their clients forever.
 		s.sessions.housekeeping = func() { s.abortPendingWrites(max(2*opts.MaxSessionTimeout, 30*time.Second)) }
@@ -440,7 +445,13 @@ func (s *Server) currentMembership() *membership {
 }
 
 // clustered reports whether the server is a member of an ensemble.
-func (s *Server) clustered() bool { return len(s.opts.Peers) > 1 }
+func (s *Server) clustered() bool { return s.opts.clustered() }
+
+// clustered reports whether the options make an ensemble member: more
+// than one member, or one without standalone mode.
+func (o *Options) clustered() bool {
+	return len(o.Peers) > 1 || len(o.Peers) == 1 && o.DisableStandalone
+}
 
 // Mode returns ZooKeeper's name for the server's role: "standalone",
 // "leader", "follower", "observer" or "read-only".

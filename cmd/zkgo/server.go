@@ -152,6 +152,7 @@ Flags:
 		opts.ConfigText = cfg.DynamicText()
 		opts.ReadOnlyMode = cfg.ReadOnlyMode
 		opts.ReconfigEnabled, opts.SkipACL = cfg.ReconfigEnabled, cfg.SkipACL
+		opts.DisableStandalone = !cfg.StandaloneEnabled
 		if cfgPath := fs.Arg(0); cfgPath != "" {
 			opts.OnConfigChange = func(text string, version int64) error {
 				return writeDynamicConfig(cfgPath, text, version)

@@ -9,11 +9,13 @@ import (
 	"strings"
 )
 
-// A script is a list of steps read from testdata/<name>.txt. The format is
-// described in testdata/README.md.
-type script struct {
-	name  string
-	file  string
+// A Script is a list of steps read from a file (testdata/<name>.txt of the
+// package that runs it). The format is described in
+// difftest/testdata/README.md.
+type Script struct {
+	// Name is the file's name without ".txt"; File is its path.
+	Name  string
+	File  string
 	steps []*step
 	// knownDiff, if set, turns every difference of the script into a log
 	// line (a "# known-diff-all: reason" line anywhere in the file).
@@ -100,14 +102,16 @@ var multiVerbs = map[string]bool{
 	"getChildren": true,
 }
 
-func loadScripts(dir string) ([]*script, error) {
+// LoadScripts parses every dir/*.txt, in name order. The error names the
+// file and line of the first mistake.
+func LoadScripts(dir string) ([]*Script, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.txt"))
 	if err != nil {
 		return nil, err
 	}
-	var out []*script
+	var out []*Script
 	for _, f := range files {
-		s, err := parseScriptFile(f)
+		s, err := ParseScriptFile(f)
 		if err != nil {
 			return nil, err
 		}
@@ -116,13 +120,14 @@ func loadScripts(dir string) ([]*script, error) {
 	return out, nil
 }
 
-func parseScriptFile(path string) (*script, error) {
+// ParseScriptFile parses one script.
+func ParseScriptFile(path string) (*Script, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	s := &script{name: strings.TrimSuffix(filepath.Base(path), ".txt"), file: path}
+	s := &Script{Name: strings.TrimSuffix(filepath.Base(path), ".txt"), File: path}
 	sc := bufio.NewScanner(f)
 	n := 0
 	pendingKnown, pendingDeliberate := "", ""

@@ -1,6 +1,7 @@
 package difftest
 
 import (
+	"cmp"
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/hex"
@@ -52,6 +53,11 @@ type session struct {
 	closed   bool
 	pending  []proto.WatcherEvent
 	lastZxid int64
+	// config is the version= of the last /zookeeper/config data a reply
+	// on the session carried (getData, reconfig); hasConfig tells
+	// whether there was one.
+	config    int64
+	hasConfig bool
 }
 
 // run executes one script against one server.
@@ -61,33 +67,78 @@ type run struct {
 	root     string
 	sessions map[string]*session
 	owners   map[int64]string // session id -> name of the step that created it
-	vars     map[string]int64
+	vars     map[string]int64 // marks
+	// subst are the target's variables, longest name first (for $NAME in
+	// words), and unsubst the same, longest value first (for results).
+	subst, unsubst []targetVar
+	normalize      func(steps, results []string)
+	dataLimit      int // Options.DataLimit
 }
 
-func newRun(server, addr, root string) *run {
-	return &run{
-		server:   server,
-		addr:     addr,
-		root:     root,
-		sessions: make(map[string]*session),
-		owners:   make(map[int64]string),
-		vars:     make(map[string]int64),
+type targetVar struct {
+	name, value string
+	re          *regexp.Regexp // the value as a word of its own
+}
+
+func newRun(t Target, root string, o Options) *run {
+	r := &run{
+		dataLimit: cmp.Or(o.DataLimit, 100),
+		server:    t.Name,
+		addr:      t.Addr,
+		root:      root,
+		sessions:  make(map[string]*session),
+		owners:    make(map[int64]string),
+		vars:      make(map[string]int64),
+		normalize: o.Normalize,
 	}
+	for name, value := range t.Vars {
+		r.subst = append(r.subst, targetVar{name: name, value: value, re: regexp.MustCompile(`\b` + regexp.QuoteMeta(value) + `\b`)})
+	}
+	r.unsubst = slices.Clone(r.subst)
+	slices.SortFunc(r.subst, func(a, b targetVar) int { return cmp.Or(len(b.name)-len(a.name), strings.Compare(a.name, b.name)) })
+	slices.SortFunc(r.unsubst, func(a, b targetVar) int { return cmp.Or(len(b.value)-len(a.value), strings.Compare(a.name, b.name)) })
+	return r
+}
+
+// expand substitutes the target's variables ($NAME) in a word.
+func (r *run) expand(t token) token {
+	for _, v := range r.subst {
+		t.val = strings.ReplaceAll(t.val, "$"+v.name, v.value)
+	}
+	return t
+}
+
+func (r *run) expandAll(args []token) []token {
+	if len(r.subst) == 0 {
+		return args
+	}
+	out := make([]token, len(args))
+	for i, a := range args {
+		out[i] = r.expand(a)
+	}
+	return out
 }
 
 // execute runs every step and returns one normalised result per step plus
 // a final "leftover events" result.
-func (r *run) execute(s *script) ([]string, error) {
+func (r *run) execute(s *Script) ([]string, error) {
 	defer r.closeAll()
 	out := make([]string, 0, len(s.steps)+1)
 	for _, st := range s.steps {
 		res, err := r.step(st)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %s: %w", s.file, st.line, st.text, err)
+			return nil, fmt.Errorf("%s:%d: %s: %w", s.File, st.line, st.text, err)
 		}
 		out = append(out, r.unroot(res))
 	}
 	out = append(out, r.unroot(r.leftovers()))
+	if r.normalize != nil {
+		texts := make([]string, len(out))
+		for i, st := range s.steps {
+			texts[i] = st.text
+		}
+		r.normalize(texts, out)
+	}
 	normaliseZxids(out)
 	return out, nil
 }
@@ -127,8 +178,15 @@ func (r *run) leftovers() string {
 	return "leftover events: " + strings.Join(parts, "; ")
 }
 
-// unroot replaces the script's root path with $R.
-func (r *run) unroot(s string) string { return strings.ReplaceAll(s, r.root, "$R") }
+// unroot replaces the script's root path with $R, and the values of the
+// target's variables, where they stand as words of their own, with $NAME.
+func (r *run) unroot(s string) string {
+	s = strings.ReplaceAll(s, r.root, "$R")
+	for _, v := range r.unsubst {
+		s = v.re.ReplaceAllLiteralString(s, "$"+v.name)
+	}
+	return s
+}
 
 // path substitutes $R in a path argument.
 func (r *run) path(t token) string { return strings.ReplaceAll(t.val, "$R", r.root) }
@@ -184,16 +242,23 @@ func (r *run) step(st *step) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	op, req, err := r.buildRequest(st.verb, st.args, st.subs)
+	args, subs := r.expandAll(st.args), st.subs
+	if len(r.subst) > 0 && len(subs) > 0 {
+		subs = make([]subOp, len(st.subs))
+		for i, sub := range st.subs {
+			subs[i] = subOp{verb: sub.verb, args: r.expandAll(sub.args)}
+		}
+	}
+	op, req, err := r.buildRequest(st.verb, args, subs)
 	if err != nil {
 		return "", err
 	}
-	wait, err := durationOpt(st.args, "wait", callTimeout)
+	wait, err := durationOpt(args, "wait", callTimeout)
 	if err != nil {
 		return "", err
 	}
 	res := r.callWait(s, op, req, wait)
-	if v, ok := option(st.args, "only"); ok {
+	if v, ok := option(args, "only"); ok {
 		if v != "err" {
 			return "", scriptErr("bad only=%s", v)
 		}
@@ -379,7 +444,17 @@ func (r *run) control(st *step) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		r.vars[pos[0].val] = s.lastZxid
+		switch {
+		case len(pos) == 2:
+			r.vars[pos[0].val] = s.lastZxid
+		case len(pos) == 3 && pos[2].val == "config":
+			if !s.hasConfig {
+				return "no configuration seen", nil
+			}
+			r.vars[pos[0].val] = s.config
+		default:
+			return "", scriptErr("mark VAR NAME [config]")
+		}
 		return "ok", nil
 
 	case "sleep":
@@ -568,6 +643,12 @@ func (r *run) callWait(s *session, op proto.OpCode, req proto.Record, wait time.
 	if h.Zxid > 0 {
 		s.lastZxid = h.Zxid
 	}
+	if gd, ok := body.resp.(*proto.GetDataResponse); ok && h.Err == proto.ErrOk && body.decErr == nil {
+		if m := configVersionRE.FindSubmatch(gd.Data); m != nil {
+			s.config, _ = strconv.ParseInt(string(m[1]), 16, 64)
+			s.hasConfig = true
+		}
+	}
 	var b strings.Builder
 	b.WriteString(errName(h.Err))
 	if h.Xid != xid {
@@ -744,6 +825,13 @@ func (r *run) buildRequest(verb string, args []token, subs []subOp) (proto.OpCod
 		req.JoiningServers, _ = option(args, "joining")
 		req.LeavingServers, _ = option(args, "leaving")
 		req.NewMembers, _ = option(args, "members")
+		if v, ok := option(args, "from"); ok {
+			n, err := r.number(v)
+			if err != nil {
+				return 0, nil, err
+			}
+			req.CurConfigID = n
+		}
 		return proto.OpReconfig, req, nil
 
 	case "checkWatches", "removeWatches":
@@ -783,18 +871,9 @@ func (r *run) buildRequest(verb string, args []token, subs []subOp) (proto.OpCod
 	case "setWatches", "setWatches2":
 		rel := int64(0)
 		if v, ok := option(args, "rel"); ok {
-			if name, ok := strings.CutPrefix(v, "$"); ok {
-				z, ok := r.vars[name]
-				if !ok {
-					return 0, nil, scriptErr("no mark %q", name)
-				}
-				rel = z
-			} else {
-				n, err := strconv.ParseInt(v, 0, 64)
-				if err != nil {
-					return 0, nil, scriptErr("bad rel %q", v)
-				}
-				rel = n
+			var err error
+			if rel, err = r.number(v); err != nil {
+				return 0, nil, err
 			}
 		}
 		list := func(key string) []string {
@@ -874,6 +953,25 @@ func (r *run) buildRequest(verb string, args []token, subs []subOp) (proto.OpCod
 	}
 	return 0, nil, scriptErr("unknown request %q", verb)
 }
+
+// number reads a number option: $MARK or a Go integer literal.
+func (r *run) number(v string) (int64, error) {
+	if name, ok := strings.CutPrefix(v, "$"); ok {
+		z, ok := r.vars[name]
+		if !ok {
+			return 0, scriptErr("no mark %q", name)
+		}
+		return z, nil
+	}
+	n, err := strconv.ParseInt(v, 0, 64)
+	if err != nil {
+		return 0, scriptErr("bad number %q", v)
+	}
+	return n, nil
+}
+
+// configVersionRE finds the version line of /zookeeper/config's data.
+var configVersionRE = regexp.MustCompile(`(?m)^version=([0-9a-fA-F]+)$`)
 
 // buildBody encodes a request body written as comma-separated fields:
 // s:STRING (a jute string, $R substituted), i:INT32, l:INT64, b:BYTE,
@@ -1067,7 +1165,7 @@ func (r *run) format(rec proto.Record) string {
 	case *proto.ExistsResponse:
 		return r.stat(&v.Stat)
 	case *proto.GetDataResponse:
-		return "data=" + formatData(v.Data) + " " + r.stat(&v.Stat)
+		return "data=" + r.formatData(v.Data) + " " + r.stat(&v.Stat)
 	case *proto.SetDataResponse:
 		return r.stat(&v.Stat)
 	case *proto.GetACLResponse:
@@ -1105,7 +1203,7 @@ func (r *run) format(rec proto.Record) string {
 		}
 		return "results=[" + strings.Join(parts, " | ") + "]"
 	case *proto.SetSASLResponse:
-		return "token=" + formatData(v.Token)
+		return "token=" + r.formatData(v.Token)
 	}
 	return fmt.Sprintf("%T %+v", rec, rec)
 }
@@ -1123,7 +1221,7 @@ func (r *run) multiResult(m *proto.MultiResult) string {
 	case proto.OpSetData:
 		return "setData " + r.stat(&m.Stat)
 	case proto.OpGetData:
-		return "getData data=" + formatData(m.Data) + " " + r.stat(&m.Stat)
+		return "getData data=" + r.formatData(m.Data) + " " + r.stat(&m.Stat)
 	case proto.OpGetChildren:
 		return "getChildren children=" + formatList(m.Children)
 	case proto.OpError:
@@ -1165,11 +1263,11 @@ func quotePath(p string) string {
 	return strconv.Quote(p)
 }
 
-func formatData(b []byte) string {
+func (r *run) formatData(b []byte) string {
 	if b == nil {
 		return "null"
 	}
-	if len(b) > 100 {
+	if len(b) > r.dataLimit {
 		return fmt.Sprintf("%d bytes sha1:%x", len(b), sha1.Sum(b))
 	}
 	return strconv.Quote(string(b))
