@@ -61,10 +61,15 @@ func (r *replica) formationChosen(f uint64) {
 	r.setFormation(f, "logged by the ensemble's first leader")
 }
 
-// chooseFormation runs on the members of a forming ensemble until the
-// formation is chosen: whichever leads proposes a random one (again after
-// two seconds, if it was not applied: a proposal may be lost in a change
-// of leader).
+// chooseFormation runs on a member while its formation is pending. On the
+// leader it proposes a random formation (again after two seconds, if it
+// was not applied: a proposal may be lost in a change of leader) — but
+// only while no voter answers that it holds one: a member whose formation
+// is pending in a formed ensemble (it missed the entry: it was down, or
+// the state came to it as a snapshot, which does not carry the formation)
+// must not choose another. On every member it asks the voters every two
+// seconds, and takes a formation a majority of them hold
+// (learnFormation).
 func (r *replica) chooseFormation() {
 	defer r.wg.Done()
 	t := time.NewTicker(min(max(r.opts.TickTime/2, 10*time.Millisecond), 500*time.Millisecond))
@@ -76,7 +81,12 @@ func (r *replica) chooseFormation() {
 		case <-r.quit:
 			return
 		}
-		if !r.isLeader() || time.Since(last) < 2*time.Second {
+		if time.Since(last) < 2*time.Second {
+			continue
+		}
+		last = time.Now()
+		chosen, _, _ := r.learnFormation()
+		if chosen || !r.isLeader() {
 			continue
 		}
 		f, err := newFormation()
@@ -84,13 +94,44 @@ func (r *replica) chooseFormation() {
 			r.log.Error("choosing the ensemble's formation", "err", err)
 			continue
 		}
-		last = time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		if err := r.prop.proposeNow(ctx, formationEntry(f)); err != nil {
 			r.log.Info("proposing the ensemble's formation", "err", err)
 		}
 		cancel()
 	}
+}
+
+// learnFormation asks the other members for their formation. It takes
+// one that a majority of the voters hold (this member, pending, counts
+// as a voter without one) and reports chosen if any voter holds a chosen
+// formation, with the most common one and how many hold it. A member left
+// over from an earlier formation of the ensemble is never a majority: the
+// ensemble could only form anew with a majority of fresh members.
+func (r *replica) learnFormation() (chosen bool, f uint64, holding int) {
+	r.view.mu.Lock()
+	ensemble := r.view.ensemble
+	r.view.mu.Unlock()
+	voters := 0
+	count := map[uint64]int{}
+	peers := r.currentPeers()
+	answers := r.probeAll(peers, probeRequest{Op: "status"})
+	for i, p := range peers {
+		if p.Observer {
+			continue
+		}
+		voters++
+		if a := answers[i]; a != nil && a.Error == "" && a.Ensemble == ensemble && a.Formation >= 2 {
+			count[a.Formation]++
+			if count[a.Formation] > holding {
+				f, holding = a.Formation, count[a.Formation]
+			}
+		}
+	}
+	if holding > voters/2 {
+		r.setFormation(f, "held by a majority of the voters")
+	}
+	return holding > 0, f, holding
 }
 
 // newFormation returns a random formation (never 0 or pending).
@@ -108,10 +149,8 @@ func newFormation() (uint64, error) {
 
 // formationRefused is the peer transport's FormationRefused: a member of
 // formation f was refused. If this member's formation is pending, it asks
-// the other members (one such check at a time) whether a majority of the
-// voters hold f, and takes it if so. A member left over from an earlier
-// formation of the ensemble is never a majority: the ensemble could only
-// form anew with a majority of fresh members.
+// the other members (one such check at a time) and takes the formation a
+// majority of the voters hold (learnFormation).
 func (r *replica) formationRefused(from, f uint64) {
 	if f < 2 || r.formation() != raftnode.FormationPending || !r.adopting.CompareAndSwap(false, true) {
 		return
@@ -120,28 +159,9 @@ func (r *replica) formationRefused(from, f uint64) {
 	go func() {
 		defer r.wg.Done()
 		defer r.adopting.Store(false)
-		r.view.mu.Lock()
-		ensemble := r.view.ensemble
-		r.view.mu.Unlock()
-		voters, holding := 0, 0
-		peers := r.currentPeers()
-		answers := r.probeAll(peers, probeRequest{Op: "status"})
-		for i, p := range peers {
-			if p.Observer {
-				continue
-			}
-			voters++
-			if a := answers[i]; a != nil && a.Error == "" && a.Ensemble == ensemble && a.Formation == f {
-				holding++
-			}
-		}
-		if holding > voters/2 {
-			r.setFormation(f, "held by a majority of the voters")
-			return
-		}
-		if r.view.refusalLog.Allow() {
+		if _, _, holding := r.learnFormation(); r.formation() == raftnode.FormationPending && r.view.refusalLog.Allow() {
 			r.log.Warn("refused a member of another formation of this ensemble; the voters that hold it are no majority",
-				"from", memberID(from), "formation", raftnode.FormationString(f), "holding", holding, "voters", voters)
+				"from", memberID(from), "formation", raftnode.FormationString(f), "holding", holding)
 		}
 	}()
 }

@@ -192,7 +192,24 @@ type memberProcs struct {
 }
 
 func newMemberProcs(t *testing.T, cfgs []string) *memberProcs {
-	return &memberProcs{t: t, cfgs: cfgs, procs: make([]memberProc, len(cfgs))}
+	m := &memberProcs{t: t, cfgs: cfgs, procs: make([]memberProc, len(cfgs))}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for i, p := range m.procs {
+			if p.log != nil {
+				t.Logf("member %d's log (since its last start), its end:\n%s", i+1, lastLines(p.log.String(), 80))
+			}
+		}
+	})
+	return m
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 func (m *memberProcs) start(i int) {

@@ -32,7 +32,7 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 	for i := range n {
 		start(i)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	waitHealthy(ctx, t, servers, "starting")
 	setup, err := zk.Connect(ctx, servers)
