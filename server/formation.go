@@ -74,19 +74,24 @@ func (r *replica) chooseFormation() {
 	defer r.wg.Done()
 	t := time.NewTicker(min(max(r.opts.TickTime/2, 10*time.Millisecond), 500*time.Millisecond))
 	defer t.Stop()
-	var last time.Time
+	var lastLearn, lastPropose time.Time
 	for r.formation() == raftnode.FormationPending {
+		now := false
 		select {
 		case <-t.C:
+		case <-r.learnFormationNow:
+			now = true
 		case <-r.quit:
 			return
 		}
-		if time.Since(last) < 2*time.Second {
+		leader := r.isLeader()
+		due := now || time.Since(lastLearn) >= 2*time.Second ||
+			(leader && time.Since(lastPropose) >= 2*time.Second)
+		if !due {
 			continue
 		}
-		last = time.Now()
-		chosen, _, _ := r.learnFormation()
-		if chosen || !r.isLeader() {
+		lastLearn = time.Now()
+		if chosen, _, _ := r.learnFormation(); chosen || !leader || time.Since(lastPropose) < 2*time.Second {
 			continue
 		}
 		f, err := newFormation()
@@ -94,11 +99,25 @@ func (r *replica) chooseFormation() {
 			r.log.Error("choosing the ensemble's formation", "err", err)
 			continue
 		}
+		lastPropose = time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		if err := r.prop.proposeNow(ctx, formationEntry(f)); err != nil {
 			r.log.Info("proposing the ensemble's formation", "err", err)
 		}
 		cancel()
+	}
+}
+
+// snapshotRestored is the state machine's onRestore (apply goroutine): a
+// snapshot does not carry the formation, so a member still pending asks
+// the voters at once rather than at the next round.
+func (r *replica) snapshotRestored() {
+	if r.formation() != raftnode.FormationPending {
+		return
+	}
+	select {
+	case r.learnFormationNow <- struct{}{}:
+	default:
 	}
 }
 

@@ -68,9 +68,11 @@ type replica struct {
 	// view is what the peer transport's probes read.
 	view memberView
 	// formationMu serializes recording the formation (formation.go);
-	// adopting is set while a check of a refused formation runs.
-	formationMu sync.Mutex
-	adopting    atomic.Bool
+	// adopting is set while a check of a refused formation runs;
+	// learnFormationNow wakes chooseFormation to ask the voters at once.
+	formationMu       sync.Mutex
+	adopting          atomic.Bool
+	learnFormationNow chan struct{}
 
 	leader atomic.Int64  // the raft leader's id, 0 while unknown
 	quit   chan struct{} // closed by stop; ends the helper goroutines

@@ -402,8 +402,10 @@ func New(opts Options) (*Server, error) {
 	}
 	s.raft = &replica{opts: &s.opts, log: s.log, dir: dir, sm: s.sm, prop: s.prop,
 		sessions: s.sessions, leaderChanged: s.leaderChanged, fatal: func(error) { s.Close() },
-		membershipChanged: s.membershipChanged, memberCh: make(chan struct{})}
+		membershipChanged: s.membershipChanged, memberCh: make(chan struct{}),
+		learnFormationNow: make(chan struct{}, 1)}
 	s.sm.onFormation = s.raft.formationChosen
+	s.sm.onRestore = s.raft.snapshotRestored
 	if s.clustered() {
 		s.raft.members.Store(initialMembership(&s.opts))
 	}

@@ -34,7 +34,10 @@ type stateMachine struct {
 	onFail func(error)
 	// onFormation, if set, is told (on the apply goroutine) the
 	// ensemble's formation when its entry is applied (the replica).
+	// onRestore, if set, is told (on the apply goroutine) that the state
+	// was replaced by a snapshot's, which does not carry the formation.
 	onFormation func(f uint64)
+	onRestore   func()
 
 	mu   sync.RWMutex // guards tree; Apply and Restore are the only writers
 	tree *tree.Tree
@@ -231,5 +234,8 @@ func (sm *stateMachine) Restore(r io.Reader, index uint64) error {
 	sm.mu.Lock()
 	sm.tree = t
 	sm.mu.Unlock()
+	if sm.onRestore != nil {
+		sm.onRestore()
+	}
 	return nil
 }
