@@ -1,7 +1,10 @@
 package queue
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -324,9 +327,18 @@ func (q *core) claim(ctx context.Context, name string) (*Message, bool, error) {
 
 func (q *core) claimLocked(ctx context.Context, name string) (*Message, bool, error) {
 	lockNode := q.opts.lockPath + "/" + name
+	// The lock node carries a random token, so that a create whose reply
+	// was lost can be told from a lock this session already holds for
+	// another Message.
+	var tok [16]byte
+	if _, err := rand.Read(tok[:]); err != nil {
+		return nil, false, err
+	}
+	token := []byte(hex.EncodeToString(tok[:]))
 	var czxid int64
+	lost := false
 	for attempt := 0; ; attempt++ {
-		_, st, err := q.conn.Create2(ctx, lockNode, nil, q.opts.acl, zk.ModeEphemeral)
+		_, st, err := q.conn.Create2(ctx, lockNode, token, q.opts.acl, zk.ModeEphemeral)
 		if err == nil {
 			czxid = st.Czxid
 			break
@@ -338,24 +350,23 @@ func (q *core) claimLocked(ctx context.Context, name string) (*Message, bool, er
 			}
 			continue
 		case errors.Is(err, zk.ErrConnectionLoss):
+			lost = true
 			continue
 		case errors.Is(err, zk.ErrNodeExists):
-			// Another consumer's, or ours if an earlier attempt's
-			// reply was lost.
-			st, err := q.conn.Exists(ctx, lockNode)
-			if errors.Is(err, zk.ErrConnectionLoss) {
-				continue
+			if !lost {
+				return nil, true, nil // another consumer's
+			}
+			data, st, err := q.conn.Get(ctx, lockNode)
+			if errors.Is(err, zk.ErrConnectionLoss) || errors.Is(err, zk.ErrNoNode) {
+				continue // try again (a lock released meanwhile is free)
 			}
 			if err != nil {
 				return nil, false, err
 			}
-			if st == nil {
-				continue // released meanwhile: try again
-			}
-			if st.EphemeralOwner != q.conn.SessionID() {
+			if !bytes.Equal(data, token) {
 				return nil, true, nil
 			}
-			czxid = st.Czxid
+			czxid = st.Czxid // ours: the lost create had landed
 		default:
 			return nil, false, err
 		}

@@ -45,9 +45,10 @@
 // # Connection problems
 //
 // Reads, and the deletes and lock creations of taking, are retried across
-// a suspended connection: a lock whose create reply was lost is found by
-// its owner (the session), and an Ack or Requeue whose reply was lost is
-// recognized by both the lock and the item being gone. A put whose reply
+// a suspended connection: a lock node carries a random token, so a lock
+// whose create reply was lost is recognized as this claim's, and an Ack or
+// Requeue whose reply was lost is recognized by both the lock and the item
+// being gone. A put whose reply
 // was lost cannot be recognized (the sequence number is unknown, and
 // equal values may be queued on purpose), so it is not repeated: Put
 // returns an error wrapping ErrUnknownOutcome and zk.ErrConnectionLoss
