@@ -149,6 +149,11 @@ func (c *cell[T]) start(ctx context.Context) error {
 		}
 	}
 	c.mu.Lock()
+	if c.closed { // closed while starting
+		c.mu.Unlock()
+		cancel()
+		return recipe.ErrClosed
+	}
 	c.cancel, c.done = cancel, make(chan struct{})
 	c.mu.Unlock()
 	states, unsub := c.conn.NotifyState()
@@ -215,6 +220,7 @@ func (c *cell[T]) run(ctx context.Context, states <-chan zk.State, unsub func(),
 			s.Close()
 		}
 	}
+	final := false // StateLost or StateClosed was reported
 	for {
 		select {
 		case <-ctx.Done():
@@ -226,8 +232,12 @@ func (c *cell[T]) run(ctx context.Context, states <-chan zk.State, unsub func(),
 				return
 			}
 			c.send(Event[T]{Kind: StateChanged, State: s})
+			final = final || s == zk.StateLost || s == zk.StateClosed
 		case e := <-ev:
 			if e.Type == zk.EventNotWatching {
+				if !final {
+					c.finalStates(ctx, states)
+				}
 				stop(e.Err)
 				return
 			}
@@ -251,6 +261,27 @@ func (c *cell[T]) run(ctx context.Context, states <-chan zk.State, unsub func(),
 			}
 			c.update(st.Mzxid, st.Version, v)
 			c.send(Event[T]{Kind: ValueChanged, Value: Versioned[T]{Value: v, Version: st.Version, Zxid: st.Mzxid}})
+		}
+	}
+}
+
+// finalStates reports the connection states up to the one that ended the
+// watch: the Conn queues StateLost before it ends the watches, and
+// StateClosed right after, so the final state is not lost to select's
+// choice between two ready channels.
+func (c *cell[T]) finalStates(ctx context.Context, states <-chan zk.State) {
+	for {
+		select {
+		case s, ok := <-states:
+			if !ok {
+				return
+			}
+			c.send(Event[T]{Kind: StateChanged, State: s})
+			if s == zk.StateLost || s == zk.StateClosed {
+				return
+			}
+		case <-ctx.Done():
+			return
 		}
 	}
 }

@@ -295,3 +295,31 @@ func TestValueSessionEnd(t *testing.T) {
 		}
 	})
 }
+
+// TestValueConnClosed: closing the Conn ends the Value with zk.ErrClosing,
+// StateClosed being the last event.
+func TestValueConnClosed(t *testing.T) {
+	recipetest.ForEach(t, func(t *testing.T, e *env) {
+		ctx := recipetest.Ctx(t)
+		conn := e.Connect(t)
+		c := NewCount(conn, e.Root+"/closing", 1)
+		if err := c.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		ev := c.Events()
+		conn.Close()
+		var last Event[int32]
+		for e := range ev {
+			last = e
+		}
+		if last.Kind != StateChanged || last.State != zk.StateClosed {
+			t.Fatalf("last event %+v, want StateClosed", last)
+		}
+		if !errors.Is(c.Err(), zk.ErrClosing) {
+			t.Fatalf("Err = %v", c.Err())
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
