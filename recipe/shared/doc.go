@@ -39,6 +39,13 @@
 // loop; the repeat fails with a version conflict and its optimistic loop
 // then applies the change again, so an increment can count twice.
 //
+// An AtomicValue or AtomicLong keeps no state between calls: while the
+// connection is suspended its operations wait for the reconnection (or
+// their context), and once the session has ended they fail with
+// zk.ErrSessionExpired. With promotion, the mutex is held only for the
+// attempts made under it; a mutex node left by a session that ended goes
+// with the session.
+//
 // A Value or Count follows its node while the session lives: its watch is
 // re-registered on reconnection (the server reports a change made while
 // the connection was down), and Events reports each connection state.
