@@ -416,13 +416,16 @@ func NewValue(conn *zk.Conn, path string, seed []byte, opts ...Option) *Value {
 // missing parents as containers), reads it and starts following it.
 func (v *Value) Start(ctx context.Context) error { return v.c.start(ctx) }
 
-// Get returns the latest value seen (the seed before Start). The caller
-// may keep the slice; it is not modified.
-func (v *Value) Get() []byte { return v.c.versioned().Value }
+// Get returns a copy of the latest value seen (the seed before Start).
+func (v *Value) Get() []byte { return bytes.Clone(v.c.versioned().Value) }
 
-// Versioned returns the latest value seen with its version and zxid, to
-// pass to TrySet.
-func (v *Value) Versioned() Versioned[[]byte] { return v.c.versioned() }
+// Versioned returns a copy of the latest value seen with its version and
+// zxid, to pass to TrySet.
+func (v *Value) Versioned() Versioned[[]byte] {
+	cur := v.c.versioned()
+	cur.Value = bytes.Clone(cur.Value)
+	return cur
+}
 
 // Set writes data unconditionally.
 func (v *Value) Set(ctx context.Context, data []byte) error { return v.c.set(ctx, bytes.Clone(data)) }
