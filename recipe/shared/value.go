@@ -260,7 +260,8 @@ func (c *cell[T]) run(ctx context.Context, states <-chan zk.State, unsub func(),
 				continue
 			}
 			c.update(st.Mzxid, st.Version, v)
-			c.send(Event[T]{Kind: ValueChanged, Value: Versioned[T]{Value: v, Version: st.Version, Zxid: st.Mzxid}})
+			mine, _ := c.decode(data) // the receiver's own copy
+			c.send(Event[T]{Kind: ValueChanged, Value: Versioned[T]{Value: mine, Version: st.Version, Zxid: st.Mzxid}})
 		}
 	}
 }
