@@ -6,8 +6,12 @@
 // the same lock or election.
 //
 // The recipes themselves live in the sub-packages: recipe/lock (Mutex,
-// RWMutex, Semaphore, SemaphoreMutex, MultiLock) and recipe/leader (Latch,
-// Selector, Election). Each depends only on the client package zk.
+// RWMutex, Semaphore, SemaphoreMutex, MultiLock), recipe/leader (Latch,
+// Selector, Election), recipe/barrier (Barrier, DoubleBarrier),
+// recipe/shared (Value, Count, AtomicValue, AtomicLong) and recipe/queue
+// (Queue, PriorityQueue, DelayQueue, IDQueue). Each depends only on the
+// client package zk, this package and, for recipe/shared's promotion to a
+// lock, recipe/lock.
 //
 // # Losing a grant
 //

@@ -169,6 +169,7 @@ public class RecipePeer {
                         client.close();
                         return;
                     default:
+                        if ((out = CoordPeer.handle(client, a)) != null) break; // barriers, counts, queues
                         out = "ERR unknown command " + a[0];
                 }
             } catch (Exception e) {
