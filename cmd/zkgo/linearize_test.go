@@ -54,20 +54,9 @@ func TestLinearizableUnderKills(t *testing.T) {
 		servers = append(servers, client)
 	}
 	m := newMemberProcs(t, cfgs)
-	for i := range n {
-		m.start(i)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	waitHealthy(ctx, t, servers, "starting")
-	setup, err := zk.Connect(ctx, servers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := setup.Create(ctx, "/lin", nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
-		t.Fatal(err)
-	}
-	setup.Close()
+	m.startHealthy(ctx, servers, "/lin")
 
 	keys := make([]string, 5)
 	for i := range keys {

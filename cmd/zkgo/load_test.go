@@ -206,6 +206,25 @@ func newMemberProcs(t *testing.T, cfgs []string) *memberProcs {
 	return m
 }
 
+// startHealthy starts every member, waits until the ensemble is healthy
+// (servers are their client addresses) and creates the persistent znode
+// parent.
+func (m *memberProcs) startHealthy(ctx context.Context, servers []string, parent string) {
+	m.t.Helper()
+	for i := range m.procs {
+		m.start(i)
+	}
+	waitHealthy(ctx, m.t, servers, "starting")
+	setup, err := zk.Connect(ctx, servers)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	defer setup.Close()
+	if _, err := setup.Create(ctx, parent, nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+		m.t.Fatal(err)
+	}
+}
+
 // lastLines returns the last n lines of s.
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")

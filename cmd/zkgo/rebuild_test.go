@@ -67,6 +67,14 @@ func fillTree(ctx context.Context, t *testing.T, addr string, mib int) {
 	const size = 100 << 10
 	count := mib << 20 / size
 	loadStart := time.Now()
+	createParallel(ctx, t, addr, "/n", count, make([]byte, size))
+	t.Logf("loaded %d znodes of %d KB (%d MiB) in %v", count, size>>10, mib, time.Since(loadStart).Round(time.Millisecond))
+}
+
+// createParallel creates count znodes prefix0000000, … holding data
+// through the member at addr, from 8 sessions.
+func createParallel(ctx context.Context, t *testing.T, addr, prefix string, count int, data []byte) {
+	t.Helper()
 	var wg sync.WaitGroup
 	errc := make(chan error, 8)
 	for w := range 8 {
@@ -79,9 +87,8 @@ func fillTree(ctx context.Context, t *testing.T, addr string, mib int) {
 				return
 			}
 			defer c.Close()
-			data := make([]byte, size)
 			for k := w; k < count; k += 8 {
-				if _, err := c.Create(ctx, fmt.Sprintf("/n%07d", k), data, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+				if _, err := c.Create(ctx, fmt.Sprintf("%s%07d", prefix, k), data, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
 					errc <- err
 					return
 				}
@@ -94,7 +101,6 @@ func fillTree(ctx context.Context, t *testing.T, addr string, mib int) {
 		t.Fatal(err)
 	default:
 	}
-	t.Logf("loaded %d znodes of %d KB (%d MiB) in %v", count, size>>10, mib, time.Since(loadStart).Round(time.Millisecond))
 }
 
 // rebuild holds the figures of a member rebuilt from an empty disk.
@@ -214,7 +220,7 @@ func TestRebuildResumesSnapshot(t *testing.T) {
 	f := (lead + 1) % n
 	m.procs[f].kill()
 	fillTree(ctx, t, m.procs[lead].addr, mib)
-	createMany(ctx, t, m.procs[lead].addr, storage.DefaultCatchUpEntries+500)
+	createParallel(ctx, t, m.procs[lead].addr, "/m", storage.DefaultCatchUpEntries+500, nil)
 	want := mntr(lead, "zk_znode_count")
 	dataDir := filepath.Join(filepath.Dir(cfgs[f]), "zkgo")
 	// Kill the member while the snapshot streams in. The stream takes
@@ -249,7 +255,7 @@ func TestRebuildResumesSnapshot(t *testing.T) {
 		if whole {
 			t.Logf("the member took the whole snapshot before it was killed: again")
 			lead = waitLeader(ctx, t, m)
-			createMany(ctx, t, m.procs[lead].addr, storage.DefaultCatchUpEntries+500)
+			createParallel(ctx, t, m.procs[lead].addr, fmt.Sprintf("/m%d-", attempt), storage.DefaultCatchUpEntries+500, nil)
 			want = mntr(lead, "zk_znode_count")
 			continue
 		}
@@ -275,38 +281,6 @@ func TestRebuildResumesSnapshot(t *testing.T) {
 		t.Fatalf("member %d took the snapshot without resuming; its log before the kill:\n%s\nand after:\n%s", f+1, killedLog, m.procs[f].log.String())
 	}
 	t.Logf("member %d: %s", f+1, line)
-}
-
-// createMany creates count empty znodes (/m0000000, …) through the member
-// at addr, from 8 sessions.
-func createMany(ctx context.Context, t *testing.T, addr string, count int) {
-	t.Helper()
-	var wg sync.WaitGroup
-	errc := make(chan error, 8)
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, err := zk.Connect(ctx, addr)
-			if err != nil {
-				errc <- err
-				return
-			}
-			defer c.Close()
-			for k := w; k < count; k += 8 {
-				if _, err := c.Create(ctx, fmt.Sprintf("/m%07d", k), nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
-					errc <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	select {
-	case err := <-errc:
-		t.Fatal(err)
-	default:
-	}
 }
 
 var resumedRE = regexp.MustCompile(`received snapshot.*resumed_at=[1-9][0-9]*.*`)

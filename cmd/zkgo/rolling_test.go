@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/zkgo/zkgo/zk"
 )
 
 // TestRollingRestartUnderLoad: three zoo.cfg processes under a steady
@@ -29,20 +27,9 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 	}
 	m := newMemberProcs(t, cfgs)
 	procs, start := m.procs, m.start
-	for i := range n {
-		start(i)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	waitHealthy(ctx, t, servers, "starting")
-	setup, err := zk.Connect(ctx, servers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := setup.Create(ctx, "/w", nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
-		t.Fatal(err)
-	}
-	setup.Close()
+	m.startHealthy(ctx, servers, "/w")
 
 	load := startLoad(ctx, servers, "/w", 3)
 	for i := range n {

@@ -131,20 +131,9 @@ func TestRollingUpgradeToQuorumTLS(t *testing.T) {
 	}
 	stores := fmt.Sprintf("ssl.quorum.keyStore.location=%s\nssl.quorum.trustStore.location=%s\n", files.Path("member"), files.Path("ca"))
 	m := newMemberProcs(t, cfgs)
-	for i := range n {
-		m.start(i)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	waitHealthy(ctx, t, servers, "starting")
-	setup, err := zk.Connect(ctx, servers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := setup.Create(ctx, "/w", nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
-		t.Fatal(err)
-	}
-	setup.Close()
+	m.startHealthy(ctx, servers, "/w")
 
 	load := startLoad(ctx, servers, "/w", 2)
 	for step, extra := range []string{
