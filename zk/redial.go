@@ -20,6 +20,9 @@ type Sessions interface {
 	// once its setup functions have run, or an error if there will be
 	// none (closed) or ctx ends first.
 	Next(ctx context.Context, after *Conn) (*Conn, error)
+	// DeleteGuaranteed is Conn.DeleteGuaranteed (a Redialer's carries
+	// the delete over to its next sessions).
+	DeleteGuaranteed(ctx context.Context, path string, version int32) error
 }
 
 // Current returns c: a Conn is the only Conn of its Sessions.
