@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -56,7 +57,13 @@ func waitUntil(t *testing.T, c *zk.Conn, parent, path string, check func() bool)
 		case <-cev:
 		case <-nev:
 		case <-ctx.Done():
-			t.Fatal("condition not reached")
+			kids, _, err := c.Children(context.Background(), parent)
+			var detail []string
+			for _, k := range kids {
+				d, st, err := c.Get(context.Background(), parent+"/"+k)
+				detail = append(detail, fmt.Sprintf("%s=%q owner %x %v", k, d, st.EphemeralOwner, err))
+			}
+			t.Fatalf("condition not reached; children of %s: %q %v", parent, detail, err)
 		}
 	}
 	t.Fatal("condition not reached after 200 changes")
@@ -106,6 +113,7 @@ func TestPersistentNodeModes(t *testing.T) {
 					opts = append(opts, WithProtection())
 				}
 				n := New(c, parent+"/member", tt.mode, []byte("one"), opts...)
+				defer func() { t.Logf("node path %q err %v", n.Path(), n.Err()) }()
 				p, err := n.WaitCreated(ctx)
 				if err != nil {
 					t.Fatal(err)
@@ -277,7 +285,10 @@ func TestTTLNode(t *testing.T) {
 		if _, err := n.Node().WaitCreated(ctx); err != nil {
 			t.Fatal(err)
 		}
-		waitUntil(t, obs, path, "", func() bool { return n.Touches() >= 1 })
+		waitUntil(t, obs, path, path+"/"+TouchName, func() bool {
+			st, err := obs.Exists(ctx, path+"/"+TouchName)
+			return err == nil && st != nil
+		})
 		// Touched again: the child's data is set (a data change).
 		_, _, ev, err := obs.GetW(ctx, path+"/"+TouchName)
 		if err != nil {
