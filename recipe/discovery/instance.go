@@ -120,7 +120,7 @@ func (s *URISpec) Build(in *Instance, vars map[string]string) string {
 		"registration-time-utc": strconv.FormatInt(in.RegistrationTimeUTC, 10),
 		"service-type":          string(in.ServiceType),
 		"open-brace":            "{", "close-brace": "}",
-		"scheme":                "http",
+		"scheme": "http",
 	}
 	if in.Port != nil {
 		v["port"] = strconv.Itoa(*in.Port)
