@@ -112,6 +112,11 @@ func TestPersistentNodeModes(t *testing.T) {
 				if tt.protected {
 					opts = append(opts, WithProtection())
 				}
+				// A persistent parent: the server's container reaping of an
+				// emptied parent is not what this test is about.
+				if err := obs.EnsurePath(ctx, parent, zk.OpenACLUnsafe); err != nil {
+					t.Fatal(err)
+				}
 				n := New(c, parent+"/member", tt.mode, []byte("one"), opts...)
 				defer func() { t.Logf("node path %q err %v", n.Path(), n.Err()) }()
 				p, err := n.WaitCreated(ctx)
