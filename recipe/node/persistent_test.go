@@ -222,6 +222,9 @@ func TestPersistentNodeExpiry(t *testing.T) {
 				r := redial(t, e, &net)
 				obs := e.Connect(t)
 				parent := e.Root + "/exp-" + tt.name
+				if err := obs.EnsurePath(ctx, parent, zk.OpenACLUnsafe); err != nil {
+					t.Fatal(err) // persistent: see TestPersistentNodeModes
+				}
 				n := New(r, parent+"/member", tt.mode, []byte("one"), tt.opts...)
 				defer n.Close(ctx)
 				p1, err := n.WaitCreated(ctx)
