@@ -8,10 +8,12 @@
 // The recipes themselves live in the sub-packages: recipe/lock (Mutex,
 // RWMutex, Semaphore, SemaphoreMutex, MultiLock), recipe/leader (Latch,
 // Selector, Election), recipe/barrier (Barrier, DoubleBarrier),
-// recipe/shared (Value, Count, AtomicValue, AtomicLong) and recipe/queue
-// (Queue, PriorityQueue, DelayQueue, IDQueue). Each depends only on the
-// client package zk, this package and, for recipe/shared's promotion to a
-// lock, recipe/lock.
+// recipe/shared (Value, Count, AtomicValue, AtomicLong), recipe/queue
+// (Queue, PriorityQueue, DelayQueue, IDQueue), recipe/node
+// (PersistentNode, TTLNode, GroupMember) and recipe/discovery (Discovery,
+// Provider: curator-x-discovery). Each depends only on the client package
+// zk, this package and, for recipe/shared's promotion to a lock,
+// recipe/lock; recipe/discovery builds on recipe/node.
 //
 // # Losing a grant
 //
@@ -43,4 +45,6 @@
 //
 // A zk.Conn whose session is lost stays lost; recipes built on it stop with
 // an error, and a new Conn (a new session) is needed to take part again.
+// recipe/node and recipe/discovery also accept a zk.Redialer, which starts
+// that new session itself, and then carry on in it.
 package recipe

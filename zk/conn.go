@@ -51,6 +51,7 @@ type Conn struct {
 	seenRW    bool // a read-write server accepted this Conn (ClientCnxn's seenRwServerBefore)
 
 	watches   watchManager      // has its own lock (watchManager.mu)
+	deletes   guaranteedDeletes // has its own lock (guaranteedDeletes.mu)
 	listeners *callQueue[State] // has its own lock; pushed to under mu
 
 	// Set by Connect, then read-only.

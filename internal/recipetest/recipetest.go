@@ -32,11 +32,21 @@ var (
 	apacheErr error
 )
 
+// extended: MainExtended was called (TTL nodes enabled on both servers).
+var extended bool
+
+// MainExtended is Main with extended types (TTL nodes) enabled on Apache
+// ZooKeeper and on the zkgo servers ForEach starts.
+func MainExtended(m *testing.M) {
+	extended = true
+	Main(m)
+}
+
 // Main starts Apache ZooKeeper (unless ZKGO_SKIP_APACHE is set or it is not
 // installed), runs the tests and stops it. Call it from TestMain.
 func Main(m *testing.M) {
 	if os.Getenv("ZKGO_SKIP_APACHE") == "" {
-		apache, apacheErr = apachezk.Start(apachezk.Options{ExtraConfig: map[string]string{"maxClientCnxns": "0"}})
+		apache, apacheErr = apachezk.Start(apachezk.Options{ExtendedTypes: extended, ExtraConfig: map[string]string{"maxClientCnxns": "0"}})
 		if apacheErr != nil {
 			fmt.Fprintln(os.Stderr, apachezk.SkipMessage(apacheErr))
 		}
@@ -64,7 +74,11 @@ var seq atomic.Int64
 // message when it is not available), each with a fresh root path.
 func ForEach(t *testing.T, fn func(t *testing.T, e *Env)) {
 	t.Run("zkgo", func(t *testing.T) {
-		srv := zktest.Start(t)
+		var opts []zktest.Option
+		if extended {
+			opts = append(opts, zktest.WithExtendedTypes())
+		}
+		srv := zktest.Start(t, opts...)
 		fn(t, &Env{Name: "zkgo", Addr: srv.Addr(), Root: fmt.Sprintf("/r%d", seq.Add(1))})
 	})
 	t.Run("apache", func(t *testing.T) {
