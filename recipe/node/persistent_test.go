@@ -112,11 +112,6 @@ func TestPersistentNodeModes(t *testing.T) {
 				if tt.protected {
 					opts = append(opts, WithProtection())
 				}
-				// A persistent parent: the server's container reaping of an
-				// emptied parent is not what this test is about.
-				if err := obs.EnsurePath(ctx, parent, zk.OpenACLUnsafe); err != nil {
-					t.Fatal(err)
-				}
 				n := New(c, parent+"/member", tt.mode, []byte("one"), opts...)
 				defer func() { t.Logf("node path %q err %v", n.Path(), n.Err()) }()
 				p, err := n.WaitCreated(ctx)
@@ -152,7 +147,18 @@ func TestPersistentNodeModes(t *testing.T) {
 				if !tt.wantName.MatchString(kids[0]) {
 					t.Fatalf("name after re-creation %q", kids[0])
 				}
-				waitUntil(t, obs, parent, "", func() bool { return n.Path() == parent+"/"+kids[0] })
+				// SetData returns once the keeper holds the node with the
+				// data, so its path is the re-created one by then.
+				// (Waiting on the parent's children for Path to change
+				// missed the moment: the keeper records the path after
+				// the create's reply, which may come after the children's
+				// last change.)
+				if err := n.SetData(ctx, []byte("two")); err != nil {
+					t.Fatal(err)
+				}
+				if got := n.Path(); got != parent+"/"+kids[0] {
+					t.Fatalf("Path %q after re-creation, the node is %q", got, parent+"/"+kids[0])
+				}
 				if err := n.Close(ctx); err != nil {
 					t.Fatal(err)
 				}
@@ -222,9 +228,7 @@ func TestPersistentNodeExpiry(t *testing.T) {
 				r := redial(t, e, &net)
 				obs := e.Connect(t)
 				parent := e.Root + "/exp-" + tt.name
-				if err := obs.EnsurePath(ctx, parent, zk.OpenACLUnsafe); err != nil {
-					t.Fatal(err) // persistent: see TestPersistentNodeModes
-				}
+
 				n := New(r, parent+"/member", tt.mode, []byte("one"), tt.opts...)
 				defer n.Close(ctx)
 				p1, err := n.WaitCreated(ctx)
@@ -251,11 +255,16 @@ func TestPersistentNodeExpiry(t *testing.T) {
 					kids, _, err := obs.Children(ctx, parent)
 					return err == nil && len(kids) == 1 && holds(t, obs, parent+"/"+kids[0], []byte("two"), c2.SessionID())
 				})
-				if tt.mode.IsSequential() {
-					waitUntil(t, obs, parent, "", func() bool { p := n.Path(); return p != p1 && p != "" })
-				}
+				// SetData returns once the node holds the data: its path is
+				// the re-created node's by then. (Waiting on the parent's
+				// children for the path to change missed the moment: the
+				// keeper records the path after the create's reply, which
+				// may come after the last change of the children.)
 				if err := n.SetData(ctx, []byte("three")); err != nil {
 					t.Fatal(err)
+				}
+				if p := n.Path(); tt.mode.IsSequential() && (p == p1 || p == "") {
+					t.Fatalf("a sequential node re-created after an expiry kept path %q (first %q)", p, p1)
 				}
 				if !holds(t, obs, n.Path(), []byte("three"), c2.SessionID()) {
 					t.Fatal("SetData after expiry not written")
