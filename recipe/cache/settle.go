@@ -264,7 +264,7 @@ func (e *engine) fetch(ctx context.Context, jobs []job, ov *overlay) error {
 		}
 		for _, name := range o.children {
 			cp := joinPath(r.job.path, name)
-			if !r.job.full && (e.store.peek(cp) != nil || ov.nodes[cp] != nil) {
+			if !r.job.full && (ov.existsNow(cp) || (ov.nodes[cp] == nil && e.store.peek(cp) != nil)) {
 				continue // known: its own watches cover it
 			}
 			queue = append(queue, job{path: cp, depth: r.job.depth + 1, full: r.job.full})
