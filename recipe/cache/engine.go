@@ -48,7 +48,8 @@ type engine struct {
 	err        error // why the cache stopped; nil while it runs
 	initClosed bool  // initDone is closed
 
-	// Owned by run (Start sets conn, states and unsub before run starts).
+	// Owned by run (Start sets conn, states and unsub before run starts);
+	// conn is also written under mu, for currentConn.
 	conn        *zk.Conn
 	owned       bool // conn came from redial: the cache closes it
 	states      <-chan zk.State
@@ -179,6 +180,13 @@ func (e *engine) isSynced() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.synced
+}
+
+// currentConn returns the Conn the cache uses now (tests).
+func (e *engine) currentConn() *zk.Conn {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.conn
 }
 
 func (e *engine) errNow() error {
@@ -408,7 +416,9 @@ func (e *engine) lost() error {
 	for n := 1; ; n++ {
 		c, err := e.opts.redial(e.ctx)
 		if err == nil && c != nil {
+			e.mu.Lock()
 			e.conn, e.owned = c, true
+			e.mu.Unlock()
 			e.states, e.unsub = c.NotifyState()
 			return nil
 		}

@@ -187,7 +187,7 @@ func TestExpiryRedial(t *testing.T) {
 		expect(t, evs, want{Changed, r + "/keep", "kept"})
 		// A second expiry: the Conn the cache dialled is replaced (and
 		// closed) in turn.
-		tc2conn := tc.e.conn
+		tc2conn := tc.e.currentConn()
 		n.Expire(t, e.Addr, tc2conn)
 		waitType(t, evs, Resynced)
 		if tc2conn.State() != zk.StateClosed {
