@@ -199,6 +199,10 @@ func (e *engine) errNow() error {
 // it read is dropped and the subtree read again once it is back.
 var errSuspended = errors.New("cache: connection suspended")
 
+// errWatchEnded: the persistent watch ended (removed, or the session
+// ended); the cache sets it again and reads the subtree again.
+var errWatchEnded = errors.New("cache: watch ended")
+
 // run is the cache's goroutine.
 func (e *engine) run() {
 	defer close(e.done)
@@ -264,6 +268,7 @@ func (e *engine) loop() error {
 			}
 			e.received++
 			if e.note(ev, w) {
+				e.watcher = nil // set it again (or learn why not)
 				full = true
 				continue
 			}
@@ -362,6 +367,9 @@ func (e *engine) suspend() {
 func (e *engine) recover(err error) error {
 	if e.ctx.Err() != nil {
 		return e.ctx.Err()
+	}
+	if errors.Is(err, errWatchEnded) {
+		return nil // setting the watch again says whether the session lives
 	}
 	if !isConnErr(err) && !errors.Is(err, errSuspended) {
 		return err

@@ -197,3 +197,27 @@ func TestExpiryRedial(t *testing.T) {
 		expect(t, evs, want{Changed, r + "/keep", "kept2"})
 	})
 }
+
+// TestWatchRemoved: when the cache's watch is removed from under it, it
+// sets it again and reads the subtree again.
+func TestWatchRemoved(t *testing.T) {
+	recipetest.ForEach(t, func(t *testing.T, e *env) {
+		ctx := recipetest.Ctx(t)
+		c, w := e.Connect(t), e.Connect(t)
+		r := e.Root
+		create(t, w, r, "r")
+		tc := NewTree(c, r)
+		evs := tc.Events()
+		if err := tc.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer tc.Close()
+		waitType(t, evs, Initialized)
+		if err := c.RemoveWatches(ctx, r, zk.WatcherAny); err != nil {
+			t.Fatal(err)
+		}
+		waitType(t, evs, Resynced)
+		set(t, w, r, "r2")
+		expect(t, evs, want{Changed, r, "r2"})
+	})
+}

@@ -112,6 +112,9 @@ func (e *engine) settle(full bool, w *work) error {
 		if e.ctx.Err() != nil {
 			return e.ctx.Err()
 		}
+		if errors.Is(err, errWatchEnded) {
+			return err
+		}
 		if ctx.Err() != nil || e.conn.Suspensions() != epoch {
 			return errSuspended
 		}
@@ -179,15 +182,14 @@ func (e *engine) barrier(ctx context.Context, w *work) (int, error) {
 		select {
 		case ev, ok := <-e.watcher.Events():
 			if !ok {
-				// The watch ended (session or removal); the states
-				// tell the loop which.
 				e.watcher = nil
-				return n, errSuspended
+				return n, errWatchEnded
 			}
 			e.received++
 			n++
 			if e.note(ev, w) {
-				return n, errSuspended
+				e.watcher = nil
+				return n, errWatchEnded
 			}
 		case <-ctx.Done():
 			return n, ctx.Err()
