@@ -169,6 +169,7 @@ public class RecipePeer {
                         client.close();
                         return;
                     default:
+                        if ((out = CachePeer.handle(client, a)) != null) break; // cache commands (CachePeer.java)
                         out = "ERR unknown command " + a[0];
                 }
             } catch (Exception e) {

@@ -44,6 +44,9 @@ var checkSource []byte
 //go:embed RecipePeer.java
 var peerSource []byte
 
+//go:embed CachePeer.java
+var cachePeerSource []byte
+
 //go:embed SaslCheck.java
 var saslSource []byte
 
@@ -110,6 +113,10 @@ func Compile(dir string) (*Checker, error) {
 	if err := os.WriteFile(peerSrc, peerSource, 0o644); err != nil {
 		return nil, err
 	}
+	cachePeerSrc := filepath.Join(dir, "CachePeer.java")
+	if err := os.WriteFile(cachePeerSrc, cachePeerSource, 0o644); err != nil {
+		return nil, err
+	}
 	saslSrc := filepath.Join(dir, "SaslCheck.java")
 	if err := os.WriteFile(saslSrc, saslSource, 0o644); err != nil {
 		return nil, err
@@ -122,7 +129,7 @@ func Compile(dir string) (*Checker, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, javac,
 		"-J-XX:+UseSerialGC", "-J-XX:TieredStopAtLevel=1", "-J-XX:-UsePerfData",
-		"-nowarn", "-encoding", "UTF-8", "-d", dir, "-cp", jarPath, src, peerSrc, saslSrc, tlsSrc)
+		"-nowarn", "-encoding", "UTF-8", "-d", dir, "-cp", jarPath, src, peerSrc, cachePeerSrc, saslSrc, tlsSrc)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("javac CuratorCheck.java: %v\n%s", err, out)
 	}
