@@ -56,9 +56,11 @@ func (c *TreeCache) Synced() bool { return c.e.isSynced() }
 // (ErrClosed after Close).
 func (c *TreeCache) Err() error { return c.e.errNow() }
 
-// Close stops the cache: it removes its watch, stops its goroutines,
-// empties the cache and closes the Events channel. The Conn given to
-// NewTree is not closed.
+// Close stops the cache: it removes its persistent watch, stops its
+// goroutines, empties the cache and closes the Events channel. The Conn
+// given to NewTree is not closed (a Conn from WithRedial is). One-shot
+// watches cannot be removed one by one: they stay on the server (and in
+// the Conn's book) until they fire or the session ends.
 func (c *TreeCache) Close() error { return c.e.close() }
 
 // NodeCache keeps one node in memory (Curator's NodeCache): its data and

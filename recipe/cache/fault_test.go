@@ -30,8 +30,9 @@ type followed struct {
 	eng    *engine
 	root   string
 	depth  int
-	ready  bool  // Initialized was seen
-	last   int64 // the Zxid of the last node event
+	seen   []string // every event, described (shown when the cache fails)
+	ready  bool     // Initialized was seen
+	last   int64    // the Zxid of the last node event
 	events int
 }
 
@@ -149,6 +150,9 @@ func (f *faultEnv) run(m mode, seed uint64) {
 			}()
 		}
 		fault := f.rng.IntN(10)
+		if testing.Verbose() {
+			t.Logf("iteration %d: fault %d", it, fault)
+		}
 		switch {
 		case fault < 3:
 			stats["cut"]++
@@ -260,6 +264,7 @@ func (f *faultEnv) settleOn(c *followed, marker, val string, m mode, seed uint64
 	take := func(ev Event) {
 		t.Helper()
 		c.events++
+		c.seen = append(c.seen, fmt.Sprintf("it%d %s", it, describe(ev)))
 		switch ev.Type {
 		case Stopped:
 			fail("stopped: %v", ev.Err)
@@ -306,6 +311,21 @@ func (f *faultEnv) settleOn(c *followed, marker, val string, m mode, seed uint64
 		case ev := <-c.evs:
 			take(ev)
 		case <-timeout.C:
+			// What the cache reported of the differing nodes, and which
+			// watches the server holds for it on their parents.
+			conn := c.eng.currentConn()
+			for _, line := range strings.Split(d, "\n") {
+				p := strings.SplitN(line, ":", 2)[0]
+				for _, s := range c.seen {
+					if strings.Contains(s, " "+p+" ") || strings.Contains(s, "Resynced") || strings.Contains(s, "Suspended") || strings.Contains(s, "Lost") {
+						t.Logf("event %s", s)
+					}
+				}
+				par := parentOf(p)
+				t.Logf("%s: the server's child watch on %s: %v, data watch: %v; tree stat %+v, parent's %+v; Conn last zxid %d",
+					p, par, conn.CheckWatches(ctx, par, zk.WatcherChildren), conn.CheckWatches(ctx, par, zk.WatcherData),
+					tree[p].Stat, tree[par].Stat, conn.LastZxid())
+			}
 			fail("the cache does not come to equal the tree:\n%s", strings.TrimSpace(d))
 		}
 	}

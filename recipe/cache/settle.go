@@ -205,7 +205,9 @@ func (e *engine) barrier(ctx context.Context, w *work) (int, error) {
 func (e *engine) fetch(ctx context.Context, jobs []job, ov *overlay) error {
 	limit := e.opts.concurrency
 	results := make(chan result, limit)
-	seen := make(map[string]bool, len(jobs))
+	seen := make(map[string]bool, len(jobs)) // dispatched in this fetch
+	busy := make(map[string]bool)            // dispatched, no result yet
+	recheck := make(map[string]bool)         // busy when a listing named it
 	queue := jobs
 	inflight := 0
 	var first error
@@ -222,6 +224,9 @@ func (e *engine) fetch(ctx context.Context, jobs []job, ov *overlay) error {
 				continue
 			}
 			seen[key] = true
+			if !j.aux {
+				busy[j.path] = true
+			}
 			if e.shots != nil && !j.aux {
 				e.shots.plan(e, &j)
 			}
@@ -254,20 +259,44 @@ func (e *engine) fetch(ctx context.Context, jobs []job, ov *overlay) error {
 			}
 			continue
 		}
+		p := r.job.path
 		o := r.obs
-		ov.nodes[r.job.path] = o
+		ov.nodes[p] = o
+		delete(busy, p)
 		if o.exists {
 			ov.note(&o.stat)
-		} else if r.job.path == e.root && e.root != "/" {
+		} else if p == e.root && e.root != "/" {
 			queue = append(queue, job{path: parentOf(e.root), aux: true})
+		}
+		if recheck[p] {
+			// A listing named it while this read was in flight: the
+			// read may be the older of the two.
+			delete(recheck, p)
+			if !ov.existsNow(p) {
+				delete(seen, p)
+				queue = append(queue, r.job)
+			}
 		}
 		if !o.listed || r.job.depth >= e.maxDepth {
 			continue
 		}
 		for _, name := range o.children {
-			cp := joinPath(r.job.path, name)
-			if !r.job.full && (ov.existsNow(cp) || (ov.nodes[cp] == nil && e.store.peek(cp) != nil)) {
-				continue // known: its own watches cover it
+			cp := joinPath(p, name)
+			switch {
+			case ov.existsNow(cp):
+				continue // read, and found
+			case busy[cp]:
+				recheck[cp] = true
+				continue
+			case seen[cp]:
+				// Read in this fetch and found missing, but the listing
+				// names it: created again meanwhile, or the read came
+				// first. Read it again (with one-shot watches nothing
+				// else would: the listing set the parent's child watch
+				// after the creation).
+				delete(seen, cp)
+			case !r.job.full && ov.nodes[cp] == nil && e.store.peek(cp) != nil:
+				continue // cached, and not read in this settle: its own watches cover it
 			}
 			queue = append(queue, job{path: cp, depth: r.job.depth + 1, full: r.job.full})
 		}
