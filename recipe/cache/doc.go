@@ -32,8 +32,9 @@
 // The initial build and every re-read of the subtree are pipelined: up to
 // WithConcurrency (default 256) getData and getChildren requests in flight
 // at once on the Conn's connection, nodes read as soon as their parent's
-// listing names them. Leaves are read with one getData (a node whose Stat
-// says it has no children is not listed). On this package's benchmark
+// listing names them. With persistent watches a leaf costs one getData (a
+// node whose Stat says it has no children is not listed); one-shot watches
+// list every node, to set its child watch. On this package's benchmark
 // (docs/BENCHMARKS.md) a TreeCache of 100,101 nodes builds in about half a
 // second against zkgo and takes about 265 bytes of heap per node with 16
 // bytes of data, path included.
