@@ -54,7 +54,8 @@
 //     barrier taken again, until a round of reads has no event behind it;
 //     then none of the nodes read has changed since, and the reads are the
 //     subtree at one zxid. They are applied to the cache at once, as one
-//     batch.
+//     batch. (A subtree written to so often that no round trip passes
+//     without a change keeps a batch open: its events wait, none is lost.)
 //   - Node events come in zxid order: from Initialized on, the Zxid of
 //     Created, Changed and Deleted events never decreases. Created and
 //     Changed carry the mzxid of the state they report. Deleted carries an
