@@ -2,6 +2,7 @@ package zk
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/zkgo/zkgo/proto"
 )
@@ -42,12 +43,33 @@ type Watcher struct {
 	path      string
 	recursive bool
 	q         *queue[Event]
+	queued    atomic.Uint64 // events pushed to q (push, under watchManager.mu)
+}
+
+// push queues ev and counts it.
+func (w *Watcher) push(ev Event) {
+	if w.q.push(ev) {
+		w.queued.Add(1)
+	}
 }
 
 // Events returns the channel of events. It is closed after the watch ends:
 // after Close, after RemoveWatches removed it (EventPersistentWatchRemoved
 // is the last event), or after the session ends (EventNotWatching).
 func (w *Watcher) Events() <-chan Event { return w.q.ch }
+
+// Queued returns how many events have been queued for the watch so far,
+// whether or not they have been received from Events yet.
+//
+// The Conn queues a notification before it completes the reply to any
+// request that the server answered after sending the notification. So
+// Queued, read after a call on the same Conn has returned, counts every
+// event of this watch that arrived before that call's reply (and maybe a
+// few that arrived after it): a receiver that has taken that many events
+// from Events has seen every change the server notified before answering
+// the call. Caches use it as a barrier between their reads and the
+// watch's events.
+func (w *Watcher) Queued() uint64 { return w.queued.Load() }
 
 // Path returns the watched path.
 func (w *Watcher) Path() string { return w.path }
@@ -127,14 +149,14 @@ func (m *watchManager) dispatch(p string, t EventType) {
 		take(m.child)
 	}
 	for _, w := range m.persistent[p] {
-		w.q.push(ev)
+		w.push(ev)
 	}
 	if t == EventNodeChildrenChanged {
 		return // recursive watches get no child events
 	}
 	for q := p; ; q = parentOf(q) {
 		for _, w := range m.recursive[q] {
-			w.q.push(ev)
+			w.push(ev)
 		}
 		if q == "/" {
 			break
@@ -215,7 +237,7 @@ func (m *watchManager) addPersistent(w *Watcher) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.ended {
-		w.q.push(Event{Type: EventNotWatching, Path: w.path, Err: m.endErr})
+		w.push(Event{Type: EventNotWatching, Path: w.path, Err: m.endErr})
 		w.q.finish()
 		return
 	}
@@ -281,7 +303,7 @@ func (m *watchManager) removed(p string, typ WatcherType) {
 		ev := Event{Type: EventPersistentWatchRemoved, Path: p}
 		for _, tbl := range []map[string][]*Watcher{m.persistent, m.recursive} {
 			for _, w := range tbl[p] {
-				w.q.push(ev)
+				w.push(ev)
 				w.q.finish()
 			}
 			delete(tbl, p)
@@ -307,7 +329,7 @@ func (m *watchManager) terminate(_ State, err error) {
 	for _, tbl := range []map[string][]*Watcher{m.persistent, m.recursive} {
 		for p, ws := range tbl {
 			for _, w := range ws {
-				w.q.push(Event{Type: EventNotWatching, Path: p, Err: err})
+				w.push(Event{Type: EventNotWatching, Path: p, Err: err})
 				w.q.finish()
 			}
 			delete(tbl, p)

@@ -60,6 +60,19 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
+// ApacheAddr returns the address of the Apache ZooKeeper that Main
+// started, or why there is none (for benchmarks, which ForEach does not
+// serve).
+func ApacheAddr() (string, error) {
+	if apache == nil {
+		if apacheErr == nil {
+			return "", fmt.Errorf("%w: Main did not start it", apachezk.ErrNotInstalled)
+		}
+		return "", apacheErr
+	}
+	return apache.Addr(), nil
+}
+
 // Env is a server the test runs against.
 type Env struct {
 	Name string

@@ -54,6 +54,7 @@ func init() {
 		{"stat", "[-w] path", true, cmdStat},
 		{"sync", "path", true, cmdSync},
 		{"version", "", false, cmdVersion},
+		{"watch", "path [-R] # zkgo: print the changes of path (-R: of its subtree) until interrupted", true, cmdWatch},
 		{"whoami", "", true, cmdWhoAmI},
 	}
 }

@@ -46,6 +46,9 @@
 //   - Tab completes command names in the first word only, and znode paths
 //     without a trailing space, so that a deeper level can follow.
 //   - "help" prints the command list.
+//   - "watch path [-R]" is zkgo's own: it follows the node (-R: the
+//     subtree) with a recipe/cache NodeCache (TreeCache) and prints the
+//     cache's events, one line each, until interrupted (cachewatch.go).
 package zkcli
 
 import (
@@ -394,7 +397,10 @@ func (s *Shell) run(ctx context.Context, args []string) error {
 		s.outf("Not connected\n")
 		return &ExitError{Code: 1}
 	}
-	cctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if !untimed[cmd.name] {
+		cctx, cancel = context.WithTimeout(ctx, s.cfg.Timeout)
+	}
 	defer cancel()
 	s.holding.Store(true)
 	err := cmd.run(s, cctx, cmd, args)

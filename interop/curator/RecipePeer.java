@@ -170,6 +170,7 @@ public class RecipePeer {
                         return;
                     default:
                         if ((out = CoordPeer.handle(client, a)) != null) break; // barriers, counts, queues
+                        if ((out = CachePeer.handle(client, a)) != null) break; // cache commands (CachePeer.java)
                         out = "ERR unknown command " + a[0];
                 }
             } catch (Exception e) {

@@ -46,6 +46,8 @@ var peerSource []byte
 
 //go:embed CoordPeer.java
 var coordSource []byte
+//go:embed CachePeer.java
+var cachePeerSource []byte
 
 //go:embed SaslCheck.java
 var saslSource []byte
@@ -117,6 +119,10 @@ func Compile(dir string) (*Checker, error) {
 	if err := os.WriteFile(coordSrc, coordSource, 0o644); err != nil {
 		return nil, err
 	}
+	cachePeerSrc := filepath.Join(dir, "CachePeer.java")
+	if err := os.WriteFile(cachePeerSrc, cachePeerSource, 0o644); err != nil {
+		return nil, err
+	}
 	saslSrc := filepath.Join(dir, "SaslCheck.java")
 	if err := os.WriteFile(saslSrc, saslSource, 0o644); err != nil {
 		return nil, err
@@ -129,7 +135,7 @@ func Compile(dir string) (*Checker, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, javac,
 		"-J-XX:+UseSerialGC", "-J-XX:TieredStopAtLevel=1", "-J-XX:-UsePerfData",
-		"-nowarn", "-encoding", "UTF-8", "-d", dir, "-cp", jarPath, src, peerSrc, coordSrc, saslSrc, tlsSrc)
+		"-nowarn", "-encoding", "UTF-8", "-d", dir, "-cp", jarPath, src, peerSrc, coordSrc, cachePeerSrc, saslSrc, tlsSrc)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("javac CuratorCheck.java: %v\n%s", err, out)
 	}
