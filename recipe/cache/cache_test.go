@@ -259,5 +259,15 @@ func TestLifecycle(t *testing.T) {
 		if !errors.Is(tc2.Err(), ErrClosed) {
 			t.Errorf("Err after a failed Start: %v", tc2.Err())
 		}
+		// A Start whose context ends while it reads: the error or, if the
+		// snapshot was complete first, success; the cache works either way
+		// until closed.
+		cctx2, cancel2 := context.WithCancel(ctx)
+		tc3 := NewTree(c, e.Root)
+		go cancel2()
+		if err := tc3.Start(cctx2); err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("Start cancelled meanwhile: %v", err)
+		}
+		tc3.Close()
 	})
 }

@@ -81,6 +81,10 @@ func newEngine(conn *zk.Conn, root string, k kind, opts []Option) *engine {
 
 // start runs the cache and waits for the initial snapshot.
 func (e *engine) start(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		e.close()
+		return err
+	}
 	e.mu.Lock()
 	switch {
 	case e.closed:
