@@ -156,6 +156,9 @@ func (e *engine) commit(ov *overlay, full bool) {
 	}
 	s.apply(changes, zxid)
 	e.zxid = zxid
+	if tracing {
+		trace(e, "commit full=%v zxid=%d events=%v", full, zxid, evs)
+	}
 
 	for _, ev := range errs {
 		e.send(ev)

@@ -338,6 +338,9 @@ func (e *engine) resync() error {
 // onState handles a transition of the Conn. It returns an error when the
 // cache must stop.
 func (e *engine) onState(s zk.State, ok bool, full *bool) error {
+	if tracing {
+		trace(e, "state %v", s)
+	}
 	if !ok {
 		return zk.ErrClosing // the Conn was closed (StateClosed came first)
 	}

@@ -326,6 +326,7 @@ func (f *faultEnv) settleOn(c *followed, marker, val string, m mode, seed uint64
 					p, par, conn.CheckWatches(ctx, par, zk.WatcherChildren), conn.CheckWatches(ctx, par, zk.WatcherData),
 					tree[p].Stat, tree[par].Stat, conn.LastZxid())
 			}
+			dumpTrace(c.eng, "/tmp/cache-trace-"+c.name+".txt")
 			fail("the cache does not come to equal the tree:\n%s", strings.TrimSpace(d))
 		}
 	}

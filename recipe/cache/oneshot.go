@@ -110,6 +110,9 @@ func (s *shots) arm(e *engine, r result) {
 // note clears the watch that fired and adds the reads its event calls
 // for to w.
 func (s *shots) note(e *engine, sh shot, w *work) {
+	if tracing {
+		trace(e, "shot %s kind=%d id=%d gen=%d/%d %v armed=%v", sh.path, sh.kind, sh.id, sh.gen, s.gen, sh.ev.Type, s.armed[sh.path] != nil)
+	}
 	if sh.gen != s.gen {
 		return
 	}

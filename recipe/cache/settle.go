@@ -137,11 +137,17 @@ func (e *engine) settle(full bool, w *work) error {
 		jobs = e.jobsFor(w)
 	}
 	for {
+		if tracing {
+			trace(e, "fetch full=%v jobs=%v", full, jobs)
+		}
 		if err := e.fetch(ctx, jobs, ov); err != nil {
 			return fail(err)
 		}
 		next := newWork()
 		n, err := e.barrier(ctx, next)
+		if tracing {
+			trace(e, "barrier: %d events, next %v, err %v", n, next.paths, err)
+		}
 		if err != nil {
 			return fail(err)
 		}
@@ -261,6 +267,9 @@ func (e *engine) fetch(ctx context.Context, jobs []job, ov *overlay) error {
 		}
 		p := r.job.path
 		o := r.obs
+		if tracing {
+			trace(e, "read %s exists=%v listed=%v children=%v pzxid=%d czxid=%d watch(d,c,e)=%v,%v,%v busy=%v recheck=%v", p, o.exists, o.listed, o.children, o.stat.Pzxid, o.stat.Czxid, r.data != nil, r.chld != nil, r.exst != nil, busy[p], recheck[p])
+		}
 		ov.nodes[p] = o
 		delete(busy, p)
 		if o.exists {
@@ -283,11 +292,15 @@ func (e *engine) fetch(ctx context.Context, jobs []job, ov *overlay) error {
 		for _, name := range o.children {
 			cp := joinPath(p, name)
 			switch {
-			case ov.existsNow(cp):
-				continue // read, and found
 			case busy[cp]:
+				// Its read is in flight, and its result (perhaps older
+				// than this listing: results are taken in the order the
+				// reading goroutines deliver them, not the order of the
+				// replies) will replace what the overlay says now.
 				recheck[cp] = true
 				continue
+			case ov.existsNow(cp):
+				continue // read, and found
 			case seen[cp]:
 				// Read in this fetch and found missing, but the listing
 				// names it: created again meanwhile, or the read came
@@ -297,6 +310,9 @@ func (e *engine) fetch(ctx context.Context, jobs []job, ov *overlay) error {
 				delete(seen, cp)
 			case !r.job.full && ov.nodes[cp] == nil && e.store.peek(cp) != nil:
 				continue // cached, and not read in this settle: its own watches cover it
+			}
+			if tracing {
+				trace(e, "  child %s of %s: read", cp, p)
 			}
 			queue = append(queue, job{path: cp, depth: r.job.depth + 1, full: r.job.full})
 		}

@@ -1,0 +1,5 @@
+//go:build !cachetrace
+
+package cache
+
+func dumpTrace(*engine, string) {}
