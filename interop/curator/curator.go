@@ -46,6 +46,7 @@ var peerSource []byte
 
 //go:embed CoordPeer.java
 var coordSource []byte
+
 //go:embed CachePeer.java
 var cachePeerSource []byte
 
