@@ -171,6 +171,7 @@ public class RecipePeer {
                     default:
                         if ((out = CoordPeer.handle(client, a)) != null) break; // barriers, counts, queues
                         if ((out = CachePeer.handle(client, a)) != null) break; // cache commands (CachePeer.java)
+                        if ((out = discovery(client, a)) != null) break; // disc-* commands (DiscoveryPeer.java)
                         out = "ERR unknown command " + a[0];
                 }
             } catch (Exception e) {
@@ -180,5 +181,28 @@ public class RecipePeer {
             System.out.flush();
         }
         client.close();
+    }
+
+    // discovery hands disc-* commands to DiscoveryPeer, which is compiled
+    // only when curator-x-discovery is installed; it is found by name so
+    // that RecipePeer compiles without it.
+    static String discovery(CuratorFramework client, String[] a) throws Exception {
+        if (!a[0].startsWith("disc-")) {
+            return null;
+        }
+        java.lang.reflect.Method m;
+        try {
+            m = Class.forName("DiscoveryPeer").getMethod("handle", CuratorFramework.class, String[].class);
+        } catch (ClassNotFoundException e) {
+            return "ERR curator-x-discovery is not installed";
+        }
+        try {
+            return (String) m.invoke(null, client, a);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            if (e.getCause() instanceof Exception) {
+                throw (Exception) e.getCause();
+            }
+            throw e;
+        }
     }
 }

@@ -56,6 +56,20 @@ var saslSource []byte
 //go:embed TlsCheck.java
 var tlsSource []byte
 
+//go:embed DiscoveryPeer.java
+var discoveryPeerSource []byte
+
+// DiscoveryJars are the jars (in JavaDir) DiscoveryPeer needs beyond Jars:
+// curator-x-discovery (Debian libcurator-discovery-java) and the Jackson
+// its JSON serializer uses. Without them RecipePeer runs without its
+// disc-* commands and the discovery tests skip.
+var DiscoveryJars = []string{
+	"curator-x-discovery.jar",
+	"jackson-databind.jar",
+	"jackson-core.jar",
+	"jackson-annotations.jar",
+}
+
 // NettyJars are the jars (in JavaDir) the Java client needs for TLS (its
 // Netty socket); Debian's zookeeper.jar does not name them.
 var NettyJars = apachezk.NettyJarNames
@@ -90,6 +104,8 @@ type Checker struct {
 	java      string
 	classpath string // jars + compiled classes
 	dir       string
+	// discovery is why DiscoveryPeer was not compiled ("" if it was).
+	discovery string
 }
 
 // Compile writes CuratorCheck.java into dir and compiles it there. The error
@@ -140,11 +156,55 @@ func Compile(dir string) (*Checker, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("javac CuratorCheck.java: %v\n%s", err, out)
 	}
-	return &Checker{
+	c := &Checker{
 		java:      java,
 		classpath: jarPath + string(os.PathListSeparator) + dir,
 		dir:       dir,
-	}, nil
+	}
+	c.discovery = c.compileDiscovery(ctx, javac, jarPath)
+	return c, nil
+}
+
+// compileDiscovery compiles DiscoveryPeer.java into the checker's
+// directory if curator-x-discovery is installed, adding its jars to the
+// classpath. It returns why it did not ("" if it did).
+func (c *Checker) compileDiscovery(ctx context.Context, javac, jarPath string) string {
+	var jars []string
+	for _, j := range DiscoveryJars {
+		p := filepath.Join(JavaDir, j)
+		if _, err := os.Stat(p); err != nil {
+			return p + " missing (apt-get install libcurator-discovery-java)"
+		}
+		jars = append(jars, p)
+	}
+	extra := strings.Join(jars, string(os.PathListSeparator))
+	src := filepath.Join(c.dir, "DiscoveryPeer.java")
+	if err := os.WriteFile(src, discoveryPeerSource, 0o644); err != nil {
+		return err.Error()
+	}
+	cmd := exec.CommandContext(ctx, javac,
+		"-J-XX:+UseSerialGC", "-J-XX:TieredStopAtLevel=1", "-J-XX:-UsePerfData",
+		"-nowarn", "-encoding", "UTF-8", "-d", c.dir, "-cp", jarPath+string(os.PathListSeparator)+extra+string(os.PathListSeparator)+c.dir, src)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Sprintf("javac DiscoveryPeer.java: %v\n%s", err, out)
+	}
+	c.classpath += string(os.PathListSeparator) + extra
+	return ""
+}
+
+// SkipIfNoDiscovery skips the test when DiscoveryPeer could not be
+// compiled (curator-x-discovery missing), unless ZKGO_REQUIRE_APACHE_ZK=1,
+// which fails it. Call it after StartPeer or RunCuratorCheck compiled.
+func SkipIfNoDiscovery(t testing.TB) {
+	t.Helper()
+	c := sharedOrSkip(t)
+	if c.discovery == "" {
+		return
+	}
+	if os.Getenv("ZKGO_REQUIRE_APACHE_ZK") == "1" {
+		t.Fatal("DiscoveryPeer: " + c.discovery)
+	}
+	t.Skip("skipping: DiscoveryPeer: " + c.discovery)
 }
 
 func findJDK() (javac, java string, err error) {
