@@ -5,6 +5,7 @@
 //	zkgo lock [flags] PATH -- CMD   run a command while holding a distributed lock
 //	zkgo elect [flags] PATH -- CMD  run a command while leader of an election
 //	zkgo bench [flags] WORKLOAD     benchmark a ZooKeeper-compatible server
+//	zkgo torture [flags]            faults against a local ensemble, checked (build with -tags zkgofaults)
 //
 // Run "zkgo help" or "zkgo COMMAND -help" for details.
 package main
@@ -29,6 +30,7 @@ func init() {
 		{"lock", "run a command while holding a distributed lock", runLock},
 		{"elect", "run a command while leader of an election", runElect},
 		{"bench", "benchmark a ZooKeeper-compatible server (workloads: get, set, create, ...)", runBench},
+		{"torture", "inject faults into a local ensemble while checkers watch the clients (needs -tags zkgofaults)", runTorture},
 		{"version", "print the version", func([]string) int { fmt.Println("zkgo", version); return 0 }},
 	}
 }

@@ -1,0 +1,334 @@
+package torture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zkgo/zkgo/torture/check"
+	"github.com/zkgo/zkgo/torture/faultnet"
+	"github.com/zkgo/zkgo/zk"
+)
+
+// Config is one torture run.
+type Config struct {
+	// Binary is a zkgo built with -tags zkgofaults (its server reads the
+	// fault controls from the environment); the members run it.
+	Binary string
+	// Dir receives the members' data and logs, and the report.
+	Dir string
+	// Members is the ensemble's size (3 or 5).
+	Members int
+	// Duration is how long faults are injected; the clients run through it
+	// and a quiet phase after it.
+	Duration time.Duration
+	// Seed chooses the schedule (0: a random one, reported).
+	Seed uint64
+	// Kinds are the fault kinds to use (nil: all).
+	Kinds []Kind
+	// SessionTimeout is the clients' session timeout (default 3 s).
+	SessionTimeout time.Duration
+	// Logger receives progress (nil: discarded).
+	Logger *slog.Logger
+}
+
+// env is what workloads get from a run.
+type env struct {
+	start   time.Time
+	seed    uint64
+	rec     *check.Recorder
+	connect func(ctx context.Context, client int, opts ...zk.Option) (*zk.Conn, error)
+	direct  string // every member's client address, not proxied
+	ops     *opCounter
+	timeout time.Duration // session timeout
+	log     *slog.Logger
+	dir     string
+}
+
+// workload is one family of clients with its own checker(s). start runs
+// in its own goroutines until ctx ends; check runs after every client has
+// stopped and the ensemble is healthy again.
+type workload interface {
+	name() string
+	clients() int
+	start(ctx context.Context, env *env, firstClient int, wg *sync.WaitGroup)
+	check(ctx context.Context, env *env) []check.Result
+}
+
+// Run runs one torture run and returns its report (also written to
+// cfg.Dir). The error is for a run that could not be carried out (the
+// ensemble did not start); a checker's violation is in the report.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Members == 0 {
+		cfg.Members = 3
+	}
+	if cfg.SessionTimeout == 0 {
+		cfg.SessionTimeout = 3 * time.Second
+	}
+	if cfg.Kinds == nil {
+		cfg.Kinds = AllKinds()
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = rand.Uint64()
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	works := defaultWorkloads()
+	nclients := 0
+	for _, w := range works {
+		nclients += w.clients()
+	}
+	sched := NewSchedule(cfg.Seed, cfg.Duration, cfg.Kinds, cfg.Members, nclients, cfg.SessionTimeout)
+	rep := &Report{Seed: cfg.Seed, Members: cfg.Members, Clients: nclients, Duration: cfg.Duration, Started: time.Now()}
+	for _, f := range sched.Faults {
+		rep.Schedule = append(rep.Schedule, f.String())
+	}
+	log.Info("torture: schedule", "seed", cfg.Seed, "faults", len(sched.Faults), "dir", cfg.Dir)
+
+	fn := faultnet.New(cfg.Seed, log.With("part", "faultnet"))
+	defer fn.Close()
+	e, err := newEnsemble(cfg.Binary, cfg.Dir, cfg.Members, fn, "")
+	if err != nil {
+		return nil, err
+	}
+	defer e.stopAll()
+	for i := 0; i < cfg.Members; i++ {
+		if err := e.start(i); err != nil {
+			return nil, err
+		}
+	}
+	// Every client reaches every member through its own proxies.
+	clientAddrs := make([]string, nclients)
+	for k := 0; k < nclients; k++ {
+		var addrs []string
+		for j := 0; j < cfg.Members; j++ {
+			a, err := fn.Listen(clientName(k), memberName(j), e.clientAddrs[j])
+			if err != nil {
+				return nil, err
+			}
+			addrs = append(addrs, a)
+		}
+		clientAddrs[k] = strings.Join(addrs, ",")
+	}
+	direct := strings.Join(e.clientAddrs, ",")
+	if err := waitWritable(ctx, direct, 60*time.Second); err != nil {
+		return nil, fmt.Errorf("the ensemble did not start: %w (logs in %s)", err, cfg.Dir)
+	}
+
+	var mu sync.Mutex // guards rep.Events and rep.Notes from the helpers' goroutines
+	start := time.Now()
+	ev := &env{
+		start: start,
+		seed:  cfg.Seed,
+		rec:   check.NewRecorder(start),
+		connect: func(ctx context.Context, client int, opts ...zk.Option) (*zk.Conn, error) {
+			opts = append([]zk.Option{zk.WithSessionTimeout(cfg.SessionTimeout)}, opts...)
+			return zk.Connect(ctx, clientAddrs[client], opts...)
+		},
+		direct:  direct,
+		ops:     newOpCounter(start),
+		timeout: cfg.SessionTimeout,
+		log:     log,
+		dir:     cfg.Dir,
+	}
+	event := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		what := fmt.Sprintf(format, args...)
+		rep.Events = append(rep.Events, Event{At: time.Since(start), What: what})
+		log.Info("torture: " + what)
+	}
+	note := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		rep.Notes = append(rep.Notes, fmt.Sprintf(format, args...))
+	}
+
+	// The clients run from now until the quiet phase after the faults.
+	wctx, stopClients := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	first := 0
+	for _, w := range works {
+		w.start(wctx, ev, first, &wg)
+		first += w.clients()
+	}
+
+	in := &injector{e: e, clients: nclients, rng: rand.New(rand.NewPCG(cfg.Seed, 2)), event: event, note: note}
+	for _, f := range sched.Faults {
+		if err := sleepUntil(ctx, start.Add(f.At)); err != nil {
+			break
+		}
+		desc, undo, err := in.apply(ctx, f)
+		if err != nil {
+			note("%v: not applied: %v", f, err)
+			continue
+		}
+		event("fault: %v: %s", f.Kind, desc)
+		sleepUntil(ctx, start.Add(f.At+f.For))
+		if err := undo(); err != nil {
+			note("%v: not removed cleanly: %v", f, err)
+		}
+		event("healed: %v", f.Kind)
+		took := recoverTime(ctx, direct, 10*time.Second)
+		rep.Recoveries = append(rep.Recoveries, Recovery{Fault: f.String(), Took: took})
+		if took >= 0 {
+			event("writes acknowledged again %v after the fault's removal", took.Round(time.Millisecond))
+		}
+		// Members that stopped by themselves outside a disk fault are
+		// findings too; start them again so the run goes on.
+		for i := 0; i < e.n; i++ {
+			if stopped, err := e.exited(i); stopped && err != nil && ctx.Err() == nil {
+				note("member %d exited (%v) after %v; started again", i+1, err, f)
+				e.start(i)
+			}
+		}
+	}
+	sleepUntil(ctx, start.Add(cfg.Duration))
+	fn.HealAll()
+	// Every member runs again (a last disk fault or kill is undone above).
+	for i := 0; i < e.n; i++ {
+		if !e.running(i) {
+			e.start(i)
+		}
+	}
+	// A quiet phase: the clients go on against a healthy ensemble, so
+	// that what the faults broke shows in their histories.
+	event("quiet phase")
+	sleepUntil(ctx, time.Now().Add(3*time.Second))
+	stopClients()
+	wg.Wait()
+	event("clients stopped")
+
+	if err := waitWritable(ctx, direct, 30*time.Second); err != nil {
+		note("the ensemble did not take writes after the run: %v", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	for _, w := range works {
+		rep.Results = append(rep.Results, w.check(cctx, ev)...)
+	}
+	rep.Seconds, rep.Ops = ev.ops.seconds()
+	rep.Elapsed = time.Since(rep.Started)
+	if _, err := rep.Write(cfg.Dir); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// waitWritable waits until a write through servers is acknowledged.
+func waitWritable(ctx context.Context, servers string, limit time.Duration) error {
+	if took := recoverTime(ctx, servers, limit); took < 0 {
+		return fmt.Errorf("no write acknowledged within %v", limit)
+	}
+	return nil
+}
+
+// recoverTime measures how long until a write through servers (direct
+// addresses) is acknowledged: -1 if none is within limit.
+func recoverTime(ctx context.Context, servers string, limit time.Duration) time.Duration {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for ctx.Err() == nil {
+		attempt, cancelAttempt := context.WithTimeout(ctx, 2*time.Second)
+		c, err := zk.Connect(attempt, servers, zk.WithSessionTimeout(4*time.Second))
+		if err == nil {
+			_, err = c.Create(attempt, "/torture-probe", nil, zk.OpenACLUnsafe, zk.ModePersistent)
+			if errors.Is(err, zk.ErrNodeExists) {
+				_, err = c.Set(attempt, "/torture-probe", nil, zk.AnyVersion)
+			}
+			c.Close()
+		}
+		cancelAttempt()
+		if err == nil {
+			return time.Since(start)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return -1
+}
+
+// opCounter counts client operations per second of the run.
+type opCounter struct {
+	start time.Time
+	mu    sync.Mutex // guards ok and failed
+	ok    []int
+	fail  []int
+}
+
+func newOpCounter(start time.Time) *opCounter { return &opCounter{start: start} }
+
+// done counts one operation ending now; answered is false for one that
+// got no answer (connection loss, timeout, expiry).
+func (c *opCounter) done(answered bool) {
+	s := int(time.Since(c.start) / time.Second)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for len(c.ok) <= s {
+		c.ok = append(c.ok, 0)
+		c.fail = append(c.fail, 0)
+	}
+	if answered {
+		c.ok[s]++
+	} else {
+		c.fail[s]++
+	}
+}
+
+func (c *opCounter) seconds() ([]Second, OpCounts) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []Second
+	var n OpCounts
+	for i := range c.ok {
+		out = append(out, Second{OK: c.ok[i], Failed: c.fail[i]})
+		n.OK += c.ok[i]
+		n.Failed += c.fail[i]
+	}
+	n.Total = n.OK + n.Failed
+	return out, n
+}
+
+// answered reports whether err is an answer the ensemble decided (nil,
+// NoNode, BadVersion, ...), as opposed to none (connection loss, timeout,
+// expiry, a cancelled request).
+func answered(err error) bool {
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, zk.ErrConnectionLoss), errors.Is(err, zk.ErrSessionExpired),
+		errors.Is(err, zk.ErrOperationTimeout), errors.Is(err, zk.ErrRequestTimeout),
+		errors.Is(err, zk.ErrClosing), errors.Is(err, zk.ErrSessionMoved),
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return false
+	}
+	var ze *zk.Error
+	return errors.As(err, &ze)
+}

@@ -1,0 +1,220 @@
+package torture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkgo/zkgo/recipe/leader"
+	"github.com/zkgo/zkgo/recipe/lock"
+	"github.com/zkgo/zkgo/torture/check"
+	"github.com/zkgo/zkgo/zk"
+)
+
+// locks: clients take turns holding an InterProcessMutex-compatible lock
+// (recipe/lock, strict policy) and, while they hold it, write their
+// fencing token to a fence znode (read the fence, setData on the version
+// read if their token is larger). Checked: no two holders' fenced writes
+// both succeed, tokens only grow.
+type locks struct{ n int }
+
+func (w *locks) name() string { return "locks" }
+func (w *locks) clients() int { return w.n }
+
+const fencePath = root + "/fence"
+
+func (w *locks) start(ctx context.Context, e *env, first int, wg *sync.WaitGroup) {
+	for id := 0; id < w.n; id++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.loop(ctx, e, first+id)
+		}()
+	}
+}
+
+func (w *locks) loop(ctx context.Context, e *env, client int) {
+	name := fmt.Sprintf("c%d", client)
+	rng := e.rng(client)
+	conn, err := e.dial(ctx, client)
+	if err != nil {
+		return
+	}
+	defer func() { conn.Close() }()
+	if e.ensurePath(ctx, conn, root+"/lock") != nil {
+		return
+	}
+	e.op(ctx, func(ctx context.Context) error {
+		_, err := conn.Create(ctx, fencePath, []byte("0"), zk.OpenACLUnsafe, zk.ModePersistent)
+		return err
+	})
+	for ctx.Err() == nil {
+		if conn.State() == zk.StateLost {
+			conn.Close()
+			if conn, err = e.dial(ctx, client); err != nil {
+				return
+			}
+		}
+		m := lock.NewMutex(conn, root+"/lock")
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		g, err := m.Lock(actx)
+		cancel()
+		e.ops.done(answered(err))
+		if err != nil {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		hold := check.LockHold{Client: name, Token: g.Token(), Acquired: e.rec.Now()}
+		var lostAt atomic.Int64
+		stopWatch := make(chan struct{})
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			select {
+			case <-g.Done():
+				lostAt.Store(e.rec.Now())
+			case <-stopWatch:
+			}
+		}()
+		for k := 0; k < 1+rng.IntN(3) && ctx.Err() == nil; k++ {
+			if lostAt.Load() != 0 {
+				break
+			}
+			var stored int64
+			var version int32
+			err := e.op(ctx, func(ctx context.Context) error {
+				data, st, err := conn.Get(ctx, fencePath)
+				if err == nil {
+					stored, _ = strconv.ParseInt(string(data), 10, 64)
+					version = st.Version
+				}
+				return err
+			})
+			if err != nil || stored >= g.Token() || lostAt.Load() != 0 {
+				continue
+			}
+			fw := check.FencedWrite{Client: name, Token: g.Token(), Version: version, Call: e.rec.Now()}
+			err = e.op(ctx, func(ctx context.Context) error {
+				_, err := conn.Set(ctx, fencePath, []byte(strconv.FormatInt(g.Token(), 10)), version)
+				return err
+			})
+			fw.Return, fw.Outcome = e.rec.Now(), check.OutcomeOf(err)
+			e.rec.AddFencedWrite(fw)
+			time.Sleep(time.Duration(rng.IntN(30)) * time.Millisecond)
+		}
+		released := e.rec.Now()
+		close(stopWatch)
+		<-watched
+		if at := lostAt.Load(); at != 0 && at < released {
+			released = at
+		}
+		hold.Released = released
+		e.rec.AddLockHold(hold)
+		uctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err = m.Unlock(uctx)
+		cancel()
+		e.ops.done(answered(err) || errors.Is(err, zk.ErrSessionExpired))
+		time.Sleep(time.Duration(rng.IntN(50)) * time.Millisecond)
+	}
+}
+
+func (w *locks) check(ctx context.Context, e *env) []check.Result {
+	return []check.Result{check.Locks(e.rec.History().Locks)}
+}
+
+// leaders: participants of a LeaderLatch (recipe/leader, strict policy);
+// a leader gives up after a while so leadership moves. Checked: never two
+// leaders at once.
+type leaders struct{ n int }
+
+func (w *leaders) name() string { return "leaders" }
+func (w *leaders) clients() int { return w.n }
+
+func (w *leaders) start(ctx context.Context, e *env, first int, wg *sync.WaitGroup) {
+	for id := 0; id < w.n; id++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.loop(ctx, e, first+id)
+		}()
+	}
+}
+
+func (w *leaders) loop(ctx context.Context, e *env, client int) {
+	name := fmt.Sprintf("c%d", client)
+	rng := e.rng(client)
+	for ctx.Err() == nil {
+		conn, err := e.dial(ctx, client)
+		if err != nil {
+			return
+		}
+		if e.ensurePath(ctx, conn, root+"/latch") != nil {
+			conn.Close()
+			continue
+		}
+		states, stop := conn.NotifyState()
+		l := leader.NewLatch(conn, root+"/latch", name)
+		events := l.Events()
+		if err := l.Start(); err != nil {
+			stop()
+			conn.Close()
+			continue
+		}
+		var term *check.LeaderTerm
+		endTerm := func() {
+			if term != nil {
+				term.End = e.rec.Now()
+				e.rec.AddLeaderTerm(*term)
+				term = nil
+			}
+		}
+		giveUp := time.After(time.Duration(2000+rng.IntN(3000)) * time.Millisecond)
+	follow:
+		for {
+			select {
+			case <-ctx.Done():
+				break follow
+			case ev, ok := <-events:
+				if !ok {
+					break follow
+				}
+				if ev.Leader && term == nil {
+					term = &check.LeaderTerm{Participant: name, Start: e.rec.Now()}
+					if ev.Grant != nil {
+						term.Token = ev.Grant.Token()
+					}
+				} else if !ev.Leader {
+					endTerm()
+				}
+			case s := <-states:
+				if s == zk.StateSuspended || s == zk.StateLost || s == zk.StateClosed {
+					endTerm()
+				}
+				if s == zk.StateLost || s == zk.StateClosed {
+					break follow
+				}
+			case <-giveUp:
+				if term != nil {
+					break follow
+				}
+				giveUp = time.After(time.Duration(2000+rng.IntN(3000)) * time.Millisecond)
+			}
+		}
+		// Closing gives leadership up: the term ends when Close is
+		// called.
+		endTerm()
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		l.Close(cctx)
+		cancel()
+		stop()
+		conn.Close()
+	}
+}
+
+func (w *leaders) check(ctx context.Context, e *env) []check.Result {
+	return []check.Result{check.Leaders(e.rec.History().Leaders, check.LeaderOptions{Slop: 100 * time.Millisecond, End: e.rec.Now()})}
+}
