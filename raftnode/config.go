@@ -63,8 +63,10 @@ type StateMachine interface {
 	// a nil writer (the snapshot was abandoned before its file was
 	// created), write only releases what the capture holds. The file's
 	// fsync and the compaction of the log follow, still beside Apply. An
-	// error from either is logged and the snapshot retried after another
-	// SnapCount entries.
+	// error from either, or a disk error while the file is written or
+	// fsynced, is logged and the snapshot retried after another SnapCount
+	// entries; a disk error once the file is being installed (renamed, its
+	// WAL record written) stops the node, as a failed WAL write does.
 	Snapshot() (write func(w io.Writer) error, err error)
 	// Restore replaces the state with a snapshot taken at index: at start
 	// (from the newest local snapshot) and when the leader sends one to a

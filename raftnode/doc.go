@@ -79,5 +79,12 @@
 // A storage write error, or a snapshot the state machine cannot restore,
 // stops the run loop: Done is closed, Err tells why, and every call returns
 // ErrStopped. Recovery is a restart: Stop, close the Storage, reopen it and
-// Start again.
+// Start again. A failed Save is never retried (after a failed fsync the
+// kernel may have dropped the unwritten pages, so a retry that succeeds
+// proves nothing), and because messages are sent only after Save, the
+// entries it failed to write were acknowledged to nobody: a leader never
+// counted them, a follower never answered for them. The one disk error
+// the node goes on after is a local snapshot whose file could not be
+// written or fsynced (storage.ErrSnapshotNotTaken): nothing was installed
+// and the log on disk is whole, so it retries later.
 package raftnode

@@ -86,6 +86,13 @@ func (t *TCPTransport) answerProbe(c net.Conn) error {
 // set, as for peer connections) and returns its answer. ctx bounds the
 // whole exchange.
 func Probe(ctx context.Context, addr string, tlsCfg *tls.Config, req []byte) ([]byte, error) {
+	return ProbeVia(ctx, addr, addr, tlsCfg, req)
+}
+
+// ProbeVia is Probe of the member at addr over a connection to dial (a
+// proxy in front of it; see TCPConfig.DialAddr). The member's TLS
+// certificate is checked against addr's host.
+func ProbeVia(ctx context.Context, dial, addr string, tlsCfg *tls.Config, req []byte) ([]byte, error) {
 	if len(req) > MaxProbeBytes {
 		return nil, fmt.Errorf("raftnode: probe request of %d bytes over %d", len(req), MaxProbeBytes)
 	}
@@ -95,7 +102,7 @@ func Probe(ctx context.Context, addr string, tlsCfg *tls.Config, req []byte) ([]
 		defer cancel()
 	}
 	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
+	c, err := d.DialContext(ctx, "tcp", dial)
 	if err != nil {
 		return nil, err
 	}

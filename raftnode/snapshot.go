@@ -142,9 +142,10 @@ func (n *Node) maybeSnapshot() error {
 				n.fail(fmt.Errorf("creating snapshot at %d: %w", applied, err))
 			default:
 				// The state machine failed, the data is over the
-				// limit, or the disk refused the file: nothing
-				// changed; the next snapshot is due after SnapCount
-				// more entries (or the next configuration change).
+				// limit, or the disk refused the file
+				// (storage.ErrSnapshotNotTaken): nothing changed;
+				// the next snapshot is due after SnapCount more
+				// entries (or the next configuration change).
 				n.log.Error("raftnode: snapshot failed; retrying later", "index", applied, "err", err)
 				if confSnap {
 					n.confSnapRetry.Store(true)
@@ -155,10 +156,22 @@ func (n *Node) maybeSnapshot() error {
 		written := time.Now()
 		n.snapCost.Store(int64(written.Sub(start)))
 		if err := p.Commit(); err != nil {
-			if errors.Is(err, raft.ErrSnapOutOfDate) {
-				return
+			switch {
+			case errors.Is(err, raft.ErrSnapOutOfDate):
+			case errors.Is(err, storage.ErrSnapshotNotTaken):
+				// The file's fsync failed before anything was
+				// installed: the log stays whole on disk, so the
+				// member goes on without this snapshot, its log
+				// growing until one succeeds. (A disk that fails
+				// the WAL's writes too stops the member there.)
+				n.log.Error("raftnode: snapshot failed; retrying later", "index", applied, "err", err)
+				if confSnap {
+					n.confSnapRetry.Store(true)
+				}
+			default:
+				// Installing it had begun: the storage failed.
+				n.fail(fmt.Errorf("committing snapshot at %d: %w", p.Index(), err))
 			}
-			n.fail(fmt.Errorf("committing snapshot at %d: %w", p.Index(), err))
 			return
 		}
 		n.log.Info("raftnode: snapshot taken", "index", p.Index(), "bytes", p.Bytes(),

@@ -98,6 +98,14 @@ type TCPConfig struct {
 	// must not block) that a dialer of another formation than this
 	// member's was refused (formation.go).
 	FormationRefused func(from, formation uint64)
+	// DialAddr, if set, gives the address to dial to reach member id,
+	// whose address is addr, for every connection this member dials to
+	// it (raft messages, snapshot streams). For tests that put a proxy
+	// on each link (cmd/zkgo's zkgofaults build): the addresses members
+	// know each other by, hence the ensemble's identity, stay the same;
+	// a TLS peer's certificate is still checked against addr. It is
+	// called on the dialing goroutine and must not block.
+	DialAddr func(id uint64, addr string) string
 
 	// oldSnapStreams makes the transport send snapshots as members
 	// before resumable streams did, and refuse resumable ones as they
@@ -513,8 +521,12 @@ func (t *TCPTransport) dial(p *tcpPeer) (net.Conn, error) {
 func (t *TCPTransport) dialAs(pctx context.Context, addr string, to uint64, magic string) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(pctx, t.cfg.DialTimeout)
 	defer cancel()
+	dial := addr
+	if t.cfg.DialAddr != nil {
+		dial = t.cfg.DialAddr(to, addr)
+	}
 	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
+	c, err := d.DialContext(ctx, "tcp", dial)
 	if err != nil {
 		return nil, err
 	}

@@ -426,7 +426,7 @@ func (r *replica) decide(id uint64, open func(id uint64) error) (startDecision, 
 			}
 			var refusals []string
 			for _, i := range formed {
-				a, err := r.probe(r.opts.Peers[i].Addr, probeRequest{Op: "join", MyID: r.opts.ServerID, ID: id, Addr: me.Addr})
+				a, err := r.probe(r.opts.Peers[i], probeRequest{Op: "join", MyID: r.opts.ServerID, ID: id, Addr: me.Addr})
 				if err == nil && a.Error != "" {
 					refusals = append(refusals, fmt.Sprintf("server.%d: %s", r.opts.Peers[i].ID, a.Error))
 				}
@@ -462,7 +462,7 @@ func (r *replica) probeAll(peers []Peer, q probeRequest) []*probeAnswer {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if a, err := r.probe(p.Addr, q); err == nil {
+			if a, err := r.probe(p, q); err == nil {
 				answers[i] = a
 			}
 		}()
@@ -471,7 +471,13 @@ func (r *replica) probeAll(peers []Peer, q probeRequest) []*probeAnswer {
 	return answers
 }
 
-func (r *replica) probe(addr string, q probeRequest) (*probeAnswer, error) {
+// probe asks member p (at its peer address, or where Options.PeerDialAddr
+// says to dial it).
+func (r *replica) probe(p Peer, q probeRequest) (*probeAnswer, error) {
+	addr, dial := p.Addr, p.Addr
+	if r.opts.PeerDialAddr != nil {
+		dial = r.opts.PeerDialAddr(p.ID, addr)
+	}
 	req, _ := json.Marshal(&q)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -479,7 +485,7 @@ func (r *replica) probe(addr string, q probeRequest) (*probeAnswer, error) {
 	if r.opts.PeerClientTLSFunc != nil {
 		cfg = r.opts.PeerClientTLSFunc()
 	}
-	b, err := raftnode.Probe(ctx, addr, cfg, req)
+	b, err := raftnode.ProbeVia(ctx, dial, addr, cfg, req)
 	if err != nil {
 		return nil, err
 	}

@@ -373,11 +373,15 @@ func (r *replica) transport() (raftnode.Transport, error) {
 			return nil, fmt.Errorf("listen for peers: %w", err)
 		}
 	}
+	var dialAddr func(uint64, string) string
+	if opts.PeerDialAddr != nil {
+		dialAddr = func(id uint64, addr string) string { return opts.PeerDialAddr(memberID(id), addr) }
+	}
 	return raftnode.NewTCPTransport(raftnode.TCPConfig{Listener: ln, Logger: r.log,
 		ServerTLS: opts.PeerServerTLS, ClientTLS: opts.PeerClientTLS, ClientTLSFunc: opts.PeerClientTLSFunc,
 		AcceptPlaintext: opts.PeerPortUnification,
 		Probe:           r.answerProbe, Resolve: r.resolve, Admit: r.admitPeer, VerifyPeer: r.verifyPeer,
-		FormationRefused: r.formationRefused})
+		FormationRefused: r.formationRefused, DialAddr: dialAddr})
 }
 
 // isLeader reports whether this member decides session expiry: always
@@ -411,7 +415,18 @@ func (r *replica) followLeader(node *raftnode.Node) {
 		case <-node.Done():
 			r.leader.Store(0)
 			if err := node.Err(); err != nil && r.fatal != nil {
-				r.log.Error("raft stopped", "err", err)
+				if errors.Is(err, storage.ErrFailed) {
+					// The one line an operator needs. Not retried:
+					// after a failed fsync the kernel may have
+					// dropped the pages it could not write, so a
+					// later fsync that succeeds proves nothing
+					// (PostgreSQL's "fsyncgate"; etcd also exits).
+					r.log.Error("disk failure: the data directory could not be written or synced, so this member stopped: it acknowledges no write it could not make durable. "+
+						"Restart it once the disk is fixed: it recovers its log up to the last durable write and catches up from the leader",
+						"dir", r.storage().Dir(), "err", err)
+				} else {
+					r.log.Error("raft stopped", "err", err)
+				}
 				if errors.Is(err, raftnode.ErrLogBehind) {
 					r.log.Error("this member's data directory holds less than it once acknowledged to the ensemble (restored from an old backup?): " +
 						"move its zkgo directory away and start the member again; it then rejoins under a new raft identity and receives the data from the leader")

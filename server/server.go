@@ -242,6 +242,14 @@ type Options struct {
 	// (tests listen on port 0 first); otherwise the server listens on its
 	// own entry's Addr.
 	PeerListener net.Listener
+	// PeerDialAddr, if set, gives the address this member dials to reach
+	// member serverID, whose peer address is addr, for every connection
+	// it opens to it: raft messages, snapshot streams, and the probes of
+	// a member deciding how to start or learning the formation. Peers
+	// keep their addresses (and the ensemble its identity, which
+	// includes them). For tests that put a proxy on each peer link
+	// (zkgo server built with the zkgofaults tag); it must not block.
+	PeerDialAddr func(serverID int64, addr string) string
 	// SASL configures SASL DIGEST-MD5 authentication (sasl.go).
 	SASL SASLOptions
 	// EnforceAuthSchemes, if set, are the schemes of which a connection
@@ -344,6 +352,9 @@ type Server struct {
 	closeOnce sync.Once
 	done      chan struct{}
 	wg        sync.WaitGroup
+
+	errMu sync.Mutex // guards err
+	err   error      // the fatal error that stopped the server (Err)
 }
 
 // New creates a server; call Start or Serve to accept clients.
@@ -395,13 +406,13 @@ func New(opts Options) (*Server, error) {
 		s.sessions.housekeeping = func() { s.abortPendingWrites(max(2*opts.MaxSessionTimeout, 30*time.Second)) }
 	}
 	s.sm.waiters, s.sm.sessions = s.prop, s.sessions
-	s.sm.onFail = func(error) { s.Close() }
+	s.sm.onFail = s.fail
 	dir := opts.DataDir
 	if opts.DataLogDir != "" {
 		dir = opts.DataLogDir
 	}
 	s.raft = &replica{opts: &s.opts, log: s.log, dir: dir, sm: s.sm, prop: s.prop,
-		sessions: s.sessions, leaderChanged: s.leaderChanged, fatal: func(error) { s.Close() },
+		sessions: s.sessions, leaderChanged: s.leaderChanged, fatal: s.fail,
 		membershipChanged: s.membershipChanged, memberCh: make(chan struct{}),
 		learnFormationNow: make(chan struct{}, 1)}
 	s.sm.onFormation = s.raft.formationChosen
@@ -682,6 +693,37 @@ func (s *Server) Close() error {
 	})
 	s.wg.Wait()
 	return nil
+}
+
+// fail stops the server after a fatal error, which Err reports from then
+// on: the member could not start, raft stopped (its disk failed), or the
+// state machine cannot apply the log. Each of these is logged where it
+// happens. An error after Close began is not recorded.
+func (s *Server) fail(err error) {
+	s.errMu.Lock()
+	if s.err == nil && !s.closing.Load() {
+		s.err = err
+	}
+	s.errMu.Unlock()
+	s.Close()
+}
+
+// Done is closed when the server begins to stop: Close or Shutdown was
+// called, or a fatal error stopped it (then Err is not nil). A process
+// serving one Server exits then: call Close, which returns once the
+// server has stopped, and exit with a failure status if Err is set, so
+// that a supervisor restarts the member (after a disk failure, once the
+// disk is fixed).
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// Err returns the fatal error that stopped the server on its own, or nil
+// (it runs, or it was closed). An error wrapping storage.ErrFailed means
+// the data directory's disk failed: the member stopped rather than
+// acknowledge any write it could not make durable.
+func (s *Server) Err() error {
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	return s.err
 }
 
 // SetReadOnly switches the server into or out of read-only mode, the mode of

@@ -94,7 +94,7 @@ func FuzzDecodeSnapshot(f *testing.F) {
 		{Metadata: raftpb.SnapshotMetadata{Index: 1, Term: 1, ConfState: raftpb.ConfState{Voters: []uint64{1, 2, 3}}}},
 		{Data: []byte("tree"), Metadata: raftpb.SnapshotMetadata{Index: 99, Term: 4, ConfState: raftpb.ConfState{Voters: []uint64{1}, Learners: []uint64{7}}}},
 	} {
-		if err := writeSnapFile(dir, &snap, true, nil); err != nil {
+		if err := writeSnapFile(dir, &snap, fileSteps{noSync: true}); err != nil {
 			f.Fatal(err)
 		}
 		b, err := os.ReadFile(filepath.Join(dir, snapFileName(snap.Metadata.Index, snap.Metadata.Term)))

@@ -125,4 +125,22 @@
 // The hook is trusted: it reports an fsync that the code did not issue
 // only if a call site is misplaced, which is why each call sits next to
 // the step it reports.
+//
+// A disk that fails rather than loses power is modelled by the FaultHook
+// (SetFaultHook), asked before every durability step (FaultOp): it may
+// refuse the step with an error (ENOSPC, EIO), which is then not taken,
+// or sleep first (a slow fsync). faulthook_test.go refuses each step in
+// turn and checks that nothing was written and that Open recovers.
+//
+// # Disk faults
+//
+// A failed WAL write or fsync, or a failure once a snapshot is being
+// installed (its rename, its directory's fsync, its WAL record), makes
+// the Storage unusable (ErrFailed), and is never retried: after a failed
+// fsync the kernel may have dropped the pages it could not write, so a
+// later fsync that succeeds proves nothing. The caller stops, and a new
+// Open, once the disk is fixed, recovers the durable prefix. A local
+// snapshot whose file could not be written or fsynced changed nothing
+// that recovery reads: it is abandoned (ErrSnapshotNotTaken) and the
+// Storage goes on on its WAL. A failed purge leaves files for the next.
 package storage

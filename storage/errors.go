@@ -39,4 +39,11 @@ var (
 	// was written. A CreateSnapshot at or below the newest snapshot's index
 	// returns raft.ErrSnapOutOfDate instead.
 	ErrSnapshotIndex = errors.New("storage: snapshot index not in log")
+	// ErrSnapshotNotTaken means a locally taken snapshot was abandoned
+	// before anything of it was installed (BeginSnapshot, Commit): its
+	// file could not be written or fsynced, or the state machine's writer
+	// failed. The temporary file is deleted and the storage stays usable:
+	// the WAL still holds every entry since the previous snapshot, so the
+	// caller goes on without this snapshot and may try again later.
+	ErrSnapshotNotTaken = errors.New("storage: snapshot not taken")
 )

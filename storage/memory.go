@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 
@@ -55,7 +56,10 @@ func (s *Storage) memBeginSnapshot(meta raftpb.SnapshotMetadata, write func(io.W
 	var buf bytes.Buffer
 	dw := &snapDataWriter{w: &buf, limit: s.opts.MaxSnapshotBytes}
 	if err := write(dw); err != nil {
-		return nil, fmt.Errorf("writing snapshot: %w", err)
+		if errors.Is(err, ErrSnapshotTooLarge) {
+			return nil, fmt.Errorf("writing snapshot: %w", err)
+		}
+		return nil, fmt.Errorf("%w: writing snapshot: %w", ErrSnapshotNotTaken, err)
 	}
 	return &PendingSnapshot{s: s, meta: meta, data: buf.Bytes(), bytes: dw.n, inMem: true}, nil
 }

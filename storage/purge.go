@@ -19,7 +19,14 @@ import (
 // before that may bring back any subset of the deleted files, including an
 // older WAL segment without the next one; Open deletes such leftovers (see
 // removeStaleSegments).
+//
+// A purge the fault hook refuses is skipped (and logged), like one that
+// fails: the files wait for the next purge.
 func (s *Storage) purge() {
+	if err := s.fault(FaultPurge); err != nil {
+		s.log.Warn("storage: purge of old snapshots and WAL segments skipped", "err", err)
+		return
+	}
 	snaps, segs := s.removeOld()
 	// Failpoint: the files are gone, but not durably.
 	s.synced(PointPurged)

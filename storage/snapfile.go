@@ -101,10 +101,12 @@ func listSnapFiles(dir string) ([]snapFile, error) {
 // writeSnapFile writes snap to dir atomically: a temporary file is written
 // and fsynced, renamed to its final name, and the directory is fsynced. A
 // crash leaves either no file or the complete file (plus possibly a stale
-// temporary file, which Open deletes). With noSync the fsyncs are skipped.
-// synced (may be nil) is told each durability step as it completes; with
-// noSync there are none.
-func writeSnapFile(dir string, snap *raftpb.Snapshot, noSync bool, synced func(SyncPoint)) error {
+// temporary file, which Open deletes). st says whether to fsync, whom to
+// tell each durability step once it completed and whom to ask before.
+func writeSnapFile(dir string, snap *raftpb.Snapshot, st fileSteps) error {
+	if err := st.ask(FaultSnapWrite); err != nil {
+		return err
+	}
 	sf, err := createSnapFile(dir, snap.Metadata, -1, func(w io.Writer) error {
 		_, err := w.Write(snap.Data)
 		return err
@@ -112,7 +114,7 @@ func writeSnapFile(dir string, snap *raftpb.Snapshot, noSync bool, synced func(S
 	if err != nil {
 		return err
 	}
-	return sf.install(noSync, synced)
+	return sf.install(st)
 }
 
 // snapTemp is a snapshot file written under its temporary name, not yet
@@ -190,14 +192,17 @@ func createSnapFile(dir string, meta raftpb.SnapshotMetadata, limit int64, write
 }
 
 // sync fsyncs and closes the temporary file (the slow part of install,
-// which needs no lock).
-func (sf *snapTemp) sync(noSync bool) error {
+// which needs no lock). On error the file is deleted: a refused or failed
+// fsync leaves nothing that recovery could take for durable.
+func (sf *snapTemp) sync(st fileSteps) error {
 	if sf.f == nil {
 		return nil
 	}
 	var err error
-	if !noSync {
-		err = sf.f.Sync()
+	if !st.noSync {
+		if err = st.ask(FaultSnapSync); err == nil {
+			err = sf.f.Sync()
+		}
 	}
 	if cerr := sf.f.Close(); err == nil {
 		err = cerr
@@ -219,31 +224,38 @@ func (sf *snapTemp) abort() {
 }
 
 // install makes the file durable under its final name: fsync (unless done
-// by sync), rename, fsync of the directory.
-func (sf *snapTemp) install(noSync bool, synced func(SyncPoint)) error {
-	if synced == nil || noSync {
-		synced = func(SyncPoint) {}
-	}
-	if err := sf.sync(noSync); err != nil {
+// by sync), rename, fsync of the directory. A step the fault hook refuses
+// is not taken; a refused rename deletes the temporary file, as a failed
+// one does.
+func (sf *snapTemp) install(st fileSteps) error {
+	if err := sf.sync(st); err != nil {
 		return err
 	}
 	// Durability boundary: the content is durable, under the temporary
 	// name (which recovery deletes) until the rename is.
-	synced(PointSnapTempSynced)
-	if err := os.Rename(sf.tmp, sf.final); err != nil {
+	st.tell(PointSnapTempSynced)
+	err := st.ask(FaultSnapRename)
+	if err == nil {
+		err = os.Rename(sf.tmp, sf.final)
+	}
+	if err != nil {
 		os.Remove(sf.tmp)
 		return err
 	}
 	// Failpoint: renamed, but the rename is not durable before the
 	// directory is fsynced; a crash may leave either name.
-	synced(PointSnapRenamed)
-	if !noSync {
-		if err := syncDir(sf.dir); err != nil {
+	st.tell(PointSnapRenamed)
+	if !st.noSync {
+		err := st.ask(FaultSnapSync)
+		if err == nil {
+			err = syncDir(sf.dir)
+		}
+		if err != nil {
 			return err
 		}
 	}
 	// Durability boundary: the file is durable under its final name.
-	synced(PointSnapSynced)
+	st.tell(PointSnapSynced)
 	return nil
 }
 

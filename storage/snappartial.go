@@ -152,7 +152,12 @@ func (s *Storage) ResumeSnapshot(meta raftpb.SnapshotMetadata, n int64, r io.Rea
 	name := snapFileName(meta.Index, meta.Term)
 	path := filepath.Join(s.snapDir, name+partialSuffix)
 	var pf *partialFile
-	var err error
+	// Refused before the partial file is touched: the stream fails with
+	// nothing written (the leader sends the snapshot again later).
+	err := s.fault(FaultSnapWrite)
+	if err != nil {
+		return 0, err
+	}
 	if n == 0 {
 		if err := s.removePartials(func(string) bool { return true }); err != nil {
 			return 0, err
@@ -178,7 +183,7 @@ func (s *Storage) ResumeSnapshot(meta raftpb.SnapshotMetadata, n int64, r io.Rea
 	if err != nil {
 		return 0, err
 	}
-	if err := sf.sync(s.opts.NoSync); err != nil {
+	if err := sf.sync(s.fileSteps()); err != nil {
 		return 0, err
 	}
 	s.mu.Lock()

@@ -152,7 +152,7 @@ func TestDecodeSnapshotVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sf.install(true, nil); err != nil {
+	if err := sf.install(fileSteps{noSync: true}); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, snapFileName(7, 2)))

@@ -472,8 +472,23 @@ func (s *Storage) Save(hs raftpb.HardState, ents []raftpb.Entry) error {
 	mustSync := raft.MustSync(hs, prev, len(ents)) && (len(ents) > 0 || !raft.IsEmptyHardState(hs))
 	if s.mem {
 		mustSync = false
-	} else if err := s.w.Save(hs, ents); err != nil {
-		return s.fail(fmt.Errorf("WAL save: %w", err))
+	} else {
+		if len(ents) > 0 || !raft.IsEmptyHardState(hs) {
+			// Asked before the call that writes (and fsyncs), so that a
+			// refused step never reaches the WAL: the storage fails
+			// with nothing of this Save on disk.
+			if err := s.fault(FaultWALWrite); err != nil {
+				return s.fail(fmt.Errorf("WAL save: %w", err))
+			}
+			if mustSync && !s.opts.NoSync {
+				if err := s.fault(FaultWALSync); err != nil {
+					return s.fail(fmt.Errorf("WAL sync: %w", err))
+				}
+			}
+		}
+		if err := s.w.Save(hs, ents); err != nil {
+			return s.fail(fmt.Errorf("WAL save: %w", err))
+		}
 	}
 	if mustSync && !s.opts.NoSync {
 		// Durability boundary: these entries and hard state, and every
@@ -497,7 +512,11 @@ func (s *Storage) Save(hs raftpb.HardState, ents []raftpb.Entry) error {
 			// Old WAL segments may go only once the hard state that
 			// validates the received snapshot is durable (etcd issue
 			// 10219): Save does not fsync a commit-only change.
-			if err := s.w.Sync(); err != nil {
+			err := s.fault(FaultWALSync)
+			if err == nil {
+				err = s.w.Sync()
+			}
+			if err != nil {
 				return s.fail(fmt.Errorf("WAL sync: %w", err))
 			}
 			if !s.opts.NoSync {
@@ -558,14 +577,14 @@ func (s *Storage) SaveSnapshot(snap raftpb.Snapshot) error {
 	if received != nil {
 		// Received and fsynced already: only the rename and the
 		// directory's fsync are left.
-		if err := received.file.install(s.opts.NoSync, s.synced); err != nil {
+		if err := received.file.install(s.fileSteps()); err != nil {
 			return s.fail(fmt.Errorf("installing the received snapshot file: %w", err))
 		}
-	} else if err := writeSnapFile(s.snapDir, &snap, s.opts.NoSync, s.synced); err != nil {
+	} else if err := writeSnapFile(s.snapDir, &snap, s.fileSteps()); err != nil {
 		return s.fail(fmt.Errorf("writing snapshot file: %w", err))
 	}
 	ws := walpb.Snapshot{Index: snap.Metadata.Index, Term: snap.Metadata.Term, ConfState: &snap.Metadata.ConfState}
-	if err := s.w.SaveSnapshot(ws); err != nil {
+	if err := s.saveWALSnapshot(ws); err != nil {
 		return s.fail(fmt.Errorf("WAL snapshot record: %w", err))
 	}
 	if !s.opts.NoSync {
@@ -591,8 +610,10 @@ func (s *Storage) SaveSnapshot(snap raftpb.Snapshot) error {
 // cs: BeginSnapshot with data, then Commit.
 //
 // It returns raft.ErrSnapOutOfDate if index is not above the newest
-// snapshot, ErrSnapshotIndex if index is not in the log, and
-// ErrSnapshotTooLarge for oversized data; none of these change anything.
+// snapshot, ErrSnapshotIndex if index is not in the log,
+// ErrSnapshotTooLarge for oversized data, and ErrSnapshotNotTaken if the
+// file could not be written or fsynced; none of these change anything.
+// An error wrapping ErrFailed means the storage is unusable (see Commit).
 func (s *Storage) CreateSnapshot(index uint64, cs *raftpb.ConfState, data []byte) error {
 	p, err := s.BeginSnapshot(index, cs, func(w io.Writer) error {
 		_, err := w.Write(data)
@@ -624,9 +645,10 @@ type PendingSnapshot struct {
 // by Options.MaxSnapshotBytes), so no copy of it is held in memory; the
 // caller keeps the state unchanged until write returns, then may go on
 // applying while Commit, typically on another goroutine, does the slow
-// part.
+// part. If the file cannot be created, write is not called.
 //
-// Errors as for CreateSnapshot; on error nothing is left behind.
+// Errors as for CreateSnapshot (an error of write, or of the disk, is
+// ErrSnapshotNotTaken); on error nothing is left behind.
 func (s *Storage) BeginSnapshot(index uint64, cs *raftpb.ConfState, write func(io.Writer) error) (*PendingSnapshot, error) {
 	s.mu.Lock()
 	if err := s.usable(); err != nil {
@@ -651,14 +673,18 @@ func (s *Storage) BeginSnapshot(index uint64, cs *raftpb.ConfState, write func(i
 	if s.mem {
 		return s.memBeginSnapshot(meta, write)
 	}
-	f, err := createSnapFile(s.snapDir, meta, s.opts.MaxSnapshotBytes, write)
+	err = s.fault(FaultSnapWrite)
+	var f *snapTemp
+	if err == nil {
+		f, err = createSnapFile(s.snapDir, meta, s.opts.MaxSnapshotBytes, write)
+	}
 	if err != nil {
 		if errors.Is(err, ErrSnapshotTooLarge) {
 			return nil, err
 		}
 		// The state machine's own error, or the disk's: the snapshot
 		// is not taken; the storage stays usable (nothing was changed).
-		return nil, fmt.Errorf("writing snapshot file: %w", err)
+		return nil, fmt.Errorf("%w: writing the snapshot file: %w", ErrSnapshotNotTaken, err)
 	}
 	return &PendingSnapshot{s: s, meta: meta, file: f, bytes: f.size}, nil
 }
@@ -686,8 +712,11 @@ func (p *PendingSnapshot) Abort() {
 // SnapRetain and the WAL segments only they needed are deleted.
 //
 // It returns raft.ErrSnapOutOfDate (and deletes the file) if a newer
-// snapshot was installed meanwhile (one sent by the leader). Any other
-// error means the disk failed; the storage is then unusable.
+// snapshot was installed meanwhile (one sent by the leader), and
+// ErrSnapshotNotTaken (and deletes the file) if the file's fsync failed:
+// the storage goes on without this snapshot, on its WAL. Any other error
+// wraps ErrFailed: the disk failed once the snapshot directory or the WAL
+// was being changed, and the storage is unusable.
 func (p *PendingSnapshot) Commit() error {
 	s := p.s
 	if p.inMem {
@@ -698,11 +727,15 @@ func (p *PendingSnapshot) Commit() error {
 		return errors.New("storage: snapshot already committed or aborted")
 	}
 	p.file = nil
-	if err := f.sync(s.opts.NoSync); err != nil {
+	if err := f.sync(s.fileSteps()); err != nil {
+		// Nothing is installed: the temporary file is deleted, and the
+		// WAL, whose own fsyncs decide what of it is durable, still
+		// holds every entry since the previous snapshot. The storage
+		// goes on without this snapshot. (A failed fsync must not be
+		// retried on the same file, as its dirty pages may have been
+		// dropped; nothing here ever reads the file again.)
 		f.abort()
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.fail(fmt.Errorf("writing snapshot file: %w", err))
+		return fmt.Errorf("%w: fsyncing the snapshot file: %w", ErrSnapshotNotTaken, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -715,11 +748,15 @@ func (p *PendingSnapshot) Commit() error {
 		f.abort()
 		return raft.ErrSnapOutOfDate
 	}
-	if err := f.install(s.opts.NoSync, s.synced); err != nil {
-		return s.fail(fmt.Errorf("writing snapshot file: %w", err))
+	if err := f.install(s.fileSteps()); err != nil {
+		// From the rename on the snapshot directory is changed: what
+		// it holds after a crash is not known for sure. (Recovery
+		// would delete a renamed file that has no WAL record, but a
+		// failing disk is not trusted to go on.)
+		return s.fail(fmt.Errorf("installing snapshot file: %w", err))
 	}
 	ws := walpb.Snapshot{Index: index, Term: p.meta.Term, ConfState: &p.meta.ConfState}
-	if err := s.w.SaveSnapshot(ws); err != nil {
+	if err := s.saveWALSnapshot(ws); err != nil {
 		return s.fail(fmt.Errorf("WAL snapshot record: %w", err))
 	}
 	if !s.opts.NoSync {
@@ -739,6 +776,21 @@ func (p *PendingSnapshot) Commit() error {
 	}
 	s.purge()
 	return nil
+}
+
+// saveWALSnapshot appends the WAL record of a snapshot whose file is
+// durable, and fsyncs it (etcd's wal.SaveSnapshot does both in one call).
+// s.mu is held.
+func (s *Storage) saveWALSnapshot(ws walpb.Snapshot) error {
+	if err := s.fault(FaultWALWrite); err != nil {
+		return err
+	}
+	if !s.opts.NoSync {
+		if err := s.fault(FaultWALSync); err != nil {
+			return err
+		}
+	}
+	return s.w.SaveSnapshot(ws)
 }
 
 // Close syncs and closes the WAL and releases the directory lock. The

@@ -145,7 +145,7 @@ func TestOpenErrors(t *testing.T) {
 	dir2 := t.TempDir()
 	os.MkdirAll(filepath.Join(dir2, snapDirName), 0o750)
 	snap := raftpb.Snapshot{Metadata: raftpb.SnapshotMetadata{Index: 5, Term: 1}}
-	if err := writeSnapFile(filepath.Join(dir2, snapDirName), &snap, true, nil); err != nil {
+	if err := writeSnapFile(filepath.Join(dir2, snapDirName), &snap, fileSteps{noSync: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Open(dir2, Options{}); !errors.Is(err, ErrCorrupt) {
@@ -294,7 +294,7 @@ func TestOrphanSnapshotIsDeleted(t *testing.T) {
 	closeT(t, s)
 	// A crash after writing a snapshot file but before its WAL record.
 	orphan := raftpb.Snapshot{Data: []byte("x"), Metadata: raftpb.SnapshotMetadata{Index: 40, Term: 1, ConfState: cs1}}
-	if err := writeSnapFile(filepath.Join(dir, snapDirName), &orphan, true, nil); err != nil {
+	if err := writeSnapFile(filepath.Join(dir, snapDirName), &orphan, fileSteps{noSync: true}); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(dir, snapDirName, snapFileName(45, 1)+tmpSuffix), []byte("partial"), 0o600)

@@ -168,6 +168,12 @@ Flags:
 	if *addr != "" {
 		opts.Addr = *addr
 	}
+	// Test-only fault injection; a no-op unless built with the zkgofaults
+	// tag (faults_on.go).
+	if err := installFaults(&opts, log); err != nil {
+		fmt.Fprintf(os.Stderr, "zkgo server: %v\n", err)
+		return 1
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -217,7 +223,20 @@ Flags:
 	}
 	fmt.Fprintf(os.Stdout, "zkgo %s listening on %s (%s, %s)\n", version, srv.Addr(), role, mode)
 
-	s := <-sig
+	var s os.Signal
+	select {
+	case s = <-sig:
+	case <-srv.Done():
+		// The server stopped on its own after a fatal error, which it
+		// logged (a failed disk: which directory, which error). Exit
+		// with a failure status so that a supervisor restarts the
+		// member; it does not go on half alive.
+		srv.Close() // returns once it has stopped
+		if srv.Err() != nil {
+			log.Error("zkgo server stopped after the fatal error above; exiting with status 1")
+		}
+		return 1
+	}
 	log.Info("shutting down", "signal", s.String())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
