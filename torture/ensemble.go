@@ -127,6 +127,7 @@ func (e *ensemble) start(i int) error {
 	cmd.Env = append(os.Environ(), e.env...)
 	cmd.Env = append(cmd.Env, "ZKGO_FAULT_PEER_VIA="+e.peerVia[i], "ZKGO_FAULT_DISK="+e.diskCtl[i])
 	cmd.Stdout, cmd.Stderr = e.logs[i], e.logs[i]
+	cmd.SysProcAttr = sysProcAttr()
 	fmt.Fprintf(e.logs[i], "=== torture: starting member %d at %s\n", i+1, time.Now().Format(time.RFC3339Nano))
 	if err := cmd.Start(); err != nil {
 		return err

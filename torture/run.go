@@ -96,7 +96,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	log.Info("torture: schedule", "seed", cfg.Seed, "faults", len(sched.Faults), "dir", cfg.Dir)
 
-	fn := faultnet.New(cfg.Seed, log.With("part", "faultnet"))
+	fn := faultnet.New(cfg.Seed, nil)
 	defer fn.Close()
 	e, err := newEnsemble(cfg.Binary, cfg.Dir, cfg.Members, fn, "")
 	if err != nil {
@@ -124,6 +124,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	direct := strings.Join(e.clientAddrs, ",")
 	if err := waitWritable(ctx, direct, 60*time.Second); err != nil {
 		return nil, fmt.Errorf("the ensemble did not start: %w (logs in %s)", err, cfg.Dir)
+	}
+
+	if err := setupTree(ctx, direct); err != nil {
+		return nil, fmt.Errorf("creating the workloads' znodes: %w", err)
 	}
 
 	var mu sync.Mutex // guards rep.Events and rep.Notes from the helpers' goroutines
@@ -216,7 +220,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	for _, w := range works {
-		rep.Results = append(rep.Results, w.check(cctx, ev)...)
+		t := time.Now()
+		res := w.check(cctx, ev)
+		log.Info("torture: checked", "workload", w.name(), "took", time.Since(t).Round(time.Millisecond))
+		rep.Results = append(rep.Results, res...)
 	}
 	rep.Seconds, rep.Ops = ev.ops.seconds()
 	rep.Elapsed = time.Since(rep.Started)
@@ -224,6 +231,25 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return rep, err
 	}
 	return rep, nil
+}
+
+// setupTree creates the workloads' parents before any client starts (a
+// watch on a parent must not see the parent's own creation).
+func setupTree(ctx context.Context, servers string) error {
+	c, err := zk.Connect(ctx, servers)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	for _, p := range []string{root + "/reg", root + "/seq", root + "/eph", watchRoot, root + "/sess", root + "/lock", root + "/latch"} {
+		if err := c.EnsurePath(ctx, p, zk.OpenACLUnsafe); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return err
+		}
+	}
+	if _, err := c.Create(ctx, fencePath, []byte("0"), zk.OpenACLUnsafe, zk.ModePersistent); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return err
+	}
+	return nil
 }
 
 func sleepUntil(ctx context.Context, t time.Time) error {

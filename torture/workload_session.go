@@ -132,10 +132,10 @@ func (w *ephemerals) observe(ctx context.Context, e *env, client int) {
 				return err
 			})
 			switch {
-			case err == nil:
+			case err == nil && st != nil:
 				ob.Return, ob.Exists, ob.Owner = e.rec.Now(), true, st.EphemeralOwner
 				e.rec.AddObservation(ob)
-			case errors.Is(err, zk.ErrNoNode):
+			case err == nil:
 				ob.Return = e.rec.Now()
 				e.rec.AddObservation(ob)
 			}
@@ -340,9 +340,9 @@ func (w *sessions) loop(ctx context.Context, e *env, client int) {
 			var st *zk.Stat
 			err = e.op(ctx, func(ctx context.Context) error { st, err = conn.Exists(ctx, p); return err })
 			switch {
-			case err == nil:
+			case err == nil && st != nil:
 				op.Outcome, op.Exists, op.Mzxid = check.OK, true, st.Mzxid
-			case errors.Is(err, zk.ErrNoNode):
+			case err == nil:
 				op.Outcome = check.OK
 			}
 		case r < 7:
