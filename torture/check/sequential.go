@@ -256,6 +256,10 @@ func checkParent(res *Result, st *seqStats, creates []SeqCreate, listings []SeqL
 				top = byUpper[j]
 			}
 		}
+		if top == b {
+			res.fail(fmt.Sprintf("a listing shows %s before its create was called", b.name), b.src)
+			return false
+		}
 		if top != nil && top.suffix >= b.suffix {
 			res.fail(fmt.Sprintf("%s was created after %s existed but has a smaller sequence number", b.name, top.name), top.src, b.src)
 			return false

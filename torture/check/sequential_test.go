@@ -67,6 +67,10 @@ func TestSequential(t *testing.T) {
 			seqC("c1", "a-1-", 20, 30, OK, "/q/a-1-0000000001"),
 		}, []SeqListing{seqL(0, 10, "a-1-0000000001")}, false, verdict{
 			problem: []string{"before its create was called"}, evidence: []string{"lists a-1-0000000001", "c1 create-sequential"}}},
+		{"listed before the create that answered its name was called", []SeqCreate{
+			seqC("c1", "", 20, 30, OK, "/q/n-0000000003"),
+		}, []SeqListing{seqL(0, 10, "n-0000000003")}, false, verdict{
+			problem: []string{"n-0000000003 before its create was called"}}},
 		{"listed though its create failed", []SeqCreate{
 			seqC("c1", "a-1-", 0, 10, Failed, ""),
 		}, []SeqListing{seqL(20, 30, "a-1-0000000001")}, false, verdict{
