@@ -154,7 +154,7 @@ func Ephemerals(h EphemeralHistory, o EphemeralOptions) Result {
 		}
 	}
 	for _, c := range h.Creates {
-		if c.Outcome == OK {
+		if c.Outcome != Unknown {
 			alive[c.Session] = max(alive[c.Session], c.Call)
 		}
 	}

@@ -63,8 +63,8 @@ type LockHistory struct {
 //   - Token order: a successful write whose token is lower than that of a
 //     successful write that returned before it was called.
 //   - Fence versions: two successful writes conditional on one version, a
-//     successful write whose token is not larger than that of the
-//     successful write at a lower version, or a version between two
+//     successful write whose token is smaller than that of the successful
+//     write at a lower version, or a version between two
 //     successful writes that no write of unknown outcome could have made
 //     (the chain of versions has a hole only an unrecorded write explains).
 //
@@ -172,7 +172,7 @@ func fenceVersions(res *Result, ok []FencedWrite, all []FencedWrite) bool {
 			res.fail(fmt.Sprintf("two writes conditional on fence version %d both succeeded", a.Version), a.String(), b.String())
 			return false
 		}
-		if b.Token <= a.Token {
+		if b.Token < a.Token {
 			res.fail(fmt.Sprintf("the fence accepted token %s at version %d after token %s at version %d", hex(b.Token), b.Version, hex(a.Token), a.Version),
 				a.String(), b.String())
 			return false

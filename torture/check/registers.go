@@ -3,6 +3,7 @@ package check
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"time"
@@ -29,8 +30,10 @@ type RegisterOptions struct {
 // linearizable it can take much longer than the check itself.
 const evidenceTimeout = 10 * time.Second
 
-// maxFrontier caps the operations listed as evidence.
-const maxFrontier = 8
+// maxShown caps the operations listed as evidence: a path with at most
+// that many operations has them all listed, a longer one only those that
+// cannot come next.
+const maxShown = 12
 
 // Registers checks that the register workload's history (from the
 // linearize.Recorder of Recorder.Registers, via History) is linearizable,
@@ -97,31 +100,41 @@ func frontier(history []porcupine.Operation, info porcupine.LinearizationInfo) (
 		for _, id := range longest {
 			_, state = linearize.Model.Step(state, part[id].Input, part[id].Output)
 		}
-		ev := []string{fmt.Sprintf("%s: %d operations; the longest linearization found takes %d and leaves the node %s; none of these can come next:",
-			key, len(part), len(longest), linearize.Model.DescribeState(state))}
 		done := make([]bool, len(part))
 		for _, id := range longest {
 			done[id] = true
 		}
-		minRet := int64(1<<63 - 1)
+		minRet := int64(math.MaxInt64)
 		for i, op := range part {
 			if !done[i] {
 				minRet = min(minRet, op.Return)
 			}
 		}
-		var next []porcupine.Operation
+		// The frontier: left-over operations called before any left-over
+		// one returned, each of which would have to come next.
+		next := make([]bool, len(part))
 		for i, op := range part {
-			if !done[i] && op.Call <= minRet {
-				next = append(next, op)
+			next[i] = !done[i] && op.Call <= minRet
+		}
+		shown := make([]int, 0, len(part))
+		for i := range part {
+			if next[i] || len(part) <= maxShown {
+				shown = append(shown, i)
 			}
 		}
-		slices.SortStableFunc(next, func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) })
-		for i, op := range next {
-			if i == maxFrontier {
-				ev = append(ev, fmt.Sprintf("... and %d more", len(next)-maxFrontier))
+		slices.SortStableFunc(shown, func(a, b int) int { return cmp.Compare(part[a].Call, part[b].Call) })
+		ev := []string{fmt.Sprintf("%s: %d operations; the longest linearization found takes %d and leaves the node %s; none of those marked * can come next:",
+			key, len(part), len(longest), linearize.Model.DescribeState(state))}
+		for n, i := range shown {
+			if n == maxShown {
+				ev = append(ev, fmt.Sprintf("... and %d more", len(shown)-maxShown))
 				break
 			}
-			ev = append(ev, describeRegisterOp(op))
+			mark := "  "
+			if next[i] {
+				mark = "* "
+			}
+			ev = append(ev, mark+describeRegisterOp(part[i]))
 		}
 		return key, ev
 	}

@@ -204,16 +204,22 @@ func checkParent(res *Result, st *seqStats, creates []SeqCreate, listings []SeqL
 			if !ok {
 				continue // not a sequential node
 			}
-			n, ok := addNode(name, suffix, l.mention(name, true))
+			src := l.mention(name, true)
+			var c *SeqCreate // the create that made the node, if its prefix tells
+			if ids := byPrefix[name[:len(name)-seqDigits]]; len(ids) == 1 {
+				c = &creates[ids[0]]
+				if c.Outcome == Unknown {
+					src = c.String() + ", listed at " + ts(l.Return)
+				}
+			}
+			n, ok := addNode(name, suffix, src)
 			if !ok {
 				return false
 			}
 			n.upper = min(n.upper, l.Return)
-			ids := byPrefix[name[:len(name)-seqDigits]]
-			if len(ids) != 1 {
+			if c == nil {
 				continue
 			}
-			c := creates[ids[0]]
 			switch {
 			case l.Return < c.Call:
 				res.fail(fmt.Sprintf("a listing shows %s before its create was called", name), l.mention(name, true), c.String())
@@ -227,7 +233,6 @@ func checkParent(res *Result, st *seqStats, creates []SeqCreate, listings []SeqL
 			case c.Outcome == Unknown && n.lower == math.MinInt64:
 				st.attributed++
 				n.lower = c.Call
-				n.src = c.String() + ", listed at " + ts(l.Return)
 			}
 		}
 	}
@@ -250,6 +255,10 @@ func checkParent(res *Result, st *seqStats, creates []SeqCreate, listings []SeqL
 			if top == nil || byUpper[j].suffix > top.suffix {
 				top = byUpper[j]
 			}
+		}
+		if top == b {
+			res.fail(fmt.Sprintf("a listing shows %s before its create was called", b.name), b.src)
+			return false
 		}
 		if top != nil && top.suffix >= b.suffix {
 			res.fail(fmt.Sprintf("%s was created after %s existed but has a smaller sequence number", b.name, top.name), top.src, b.src)

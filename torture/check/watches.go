@@ -10,7 +10,7 @@ import (
 
 // Watch is a persistent watch, registered with AddWatch.
 type Watch struct {
-	ID        string // names the watch in WatchEvents
+	ID        string // names the watch in WatchEvents; a watch added again (on a new session) is a new Watch
 	Client    string // the client holding it: its ConnChanges split the watch's events into spans
 	Path      string
 	Recursive bool  // persistent recursive; false: persistent
@@ -278,8 +278,11 @@ func (c *watchCheck) check(downs []int64, slop int64, res *Result) int {
 		}
 		a = p
 	}
-	c.report(c.best(a), res)
-	return -1
+	if b := c.best(a); b.reach < n {
+		c.report(b, res)
+		return -1
+	}
+	return len(downs) + 1 // unreachable: the natural placement is one the search tries
 }
 
 // countPrefix counts the events whose time satisfies pred, which holds for a
@@ -321,6 +324,12 @@ func (c *watchCheck) best(a int) walk {
 			}
 		}
 		for _, s := range starts {
+			// From known[s] on, at most the known changes left and every
+			// maybe change explain events: a start that cannot beat the
+			// best so far, nor can any later one.
+			if a+len(c.known)-s+len(c.maybe) <= b.reach {
+				break
+			}
 			if g := c.greedy(a, s); g.reach > b.reach {
 				b = g
 				if b.reach == len(c.events) {
