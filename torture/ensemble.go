@@ -34,36 +34,46 @@ type ensemble struct {
 	cfgs        []string // member i's zoo.cfg
 	diskCtl     []string // member i's disk-fault control file
 	peerVia     []string // member i's ZKGO_FAULT_PEER_VIA value
+	clientVia   []string // client k's connection string (its proxies)
 
-	mu    sync.Mutex     // guards procs and exits
-	procs []*exec.Cmd    // running process of member i (nil: not running)
-	exits []chan error   // closed-over Wait result of procs[i]
-	logs  []*os.File     // member i's log (appended across restarts)
-	lost  map[int]string // members that exited by themselves: why
+	logs []*os.File // member i's log (appended across restarts)
+
+	mu    sync.Mutex   // guards procs and exits
+	procs []*exec.Cmd  // running process of member i (nil: not running)
+	exits []chan error // the Wait result of procs[i]
 }
 
-// freePort returns a port on 127.0.0.1 free a moment ago.
-func freePort() (int, error) {
+// reservePort listens on a free port of 127.0.0.1 and returns the
+// listener (closed by the caller just before the member binds the port:
+// while it is held, no proxy can be given the same port).
+func reservePort() (net.Listener, int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return l, l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// newEnsemble writes n members' configuration under dir and a proxy for
-// every ordered pair of members (the dialer's view of the listener).
-func newEnsemble(binary, dir string, n int, fn *faultnet.Net, extraCfg string) (*ensemble, error) {
-	e := &ensemble{binary: binary, dir: dir, n: n, net: fn, lost: map[int]string{}}
+// newEnsemble writes n members' configuration under dir, a proxy for
+// every ordered pair of members (the dialer's view of the listener) and
+// one for each of the clients' links to each member.
+func newEnsemble(binary, dir string, n, clients int, fn *faultnet.Net, extraCfg string) (*ensemble, error) {
+	e := &ensemble{binary: binary, dir: dir, n: n, net: fn}
 	var lines []string
+	var reserved []net.Listener
+	defer func() {
+		for _, l := range reserved {
+			l.Close()
+		}
+	}()
 	for i := 0; i < n; i++ {
 		var ports [3]int
 		for k := range ports {
-			p, err := freePort()
+			l, p, err := reservePort()
 			if err != nil {
 				return nil, err
 			}
+			reserved = append(reserved, l)
 			ports[k] = p
 		}
 		e.peerAddrs = append(e.peerAddrs, fmt.Sprintf("127.0.0.1:%d", ports[0]))
@@ -107,6 +117,18 @@ func newEnsemble(binary, dir string, n int, fn *faultnet.Net, extraCfg string) (
 			via = append(via, fmt.Sprintf("%d=%s", j+1, addr))
 		}
 		e.peerVia = append(e.peerVia, strings.Join(via, ","))
+	}
+	// Client k reaches member j through the proxy of link ck→mj.
+	for k := 0; k < clients; k++ {
+		var addrs []string
+		for j := 0; j < n; j++ {
+			a, err := fn.Listen(clientName(k), memberName(j), e.clientAddrs[j])
+			if err != nil {
+				return nil, err
+			}
+			addrs = append(addrs, a)
+		}
+		e.clientVia = append(e.clientVia, strings.Join(addrs, ","))
 	}
 	e.procs = make([]*exec.Cmd, n)
 	e.exits = make([]chan error, n)

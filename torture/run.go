@@ -36,6 +36,13 @@ type Config struct {
 	SessionTimeout time.Duration
 	// Logger receives progress (nil: discarded).
 	Logger *slog.Logger
+	// Break makes workloads misbehave on purpose, to show that the
+	// checkers catch it (tests only): "fence" — a lock client writes its
+	// token to the fence once more after its hold ended, unconditionally
+	// (a holder that ignores the fence); "read" — a register client
+	// records one read in fifty with data nobody wrote (a forged
+	// response). Comma-separated.
+	Break string
 }
 
 // env is what workloads get from a run.
@@ -47,6 +54,7 @@ type env struct {
 	direct  string // every member's client address, not proxied
 	ops     *opCounter
 	timeout time.Duration // session timeout
+	broken  map[string]bool // Config.Break
 	log     *slog.Logger
 	dir     string
 }
@@ -98,7 +106,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	fn := faultnet.New(cfg.Seed, nil)
 	defer fn.Close()
-	e, err := newEnsemble(cfg.Binary, cfg.Dir, cfg.Members, fn, "")
+	e, err := newEnsemble(cfg.Binary, cfg.Dir, cfg.Members, nclients, fn, "")
 	if err != nil {
 		return nil, err
 	}
@@ -108,19 +116,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 	}
-	// Every client reaches every member through its own proxies.
-	clientAddrs := make([]string, nclients)
-	for k := 0; k < nclients; k++ {
-		var addrs []string
-		for j := 0; j < cfg.Members; j++ {
-			a, err := fn.Listen(clientName(k), memberName(j), e.clientAddrs[j])
-			if err != nil {
-				return nil, err
-			}
-			addrs = append(addrs, a)
-		}
-		clientAddrs[k] = strings.Join(addrs, ",")
-	}
+	clientAddrs := e.clientVia
 	direct := strings.Join(e.clientAddrs, ",")
 	if err := waitWritable(ctx, direct, 60*time.Second); err != nil {
 		return nil, fmt.Errorf("the ensemble did not start: %w (logs in %s)", err, cfg.Dir)
@@ -143,8 +139,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		direct:  direct,
 		ops:     newOpCounter(start),
 		timeout: cfg.SessionTimeout,
+		broken:  map[string]bool{},
 		log:     log,
 		dir:     cfg.Dir,
+	}
+	for _, b := range strings.Split(cfg.Break, ",") {
+		if b != "" {
+			ev.broken[b] = true
+		}
 	}
 	event := func(format string, args ...any) {
 		mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -19,7 +20,7 @@ const root = "/torture"
 // defaultWorkloads are the clients of a run, each with its checker.
 func defaultWorkloads() []workload {
 	return []workload{
-		&registers{n: 4, keys: 5},
+		&registers{n: 4, keys: 6},
 		&sequential{n: 2},
 		&ephemerals{owners: 2},
 		&watches{},
@@ -58,6 +59,14 @@ func (e *env) op(ctx context.Context, fn func(ctx context.Context) error) error 
 	cancel()
 	if ctx.Err() == nil {
 		e.ops.done(answered(err))
+		if !answered(err) {
+			// No answer: the ensemble or the link is in trouble; do not
+			// pile up requests of unknown outcome while it lasts.
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
 	}
 	return err
 }
@@ -82,7 +91,11 @@ func (e *env) ensurePath(ctx context.Context, conn *zk.Conn, p string) error {
 }
 
 // registers: sync+getData reads, setData (plain and on the version last
-// read) and creates of a few znodes; checked for linearizability.
+// read) and creates of a few znodes; checked for linearizability. The
+// znodes change every few seconds (a new generation): a write of unknown
+// outcome can take effect at any later point, which the checker must try
+// against every later operation on its znode; bounding a znode's life
+// keeps that search small.
 type registers struct {
 	n, keys int
 }
@@ -90,7 +103,10 @@ type registers struct {
 func (w *registers) name() string { return "registers" }
 func (w *registers) clients() int { return w.n }
 
-func (w *registers) key(i int) string { return fmt.Sprintf("%s/reg/k%d", root, i) }
+// generation is the registers' generation at run time since.
+func generation(since time.Duration) int { return int(since / (5 * time.Second)) }
+
+func (w *registers) key(gen, i int) string { return fmt.Sprintf("%s/reg/g%d/k%d", root, gen, i) }
 
 func (w *registers) start(ctx context.Context, e *env, first int, wg *sync.WaitGroup) {
 	for id := 0; id < w.n; id++ {
@@ -114,13 +130,22 @@ func (w *registers) loop(ctx context.Context, e *env, client, id int) {
 	}
 	lc := e.rec.Registers().Client(id, conn)
 	versions := map[string]int32{}
+	madeGen := -1
 	for i := 0; ctx.Err() == nil; i++ {
-		key := w.key(rng.IntN(w.keys))
+		gen := generation(time.Since(e.start))
+		if gen != madeGen {
+			if e.ensurePath(ctx, conn, fmt.Sprintf("%s/reg/g%d", root, gen)) == nil {
+				madeGen = gen
+			}
+		}
+		key := w.key(gen, rng.IntN(w.keys))
 		data := fmt.Sprintf("%d.%d", id, i)
 		var out linearize.Output
 		err := e.op(ctx, func(ctx context.Context) error {
 			var err error
 			switch r := rng.IntN(10); {
+			case r < 4 && e.broken["read"] && i%50 == 0:
+				out, err = forgedGet(ctx, e, conn, id, key)
 			case r < 4:
 				out, err = lc.Get(ctx, key)
 			case r < 8:
@@ -137,6 +162,10 @@ func (w *registers) loop(ctx context.Context, e *env, client, id int) {
 		if out.Status == linearize.OK && out.Version >= 0 {
 			versions[key] = out.Version
 		}
+		// A few hundred operations a second in all: enough contention,
+		// and a history the checker can search.
+		time.Sleep(time.Duration(rng.IntN(4)) * time.Millisecond)
+
 		if lost(conn, err) {
 			conn.Close()
 			if conn, err = e.dial(ctx, client); err != nil {
@@ -147,23 +176,47 @@ func (w *registers) loop(ctx context.Context, e *env, client, id int) {
 	}
 }
 
+// forgedGet is a read recorded with data nobody wrote (Config.Break
+// "read"): the register checker must catch it.
+func forgedGet(ctx context.Context, e *env, conn *zk.Conn, id int, key string) (linearize.Output, error) {
+	op := e.rec.Registers().Begin(id, linearize.Input{Kind: linearize.Get, Key: key})
+	_, err := conn.Sync(ctx, key)
+	var st *zk.Stat
+	if err == nil {
+		_, st, err = conn.Get(ctx, key)
+	}
+	if err != nil {
+		op.End(linearize.Output{Status: linearize.Unknown}, err.Error())
+		return linearize.Output{Status: linearize.Unknown}, err
+	}
+	out := linearize.Output{Status: linearize.OK, Data: "forged", Version: st.Version}
+	op.End(out, "forged")
+	return out, nil
+}
+
 func (w *registers) check(ctx context.Context, e *env) []check.Result {
 	// A last session reads every register, so an acknowledged write lost
 	// after its last read shows too.
 	conn, err := zk.Connect(ctx, e.direct)
 	if err == nil {
 		lc := e.rec.Registers().Client(w.n, conn)
-		for k := 0; k < w.keys; k++ {
-			for try := 0; try < 20; try++ {
-				out, _ := lc.Get(ctx, w.key(k))
-				if out.Status != linearize.Unknown {
-					break
+		for g := 0; g <= generation(time.Since(e.start)); g++ {
+			for k := 0; k < w.keys; k++ {
+				for try := 0; try < 20; try++ {
+					out, _ := lc.Get(ctx, w.key(g, k))
+					if out.Status != linearize.Unknown {
+						break
+					}
 				}
 			}
 		}
 		conn.Close()
 	}
-	return []check.Result{check.Registers(e.rec.Registers().History(), check.RegisterOptions{
+	h := e.rec.Registers().History()
+	if err := writeRegisters(filepath.Join(e.dir, "registers.jsonl"), h); err != nil {
+		e.log.Warn("torture: saving the register history", "err", err)
+	}
+	return []check.Result{check.Registers(h, check.RegisterOptions{
 		Timeout: 2 * time.Minute, VisualizeDir: e.dir,
 	})}
 }
@@ -218,7 +271,13 @@ func (w *sequential) loop(ctx context.Context, e *env, client int) {
 		if i%10 == 9 {
 			l := check.SeqListing{Client: name, Parent: parent, Call: e.rec.Now()}
 			var names []string
+			// sync first: a plain read may lag behind writes other
+			// sessions had acknowledged (ZooKeeper's reads are
+			// sequentially consistent, not linearizable).
 			err := e.op(ctx, func(ctx context.Context) error {
+				if _, err := conn.Sync(ctx, parent); err != nil {
+					return err
+				}
 				var err error
 				names, _, err = conn.Children(ctx, parent)
 				return err

@@ -118,6 +118,17 @@ func (w *locks) loop(ctx context.Context, e *env, client int) {
 		err = m.Unlock(uctx)
 		cancel()
 		e.ops.done(answered(err) || errors.Is(err, zk.ErrSessionExpired))
+		if e.broken["fence"] {
+			// A holder that ignores the fence: one more write of its
+			// token, unconditionally, after its hold ended.
+			fw := check.FencedWrite{Client: name, Token: g.Token(), Version: -1, Call: e.rec.Now()}
+			err := e.op(ctx, func(ctx context.Context) error {
+				_, err := conn.Set(ctx, fencePath, []byte(strconv.FormatInt(g.Token(), 10)), zk.AnyVersion)
+				return err
+			})
+			fw.Return, fw.Outcome = e.rec.Now(), check.OutcomeOf(err)
+			e.rec.AddFencedWrite(fw)
+		}
 		time.Sleep(time.Duration(rng.IntN(50)) * time.Millisecond)
 	}
 }
