@@ -53,7 +53,7 @@ type env struct {
 	connect func(ctx context.Context, client int, opts ...zk.Option) (*zk.Conn, error)
 	direct  string // every member's client address, not proxied
 	ops     *opCounter
-	timeout time.Duration // session timeout
+	timeout time.Duration   // session timeout
 	broken  map[string]bool // Config.Break
 	log     *slog.Logger
 	dir     string
