@@ -19,7 +19,7 @@ import (
 
 var (
 	tortureSeeds    = flag.String("torture.seeds", "", "comma-separated seeds for TestTorture (default: two fixed ones)")
-	tortureDuration = flag.Duration("torture.duration", 25*time.Second, "how long each of TestTorture's runs injects faults")
+	tortureDuration = flag.Duration("torture.duration", 48*time.Second, "how long each of TestTorture's runs injects faults")
 	tortureKeep     = flag.Bool("torture.keep", false, "keep the runs' directories (data, logs, report.html) and print where")
 )
 
@@ -58,12 +58,17 @@ func runDir(t *testing.T) string {
 	return t.TempDir()
 }
 
-// TestTorture runs short schedules of every fault kind against three
-// members and requires every checker to hold. The seeds are fixed (a
+// TestTorture runs short schedules against three members, every fault
+// kind in one of the two default runs, and requires every checker to
+// hold (with -torture.seeds, each seed gets every kind). The seeds are fixed (a
 // failure replays with -torture.seeds=N, or with zkgo torture -seed N);
 // a long soak is zkgo torture -duration 10m.
 func TestTorture(t *testing.T) {
+	// The two default runs share the fault kinds between them, so that
+	// CI sees every kind on every change.
+	all := AllKinds()
 	seeds := []uint64{1, 7}
+	kinds := map[uint64][]Kind{1: all[:len(all)/2], 7: all[len(all)/2:]}
 	if *tortureSeeds != "" {
 		seeds = nil
 		for _, s := range strings.Split(*tortureSeeds, ",") {
@@ -79,7 +84,7 @@ func TestTorture(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), *tortureDuration+4*time.Minute)
 			defer cancel()
 			dir := runDir(t)
-			rep, err := Run(ctx, Config{Binary: binary, Dir: dir, Members: 3, Duration: *tortureDuration, Seed: seed})
+			rep, err := Run(ctx, Config{Binary: binary, Dir: dir, Members: 3, Duration: *tortureDuration, Seed: seed, Kinds: kinds[seed]})
 			if err != nil {
 				t.Fatal(err)
 			}
