@@ -47,16 +47,17 @@ type Config struct {
 
 // env is what workloads get from a run.
 type env struct {
-	start   time.Time
-	seed    uint64
-	rec     *check.Recorder
-	connect func(ctx context.Context, client int, opts ...zk.Option) (*zk.Conn, error)
-	direct  string // every member's client address, not proxied
-	ops     *opCounter
-	timeout time.Duration   // session timeout
-	broken  map[string]bool // Config.Break
-	log     *slog.Logger
-	dir     string
+	start     time.Time
+	seed      uint64
+	rec       *check.Recorder
+	connect   func(ctx context.Context, client int, opts ...zk.Option) (*zk.Conn, error)
+	direct    string   // every member's client address, not proxied
+	clientVia []string // client k's connection string (its proxies)
+	ops       *opCounter
+	timeout   time.Duration   // session timeout
+	broken    map[string]bool // Config.Break
+	log       *slog.Logger
+	dir       string
 }
 
 // workload is one family of clients with its own checker(s). start runs
@@ -136,12 +137,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			opts = append([]zk.Option{zk.WithSessionTimeout(cfg.SessionTimeout)}, opts...)
 			return zk.Connect(ctx, clientAddrs[client], opts...)
 		},
-		direct:  direct,
-		ops:     newOpCounter(start),
-		timeout: cfg.SessionTimeout,
-		broken:  map[string]bool{},
-		log:     log,
-		dir:     cfg.Dir,
+		direct:    direct,
+		clientVia: clientAddrs,
+		ops:       newOpCounter(start),
+		timeout:   cfg.SessionTimeout,
+		broken:    map[string]bool{},
+		log:       log,
+		dir:       cfg.Dir,
 	}
 	for _, b := range strings.Split(cfg.Break, ",") {
 		if b != "" {
@@ -356,6 +358,9 @@ func answered(err error) bool {
 		errors.Is(err, zk.ErrClosing), errors.Is(err, zk.ErrSessionMoved),
 		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return false
+	}
+	if check.OutcomeOf(err) != check.Unknown {
+		return true // a definite refusal, from either client
 	}
 	var ze *zk.Error
 	return errors.As(err, &ze)

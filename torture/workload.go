@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
+
+	gozk "github.com/go-zookeeper/zk"
 
 	"github.com/zkgo/zkgo/internal/linearize"
 	"github.com/zkgo/zkgo/torture/check"
@@ -234,6 +237,12 @@ func (w *sequential) start(ctx context.Context, e *env, first int, wg *sync.Wait
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Every other client is go-zookeeper's: the guarantees hold
+			// for clients other than ours.
+			if id%2 == 1 {
+				w.loopGozk(ctx, e, first+id)
+				return
+			}
 			w.loop(ctx, e, first+id)
 		}()
 	}
@@ -295,6 +304,58 @@ func (w *sequential) loop(ctx context.Context, e *env, client int) {
 		}
 	}
 }
+
+// loopGozk is loop with a go-zookeeper client (which reconnects, and
+// starts a new session after an expiry, by itself).
+func (w *sequential) loopGozk(ctx context.Context, e *env, client int) {
+	name := fmt.Sprintf("c%d-gozk", client)
+	conn, _, err := gozk.Connect(strings.Split(e.clientVia[client], ","), e.timeout, gozk.WithLogger(quiet{}))
+	if err != nil {
+		return
+	}
+	// go-zookeeper's requests take no context: closing the Conn ends the
+	// one in flight at the end of the run.
+	stop := context.AfterFunc(ctx, conn.Close)
+	defer stop()
+	defer conn.Close()
+	madeParent := ""
+	for i := 0; ctx.Err() == nil; i++ {
+		parent := w.parent(e)
+		if parent != madeParent {
+			_, err := conn.Create(parent, nil, 0, gozk.WorldACL(gozk.PermAll))
+			if err == nil || errors.Is(err, gozk.ErrNodeExists) {
+				madeParent = parent
+			}
+		}
+		prefix := fmt.Sprintf("%s-%d-", name, i)
+		rec := check.SeqCreate{Client: name, Parent: parent, Prefix: prefix, Call: e.rec.Now()}
+		got, err := conn.Create(parent+"/"+prefix, nil, gozk.FlagSequence, gozk.WorldACL(gozk.PermAll))
+		rec.Return, rec.Outcome, rec.Name = e.rec.Now(), check.OutcomeOf(err), got
+		e.rec.AddSeqCreate(rec)
+		e.ops.done(rec.Outcome != check.Unknown)
+		if rec.Outcome == check.Unknown {
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		if i%10 == 9 {
+			l := check.SeqListing{Client: name, Parent: parent, Call: e.rec.Now()}
+			if _, err := conn.Sync(parent); err == nil {
+				if names, _, err := conn.Children(parent); err == nil {
+					l.Return, l.Names = e.rec.Now(), names
+					e.rec.AddSeqListing(l)
+				}
+			}
+		}
+	}
+}
+
+// quiet discards go-zookeeper's log.
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
 
 func (w *sequential) check(ctx context.Context, e *env) []check.Result {
 	// A last listing of every parent shows which creates of unknown
