@@ -48,11 +48,14 @@ type Event struct {
 	What string
 }
 
-// Recovery is how long the ensemble took to acknowledge a write after a
-// fault was removed (Took < 0: it did not within the quiet gap).
+// Recovery is how long the ensemble took to acknowledge a write once a
+// fault began (During: the failover time when the fault took the leader
+// away; < 0: no write was acknowledged while the fault lasted) and after
+// it was removed (Took; < 0: not within the quiet gap).
 type Recovery struct {
-	Fault string
-	Took  time.Duration
+	Fault  string
+	During time.Duration
+	Took   time.Duration
 }
 
 // Second is one second of client traffic.
@@ -84,15 +87,20 @@ func (r *Report) Summary() string {
 	}
 	fmt.Fprintf(&b, "%s: seed %d, %d members, %v of faults (%d), %d operations (%d answered, %d without answer)\n",
 		verdict, r.Seed, r.Members, r.Duration, len(r.Schedule), r.Ops.Total, r.Ops.OK, r.Ops.Failed)
-	var worst time.Duration
-	recovered := 0
+	var worst, worstDuring time.Duration
+	recovered, available := 0, 0
 	for _, rec := range r.Recoveries {
 		if rec.Took >= 0 {
 			recovered++
 			worst = max(worst, rec.Took)
 		}
+		if rec.During >= 0 {
+			available++
+			worstDuring = max(worstDuring, rec.During)
+		}
 	}
-	fmt.Fprintf(&b, "recoveries: %d of %d faults, slowest %v\n", recovered, len(r.Recoveries), worst.Round(time.Millisecond))
+	fmt.Fprintf(&b, "writes acknowledged during %d of %d faults (slowest first acknowledgement %v), and after %d (slowest %v)\n",
+		available, len(r.Recoveries), worstDuring.Round(time.Millisecond), recovered, worst.Round(time.Millisecond))
 	b.WriteString(check.Summary(r.Results))
 	for _, n := range r.Notes {
 		b.WriteString("note: " + n + "\n")
@@ -249,8 +257,8 @@ svg text{font-size:11px}
 </svg>
 
 <h2>Recoveries</h2>
-<table><tr><th>fault</th><th>write acknowledged again after its removal</th></tr>
-{{range .Recoveries}}<tr><td>{{.Fault}}</td><td>{{if ge .Took 0}}{{ms .Took}}{{else}}not within the quiet gap{{end}}</td></tr>
+<table><tr><th>fault</th><th>a write acknowledged after the fault began</th><th>after its removal</th></tr>
+{{range .Recoveries}}<tr><td>{{.Fault}}</td><td>{{if ge .During 0}}{{ms .During}}{{else}}not while it lasted{{end}}</td><td>{{if ge .Took 0}}{{ms .Took}}{{else}}not within the quiet gap{{end}}</td></tr>
 {{end}}</table>
 
 <h2>Timeline</h2>

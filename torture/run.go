@@ -183,13 +183,21 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			continue
 		}
 		event("fault: %v: %s", f.Kind, desc)
+		// Availability during the fault: how long until a write is
+		// acknowledged (the failover time when the fault took the
+		// leader away).
+		during := make(chan time.Duration, 1)
+		pctx, stopProbe := context.WithDeadline(ctx, start.Add(f.At+f.For))
+		go func() { during <- recoverTime(pctx, direct, f.For) }()
 		sleepUntil(ctx, start.Add(f.At+f.For))
+		stopProbe()
+		failover := <-during
 		if err := undo(); err != nil {
 			note("%v: not removed cleanly: %v", f, err)
 		}
 		event("healed: %v", f.Kind)
 		took := recoverTime(ctx, direct, 10*time.Second)
-		rep.Recoveries = append(rep.Recoveries, Recovery{Fault: f.String(), Took: took})
+		rep.Recoveries = append(rep.Recoveries, Recovery{Fault: f.String(), During: failover, Took: took})
 		if took >= 0 {
 			event("writes acknowledged again %v after the fault's removal", took.Round(time.Millisecond))
 		}
