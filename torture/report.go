@@ -164,7 +164,7 @@ func (r *Report) html(w io.Writer) error {
 		if !ok || (name != "fault" && name != "healed") {
 			continue
 		}
-		kind := strings.Fields(rest)[0]
+		kind := strings.TrimSuffix(strings.Fields(rest)[0], ":")
 		if _, ok := lanes[kind]; !ok {
 			lanes[kind] = &lane{Y: float64(len(laneOrder)) * laneH}
 			laneOrder = append(laneOrder, kind)
@@ -174,7 +174,7 @@ func (r *Report) html(w io.Writer) error {
 			continue
 		}
 		for k, at := range open {
-			if strings.Fields(k)[0] == kind {
+			if strings.TrimSuffix(strings.Fields(k)[0], ":") == kind {
 				l := lanes[kind]
 				l.Bars = append(l.Bars, bar{X: x(at), W: max(x(ev.At)-x(at), 1), Y: l.Y, H: laneH - 3, Class: "fault", Title: k})
 				delete(open, k)
