@@ -41,7 +41,8 @@ type Config struct {
 	// token to the fence once more after its hold ended, unconditionally
 	// (a holder that ignores the fence); "read" — a register client
 	// records one read in fifty with data nobody wrote (a forged
-	// response). Comma-separated.
+	// response); "fifo" — the raw session records two replies in one
+	// batch in one in fifty as come in the other order. Comma-separated.
 	Break string
 }
 
@@ -253,7 +254,7 @@ func setupTree(ctx context.Context, servers string) error {
 		return err
 	}
 	defer c.Close()
-	for _, p := range []string{root + "/reg", root + "/seq", root + "/eph", watchRoot, root + "/sess", root + "/lock", root + "/latch"} {
+	for _, p := range []string{root + "/reg", root + "/seq", root + "/eph", watchRoot, root + "/sess", fifoRoot, root + "/lock", root + "/latch"} {
 		if err := c.EnsurePath(ctx, p, zk.OpenACLUnsafe); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return err
 		}

@@ -118,14 +118,14 @@ func printLogs(t *testing.T, dir string) {
 }
 
 // TestCheckersCatchBrokenRuns: with workloads that misbehave on purpose (a
-// lock holder that ignores the fence, a forged read), the run fails, and
-// on the checkers that exist for it.
+// lock holder that ignores the fence, a forged read, replies recorded out
+// of order), the run fails, and on the checkers that exist for it.
 func TestCheckersCatchBrokenRuns(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	dir := runDir(t)
 	kinds, _ := ParseKinds("delay")
-	rep, err := Run(ctx, Config{Binary: binary, Dir: dir, Members: 3, Duration: 8 * time.Second, Seed: 1, Kinds: kinds, Break: "fence,read"})
+	rep, err := Run(ctx, Config{Binary: binary, Dir: dir, Members: 3, Duration: 8 * time.Second, Seed: 1, Kinds: kinds, Break: "fence,read,fifo"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestCheckersCatchBrokenRuns(t *testing.T) {
 			failed[r.Name] = true
 		}
 	}
-	for _, want := range []string{"locks", "registers"} {
+	for _, want := range []string{"locks", "registers", "sessions"} {
 		if !failed[want] {
 			t.Errorf("the %s checker did not catch the broken workload", want)
 		}

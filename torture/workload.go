@@ -28,6 +28,7 @@ func defaultWorkloads() []workload {
 		&ephemerals{owners: 2},
 		&watches{},
 		&sessions{n: 2},
+		&fifo{},
 		&locks{n: 3},
 		&leaders{n: 3},
 	}
