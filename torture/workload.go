@@ -278,7 +278,7 @@ func (w *sequential) loop(ctx context.Context, e *env, client int) {
 		})
 		rec.Return, rec.Outcome, rec.Name = e.rec.Now(), check.OutcomeOf(err), got
 		e.rec.AddSeqCreate(rec)
-		if i%10 == 9 {
+		if i%25 == 24 {
 			l := check.SeqListing{Client: name, Parent: parent, Call: e.rec.Now()}
 			var names []string
 			// sync first: a plain read may lag behind writes other
@@ -341,7 +341,7 @@ func (w *sequential) loopGozk(ctx context.Context, e *env, client int) {
 			}
 			continue
 		}
-		if i%10 == 9 {
+		if i%25 == 24 {
 			l := check.SeqListing{Client: name, Parent: parent, Call: e.rec.Now()}
 			if _, err := conn.Sync(parent); err == nil {
 				if names, _, err := conn.Children(parent); err == nil {
