@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -16,6 +18,28 @@ type injector struct {
 	rng     *rand.Rand // for flapping; seeded from the schedule
 	event   func(format string, args ...any)
 	note    func(format string, args ...any)
+}
+
+// minorityOf returns the members a partition fault cut off from the
+// majority (none for other kinds), as apply chose them.
+func (in *injector) minorityOf(f Fault, desc string) []int {
+	switch f.Kind {
+	case Partition, PartitionLeader:
+		var ms []int
+		var list string
+		if _, after, ok := strings.Cut(desc, "members ["); ok {
+			list, _, _ = strings.Cut(after, "]")
+		} else if _, after, ok := strings.Cut(desc, "member "); ok {
+			list, _, _ = strings.Cut(after, " ")
+		}
+		for _, f := range strings.Fields(list) {
+			if m, err := strconv.Atoi(f); err == nil {
+				ms = append(ms, m-1)
+			}
+		}
+		return ms
+	}
+	return nil
 }
 
 // target resolves the member a fault hits.

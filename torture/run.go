@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkgo/zkgo/internal/rawzk"
 	"github.com/zkgo/zkgo/torture/check"
 	"github.com/zkgo/zkgo/torture/faultnet"
 	"github.com/zkgo/zkgo/zk"
@@ -173,6 +174,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		first += w.clients()
 	}
 
+	minority := check.Result{Name: "minority", OK: true}
 	in := &injector{e: e, clients: nclients, rng: rand.New(rand.NewPCG(cfg.Seed, 2)), event: event, note: note}
 	for _, f := range sched.Faults {
 		if err := sleepUntil(ctx, start.Add(f.At)); err != nil {
@@ -190,6 +192,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		during := make(chan time.Duration, 1)
 		pctx, stopProbe := context.WithDeadline(ctx, start.Add(f.At+f.For))
 		go func() { during <- recoverTime(pctx, direct, f.For) }()
+		// A member cut off from the majority serves nobody: once it had
+		// time to notice (an election timeout and then some), a session
+		// asked of it directly is refused.
+		if ms := in.minorityOf(f, desc); len(ms) > 0 && f.For > minorityGrace+time.Second {
+			sleepUntil(ctx, start.Add(f.At+minorityGrace))
+			for _, m := range ms {
+				minority.Checked++
+				if c, err := rawzk.Dial(e.clientAddrs[m], rawzk.Options{Timeout: cfg.SessionTimeout}); err == nil {
+					c.Close()
+					if minority.OK {
+						minority.OK = false
+						minority.Problem = fmt.Sprintf("member %d, cut off from the majority for %v, accepted a session", m+1, minorityGrace)
+						minority.Evidence = []string{f.String()}
+					}
+				}
+			}
+		}
 		sleepUntil(ctx, start.Add(f.At+f.For))
 		stopProbe()
 		failover := <-during
@@ -238,6 +257,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		log.Info("torture: checked", "workload", w.name(), "took", time.Since(t).Round(time.Millisecond))
 		rep.Results = append(rep.Results, res...)
 	}
+	minority.Notes = append(minority.Notes, fmt.Sprintf("%d sessions asked of members cut off from the majority for %v", minority.Checked, minorityGrace))
+	rep.Results = append(rep.Results, minority)
 	rep.Seconds, rep.Ops = ev.ops.seconds()
 	rep.Elapsed = time.Since(rep.Started)
 	if _, err := rep.Write(cfg.Dir); err != nil {
@@ -245,6 +266,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	return rep, nil
 }
+
+// minorityGrace is how long a member cut off from the majority may go on
+// serving clients before it notices: several election timeouts (10 raft
+// ticks of tickTime 100 ms; raft's check-quorum makes an isolated leader
+// step down within one).
+const minorityGrace = 3 * time.Second
 
 // setupTree creates the workloads' parents before any client starts (a
 // watch on a parent must not see the parent's own creation).
