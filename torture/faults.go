@@ -18,6 +18,9 @@ type injector struct {
 	rng     *rand.Rand // for flapping; seeded from the schedule
 	event   func(format string, args ...any)
 	note    func(format string, args ...any)
+	// freeze catches the next client to reach a pause point (a lock
+	// holder about to make a fenced write) and returns what wakes it.
+	freeze func(ctx context.Context, wait time.Duration) (client int, resume func(), ok bool)
 }
 
 // minorityOf returns the members a partition fault cut off from the
@@ -190,6 +193,17 @@ func (in *injector) apply(ctx context.Context, f Fault) (desc string, undo func(
 		c := clientName(f.Client)
 		fn.Isolate(c)
 		return fmt.Sprintf("client %d cut from every member", f.Client), healAll(in), nil
+	case ClientPause:
+		k, resume, ok := in.freeze(ctx, 5*time.Second)
+		if !ok {
+			return "", nil, fmt.Errorf("no lock holder reached a fenced write within 5s")
+		}
+		fn.Isolate(clientName(k))
+		return fmt.Sprintf("client %d frozen before a fenced write, its links cut", k), func() error {
+			fn.HealAll()
+			resume()
+			return nil
+		}, nil
 	}
 	return "", nil, fmt.Errorf("unknown fault kind %v", f.Kind)
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkgo/zkgo/internal/rawzk"
@@ -60,6 +61,8 @@ type env struct {
 	broken    map[string]bool // Config.Break
 	log       *slog.Logger
 	dir       string
+
+	gate atomic.Pointer[gate] // ClientPause's trap, when armed
 }
 
 // workload is one family of clients with its own checker(s). start runs
@@ -175,7 +178,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 
 	minority := check.Result{Name: "minority", OK: true}
-	in := &injector{e: e, clients: nclients, rng: rand.New(rand.NewPCG(cfg.Seed, 2)), event: event, note: note}
+	in := &injector{e: e, clients: nclients, rng: rand.New(rand.NewPCG(cfg.Seed, 2)), event: event, note: note, freeze: ev.freeze}
 	for _, f := range sched.Faults {
 		if err := sleepUntil(ctx, start.Add(f.At)); err != nil {
 			break
@@ -272,6 +275,44 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // ticks of tickTime 100 ms; raft's check-quorum makes an isolated leader
 // step down within one).
 const minorityGrace = 3 * time.Second
+
+// gate is the ClientPause fault's trap: the first client to reach a pause
+// point while it is armed is frozen there until wake is closed.
+type gate struct {
+	client int           // who was caught (set before caught is closed)
+	caught chan struct{} // closed when a client is frozen
+	wake   chan struct{} // closed to let it go
+}
+
+// pausePoint freezes the calling client if ClientPause has armed the gate
+// and no other client was caught yet.
+func (e *env) pausePoint(client int) {
+	g := e.gate.Swap(nil)
+	if g == nil {
+		return
+	}
+	g.client = client
+	close(g.caught)
+	<-g.wake
+}
+
+// freeze arms the gate and waits (up to wait) until a client is caught;
+// it returns the client and what wakes it, or ok false if none came.
+func (e *env) freeze(ctx context.Context, wait time.Duration) (client int, resume func(), ok bool) {
+	g := &gate{caught: make(chan struct{}), wake: make(chan struct{})}
+	e.gate.Store(g)
+	select {
+	case <-g.caught:
+		return g.client, func() { close(g.wake) }, true
+	case <-time.After(wait):
+	case <-ctx.Done():
+	}
+	if e.gate.CompareAndSwap(g, nil) {
+		return 0, nil, false
+	}
+	<-g.caught // caught just now
+	return g.client, func() { close(g.wake) }, true
+}
 
 // setupTree creates the workloads' parents before any client starts (a
 // watch on a parent must not see the parent's own creation).

@@ -46,6 +46,12 @@ const (
 	// ClientCut cuts one client from every member for longer than its
 	// session timeout: its session expires while it runs.
 	ClientCut
+	// ClientPause freezes the next lock holder to reach a fenced write
+	// (as a long GC pause or a stopped process would), for longer than
+	// its session timeout, with its session's links cut: its lock is
+	// given to another client meanwhile, and when it wakes it makes the
+	// write it was about to make, believing it still holds the lock.
+	ClientPause
 )
 
 var kindNames = [...]string{
@@ -61,6 +67,7 @@ var kindNames = [...]string{
 	DiskError:       "disk-error",
 	SlowDisk:        "slow-disk",
 	ClientCut:       "client-cut",
+	ClientPause:     "client-pause",
 }
 
 func (k Kind) String() string {
@@ -73,7 +80,7 @@ func (k Kind) String() string {
 // AllKinds are every fault kind, in order.
 func AllKinds() []Kind {
 	var ks []Kind
-	for k := Partition; k <= ClientCut; k++ {
+	for k := Partition; k <= ClientPause; k++ {
 		ks = append(ks, k)
 	}
 	return ks
@@ -88,7 +95,7 @@ func ParseKinds(s string) ([]Kind, error) {
 	var ks []Kind
 	for _, name := range strings.Split(s, ",") {
 		found := false
-		for k := Partition; k <= ClientCut; k++ {
+		for k := Partition; k <= ClientPause; k++ {
 			if k.String() == strings.TrimSpace(name) {
 				ks = append(ks, k)
 				found = true
@@ -133,6 +140,8 @@ func (f Fault) String() string {
 		target = "the leader"
 	case f.Kind == ClientCut:
 		target = fmt.Sprintf("client %d", f.Client)
+	case f.Kind == ClientPause:
+		target = "a lock client"
 	case f.Kind == Delay || f.Kind == Loss:
 		target = "every peer link"
 	}
@@ -191,9 +200,9 @@ func NewSchedule(seed uint64, d time.Duration, kinds []Kind, members, clients in
 			f.Prob = float64(between(20, 200)) / 1000
 		case Pause:
 			f.For = sessionTimeout + between(time.Second, 3*time.Second)
-		case ClientCut:
+		case ClientCut, ClientPause:
 			f.Leader = false
-			f.Client = rng.IntN(clients)
+			f.Client = rng.IntN(clients) // ClientPause: whichever lock holder comes first
 			f.For = sessionTimeout + between(time.Second, 2*time.Second)
 		}
 		if k == SlowDisk {

@@ -17,9 +17,14 @@ import (
 
 // locks: clients take turns holding an InterProcessMutex-compatible lock
 // (recipe/lock, strict policy) and, while they hold it, write their
-// fencing token to a fence znode (read the fence, setData on the version
-// read if their token is larger). Checked: no two holders' fenced writes
-// both succeed, tokens only grow.
+// fencing token to a fence znode — the resource the lock protects, reached
+// through a session of its own (not the lock's): read the fence, and if
+// their token is larger, a multi of a check that their lock node still
+// exists and a setData on the version read. A holder frozen by the
+// ClientPause fault makes that write when it wakes, long after its
+// session expired and another client took the lock: the guard must refuse
+// it. Checked: no two holders' fenced writes both succeed, tokens only
+// grow.
 type locks struct{ n int }
 
 func (w *locks) name() string { return "locks" }
@@ -45,17 +50,23 @@ func (w *locks) loop(ctx context.Context, e *env, client int) {
 		return
 	}
 	defer func() { conn.Close() }()
-	if e.ensurePath(ctx, conn, root+"/lock") != nil {
+	// The fence's own session, straight to the members (the client's
+	// cuts and pauses are the lock session's).
+	store, err := zk.Connect(ctx, e.direct, zk.WithSessionTimeout(e.timeout))
+	if err != nil {
 		return
 	}
-	e.op(ctx, func(ctx context.Context) error {
-		_, err := conn.Create(ctx, fencePath, []byte("0"), zk.OpenACLUnsafe, zk.ModePersistent)
-		return err
-	})
+	defer func() { store.Close() }()
 	for ctx.Err() == nil {
 		if conn.State() == zk.StateLost {
 			conn.Close()
 			if conn, err = e.dial(ctx, client); err != nil {
+				return
+			}
+		}
+		if store.State() == zk.StateLost {
+			store.Close()
+			if store, err = zk.Connect(ctx, e.direct, zk.WithSessionTimeout(e.timeout)); err != nil {
 				return
 			}
 		}
@@ -87,7 +98,7 @@ func (w *locks) loop(ctx context.Context, e *env, client int) {
 			var stored int64
 			var version int32
 			err := e.op(ctx, func(ctx context.Context) error {
-				data, st, err := conn.Get(ctx, fencePath)
+				data, st, err := store.Get(ctx, fencePath)
 				if err == nil {
 					stored, _ = strconv.ParseInt(string(data), 10, 64)
 					version = st.Version
@@ -97,9 +108,13 @@ func (w *locks) loop(ctx context.Context, e *env, client int) {
 			if err != nil || stored >= g.Token() || lostAt.Load() != 0 {
 				continue
 			}
+			// Frozen here by ClientPause: it wakes believing it holds
+			// the lock, with what it read before.
+			e.pausePoint(client)
 			fw := check.FencedWrite{Client: name, Token: g.Token(), Version: version, Call: e.rec.Now()}
 			err = e.op(ctx, func(ctx context.Context) error {
-				_, err := conn.Set(ctx, fencePath, []byte(strconv.FormatInt(g.Token(), 10)), version)
+				_, err := store.Multi(ctx, zk.CheckOp(g.Path(), zk.AnyVersion),
+					zk.SetDataOp(fencePath, []byte(strconv.FormatInt(g.Token(), 10)), version))
 				return err
 			})
 			fw.Return, fw.Outcome = e.rec.Now(), check.OutcomeOf(err)
@@ -123,7 +138,7 @@ func (w *locks) loop(ctx context.Context, e *env, client int) {
 			// token, unconditionally, after its hold ended.
 			fw := check.FencedWrite{Client: name, Token: g.Token(), Version: -1, Call: e.rec.Now()}
 			err := e.op(ctx, func(ctx context.Context) error {
-				_, err := conn.Set(ctx, fencePath, []byte(strconv.FormatInt(g.Token(), 10)), zk.AnyVersion)
+				_, err := store.Set(ctx, fencePath, []byte(strconv.FormatInt(g.Token(), 10)), zk.AnyVersion)
 				return err
 			})
 			fw.Return, fw.Outcome = e.rec.Now(), check.OutcomeOf(err)
