@@ -34,6 +34,19 @@ func defaultWorkloads() []workload {
 	}
 }
 
+// goClients runs loop for clients first, first+1, ... first+n-1, each in
+// a goroutine of its own counted by wg; id is the client's index in its
+// workload.
+func goClients(wg *sync.WaitGroup, first, n int, loop func(client, id int)) {
+	for id := 0; id < n; id++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			loop(first+id, id)
+		}()
+	}
+}
+
 // dial connects client k, retrying until ctx ends.
 func (e *env) dial(ctx context.Context, k int) (*zk.Conn, error) {
 	for {
@@ -113,13 +126,7 @@ func generation(since time.Duration) int { return int(since / (5 * time.Second))
 func (w *registers) key(gen, i int) string { return fmt.Sprintf("%s/reg/g%d/k%d", root, gen, i) }
 
 func (w *registers) start(ctx context.Context, e *env, first int, wg *sync.WaitGroup) {
-	for id := 0; id < w.n; id++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.loop(ctx, e, first+id, id)
-		}()
-	}
+	goClients(wg, first, w.n, func(client, id int) { w.loop(ctx, e, client, id) })
 }
 
 func (w *registers) loop(ctx context.Context, e *env, client, id int) {
@@ -234,19 +241,15 @@ func (w *sequential) name() string { return "sequential" }
 func (w *sequential) clients() int { return w.n }
 
 func (w *sequential) start(ctx context.Context, e *env, first int, wg *sync.WaitGroup) {
-	for id := 0; id < w.n; id++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// Every other client is go-zookeeper's: the guarantees hold
-			// for clients other than ours.
-			if id%2 == 1 {
-				w.loopGozk(ctx, e, first+id)
-				return
-			}
-			w.loop(ctx, e, first+id)
-		}()
-	}
+	goClients(wg, first, w.n, func(client, id int) {
+		// Every other client is go-zookeeper's: the guarantees hold for
+		// clients other than ours.
+		if id%2 == 1 {
+			w.loopGozk(ctx, e, client)
+			return
+		}
+		w.loop(ctx, e, client)
+	})
 }
 
 func (w *sequential) parent(e *env) string {

@@ -33,13 +33,7 @@ func (w *locks) clients() int { return w.n }
 const fencePath = root + "/fence"
 
 func (w *locks) start(ctx context.Context, e *env, first int, wg *sync.WaitGroup) {
-	for id := 0; id < w.n; id++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.loop(ctx, e, first+id)
-		}()
-	}
+	goClients(wg, first, w.n, func(client, _ int) { w.loop(ctx, e, client) })
 }
 
 func (w *locks) loop(ctx context.Context, e *env, client int) {
@@ -161,13 +155,7 @@ func (w *leaders) name() string { return "leaders" }
 func (w *leaders) clients() int { return w.n }
 
 func (w *leaders) start(ctx context.Context, e *env, first int, wg *sync.WaitGroup) {
-	for id := 0; id < w.n; id++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.loop(ctx, e, first+id)
-		}()
-	}
+	goClients(wg, first, w.n, func(client, _ int) { w.loop(ctx, e, client) })
 }
 
 func (w *leaders) loop(ctx context.Context, e *env, client int) {

@@ -26,18 +26,8 @@ func (w *ephemerals) name() string { return "ephemerals" }
 func (w *ephemerals) clients() int { return w.owners + 1 }
 
 func (w *ephemerals) start(ctx context.Context, e *env, first int, wg *sync.WaitGroup) {
-	for id := 0; id < w.owners; id++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.own(ctx, e, first+id)
-		}()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		w.observe(ctx, e, first+w.owners)
-	}()
+	goClients(wg, first, w.owners, func(client, _ int) { w.own(ctx, e, client) })
+	goClients(wg, first+w.owners, 1, func(client, _ int) { w.observe(ctx, e, client) })
 }
 
 func (w *ephemerals) remember(p string) {
@@ -310,13 +300,7 @@ func (w *sessions) name() string { return "sessions" }
 func (w *sessions) clients() int { return w.n }
 
 func (w *sessions) start(ctx context.Context, e *env, first int, wg *sync.WaitGroup) {
-	for id := 0; id < w.n; id++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.loop(ctx, e, first+id)
-		}()
-	}
+	goClients(wg, first, w.n, func(client, _ int) { w.loop(ctx, e, client) })
 }
 
 func (w *sessions) loop(ctx context.Context, e *env, client int) {
