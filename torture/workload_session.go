@@ -288,7 +288,7 @@ func (w *watches) write(ctx context.Context, e *env, client int) {
 
 func (w *watches) check(ctx context.Context, e *env) []check.Result {
 	h := e.rec.History()
-	return []check.Result{check.Watches(h.Watches, check.WatchOptions{Slop: 200 * time.Millisecond})}
+	return []check.Result{check.Watches(h.Watches, check.WatchOptions{Slop: 500 * time.Millisecond})}
 }
 
 // sessions: two sessions read and write a few znodes, recording the zxids
