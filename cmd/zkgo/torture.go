@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -22,6 +24,7 @@ func runTorture(args []string) int {
 	members := fs.Int("members", 3, "ensemble size (3 or 5)")
 	duration := fs.Duration("duration", time.Minute, "how long faults are injected (the clients run through it and a short quiet phase after)")
 	seed := fs.Uint64("seed", 0, "the schedule's seed (0: a random one, printed); the same seed replays the same faults at the same times")
+	runs := fs.Int("runs", 1, "runs one after another, with seeds seed, seed+1, ... (each in its own directory under -out), and a summary of all at the end")
 	kinds := fs.String("faults", "all", "comma-separated fault kinds, or all: "+faultKindNames())
 	out := fs.String("out", "", "directory for the members' data and logs and the report (default: a new temporary directory)")
 	sessionTimeout := fs.Duration("session-timeout", 3*time.Second, "the clients' session timeout")
@@ -39,6 +42,7 @@ checker failed; 2: the run could not be carried out.
 
 The binary must be built with the fault hooks:
   go run -tags zkgofaults ./cmd/zkgo torture -duration 10m
+  go run -tags zkgofaults ./cmd/zkgo torture -runs 10 -duration 10m -out soak
 
 Flags:
 `)
@@ -82,22 +86,48 @@ Flags:
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := torture.Run(ctx, torture.Config{
-		Binary: bin, Dir: dir, Members: *members, Duration: *duration, Seed: *seed,
-		Kinds: ks, SessionTimeout: *sessionTimeout, Logger: log,
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "zkgo torture: %v\n", err)
-		if rep == nil {
-			return 2
+	if *runs < 1 {
+		*runs = 1
+	}
+	first := *seed
+	if first == 0 {
+		first = rand.Uint64N(1 << 32)
+	}
+	code := 0
+	var summary []string
+	for i := 0; i < *runs && ctx.Err() == nil; i++ {
+		s := first + uint64(i)
+		runDir := dir
+		if *runs > 1 {
+			runDir = filepath.Join(dir, fmt.Sprintf("seed-%d", s))
+		}
+		rep, err := torture.Run(ctx, torture.Config{
+			Binary: bin, Dir: runDir, Members: *members, Duration: *duration, Seed: s,
+			Kinds: ks, SessionTimeout: *sessionTimeout, Logger: log,
+		})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "zkgo torture: seed %d: %v\n", s, err)
+			if rep == nil {
+				summary = append(summary, fmt.Sprintf("seed %d: not carried out: %v", s, err))
+				code = max(code, 2)
+				continue
+			}
+		}
+		fmt.Print(rep.Summary())
+		fmt.Printf("report: %s\n", filepath.Join(runDir, "report.html"))
+		line := strings.SplitN(rep.Summary(), "\n", 2)[0]
+		summary = append(summary, line)
+		if !rep.Passed() {
+			code = max(code, 1)
 		}
 	}
-	fmt.Print(rep.Summary())
-	fmt.Printf("report: %s\n", filepath.Join(dir, "report.html"))
-	if !rep.Passed() {
-		return 1
+	if *runs > 1 {
+		fmt.Printf("\n%d runs:\n  %s\n", len(summary), strings.Join(summary, "\n  "))
 	}
-	return 0
+	if code == 2 && len(summary) > 1 {
+		code = 1
+	}
+	return code
 }
 
 func faultKindNames() string {
