@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -183,5 +184,18 @@ func TestHelp(t *testing.T) {
 	}
 	if err := exec.Command(binary, "nosuchcommand").Run(); err == nil {
 		t.Error("unknown command exited 0")
+	}
+}
+
+// TestTortureNeedsFaultHooks: a binary built without -tags zkgofaults
+// refuses to run zkgo torture, saying how to build one that can.
+func TestTortureNeedsFaultHooks(t *testing.T) {
+	out, err := exec.Command(binary, "torture", "-duration", "1s").CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Fatalf("zkgo torture without the hooks: %v, want exit status 2\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "-tags zkgofaults") {
+		t.Fatalf("the refusal does not say how to build with the hooks:\n%s", out)
 	}
 }
