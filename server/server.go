@@ -416,7 +416,10 @@ func New(opts Options) (*Server, error) {
 		membershipChanged: s.membershipChanged, memberCh: make(chan struct{}),
 		learnFormationNow: make(chan struct{}, 1)}
 	s.sm.onFormation = s.raft.formationChosen
-	s.sm.onRestore = s.raft.snapshotRestored
+	s.sm.onRestore = func() {
+		s.raft.snapshotRestored()
+		s.dropClientsAfterRestore()
+	}
 	if s.clustered() {
 		s.raft.members.Store(initialMembership(&s.opts))
 	}
@@ -494,6 +497,26 @@ func (s *Server) hasQuorum() bool { return s.raft.hasQuorum() }
 // leaderChanged is told by the replica of every change of raft leader. A
 // member that becomes leader gives every session a fresh timeout before it
 // expires any.
+// dropClientsAfterRestore closes every client connection after the tree
+// was replaced by a snapshot from the leader (this member had fallen too
+// far behind for the log): the changes the snapshot carries fired no
+// watch, so a client still connected would miss them without knowing. A
+// ZooKeeper follower that resynchronises with a snapshot has dropped its
+// clients too. They reconnect and re-register their watches (setWatches
+// fires the one-shot watches whose nodes changed since the zxid they had
+// seen; a persistent watch resumes from now, the gap ZooKeeper documents
+// across a reconnection). Called on the apply goroutine; at startup there
+// are no clients yet.
+func (s *Server) dropClientsAfterRestore() {
+	conns := s.connList()
+	for _, c := range conns {
+		c.close("this member's state was replaced by a snapshot from the leader")
+	}
+	if len(conns) > 0 {
+		s.log.Warn("state replaced by a snapshot from the leader: closed every client connection so that their watches are set again", "connections", len(conns))
+	}
+}
+
 func (s *Server) leaderChanged(ch raftnode.LeaderChange) {
 	if ch.ProposalsLost {
 		// The same leader, but a proposal forwarded to it was dropped
