@@ -42,13 +42,13 @@ type metricsServer struct {
 	log *slog.Logger
 
 	// ZooKeeper's summaries (milliseconds or counts).
-	fsyncTime, snapshotTime, batchSize  prometheus.Summary
-	readLatency, updateLatency          prometheus.Summary
-	propagationLatency, electionTime    prometheus.Summary
-	walFsync, walEntries, snapDuration  prometheus.Histogram
-	requestDuration                     map[proto.OpCode]*opObserver // read-only after newMetrics
-	http                                *http.Server
-	ln                                  net.Listener
+	fsyncTime, snapshotTime, batchSize prometheus.Summary
+	readLatency, updateLatency         prometheus.Summary
+	propagationLatency, electionTime   prometheus.Summary
+	walFsync, walEntries, snapDuration prometheus.Histogram
+	requestDuration                    map[proto.OpCode]*opObserver // read-only after newMetrics
+	http                               *http.Server
+	ln                                 net.Listener
 }
 
 // Histogram buckets, in seconds or entries.

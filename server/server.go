@@ -351,7 +351,7 @@ type Server struct {
 	// inflight holds a token per request in flight in the server
 	// (GlobalOutstanding); a connection takes one with each of its slots.
 	inflight chan struct{}
-	heavy    heavyCache // outputs of the heavy four-letter words (fourlw.go)
+	heavy    heavyCache     // outputs of the heavy four-letter words (fourlw.go)
 	met      *metricsServer // Prometheus metrics; nil unless Options.MetricsAddr
 	// electionStart is when this member last lost its leader (or
 	// started); only leaderChanged uses it, on the replica's
