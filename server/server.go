@@ -28,6 +28,10 @@
 //	replica.go       replica, the cluster glue: the raft node over the WAL
 //	                 (or memory), leader tracking, touch batches
 //	fourlw.go, stats.go  four-letter words and their counters
+//	gauges.go        the snapshot of gauges mntr and /metrics both print
+//	metrics.go, metrics_table.go  Prometheus metrics: the table of
+//	                 ZooKeeper's metric names and zkgo's, the collectors,
+//	                 the /metrics endpoint
 //
 // # The write path
 //
