@@ -216,9 +216,6 @@ Flags:
 	} else if !cfg.ForceSync {
 		log.Warn("forceSync=no: writes are acknowledged before they reach the disk; a machine crash may lose them")
 	}
-	if a := srv.MetricsAddr(); a != nil {
-		log.Info("Prometheus metrics", "url", "http://"+a.String()+"/metrics")
-	}
 	log.Info("zkgo server started", "version", version, "config", source, "clientAddr", srv.Addr().String(), "secureClientAddr", srv.SecureAddr(),
 		"tickTime", cfg.TickTime, "dataDir", cfg.DataDir, "dataLogDir", cfg.DataLogDir)
 	role := "standalone"
