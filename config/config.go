@@ -193,6 +193,9 @@ type Config struct {
 	// enforce.auth.schemes, or sessionRequireClientSASLAuth=true for
 	// "sasl"); nil when not enforced.
 	EnforceAuthSchemes []string
+	// Metrics is the metrics provider (metricsProvider.className,
+	// httpHost, httpPort).
+	Metrics Metrics
 }
 
 // FourLetterWordsKnown lists every four-letter word ZooKeeper 3.8 knows;
@@ -249,6 +252,7 @@ func base() *Config {
 		ConnectionThrottleFillTime:  time.Millisecond,
 		ConnectionThrottleFillCount: 1,
 		SSLQuorumStores:             TLS{HostnameVerification: true},
+		Metrics:                     Metrics{HTTPHost: DefaultMetricsHTTPHost, HTTPPort: DefaultMetricsHTTPPort},
 	}
 }
 

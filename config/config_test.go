@@ -96,6 +96,7 @@ func TestDefault(t *testing.T) {
 		ConnectionThrottleFillCount: 1,
 		SSLQuorumStores:             TLS{HostnameVerification: true},
 		SASLSection:                 "Server",
+		Metrics:                     Metrics{HTTPHost: "0.0.0.0", HTTPPort: 7000},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Default() =\n%+v\nwant\n%+v", c, want)

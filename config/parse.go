@@ -52,7 +52,7 @@ func setOf(keys ...string) map[string]bool {
 }
 
 var javaOnlyPrefixes = []string{
-	"admin.", "authProvider.", "metricsProvider.", "jvm.pause.",
+	"admin.", "authProvider.", "jvm.pause.",
 	"netty.", "snapshot.",
 }
 
@@ -311,6 +311,9 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 		}
 	case k == "requireClientAuthScheme":
 		return p.errorf(pr, "requiring client authentication is not implemented yet; refusing to serve unauthenticated clients")
+
+	case strings.HasPrefix(k, "metricsProvider."):
+		err = p.metricsProperty(pr)
 
 	default:
 		if ok, err := p.tlsProperty(pr); ok {

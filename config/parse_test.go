@@ -172,7 +172,6 @@ func TestJavaOnlyWarnings(t *testing.T) {
 	}
 	wantKeys(t, warnings,
 		"admin.enableServer", "admin.serverPort",
-		"metricsProvider.className", "metricsProvider.httpPort",
 		"quorumListenOnAllIPs", "electionAlg", "syncEnabled",
 		"localSessionsEnabled", "audit.enable", "someFutureSetting")
 	for _, w := range warnings {
@@ -381,5 +380,61 @@ func TestJavaNumbers(t *testing.T) {
 		if got, ok := javaDecode(tc.s); got != tc.decode || ok != tc.decodeOK {
 			t.Errorf("javaDecode(%q) = %d, %v", tc.s, got, ok)
 		}
+	}
+}
+
+func TestMetricsProviderKeys(t *testing.T) {
+	const prom = "metricsProvider.className=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider\n"
+	tests := []struct {
+		name     string
+		cfg      string
+		want     Metrics
+		warnKeys []string
+		wantErr  string
+	}{
+		{name: "absent", cfg: "",
+			want: Metrics{HTTPHost: "0.0.0.0", HTTPPort: 7000}},
+		{name: "prometheus defaults", cfg: prom,
+			want: Metrics{Enabled: true, HTTPHost: "0.0.0.0", HTTPPort: 7000}},
+		{name: "host and port", cfg: prom + "metricsProvider.httpHost=127.0.0.1\nmetricsProvider.httpPort=7070\n",
+			want: Metrics{Enabled: true, HTTPHost: "127.0.0.1", HTTPPort: 7070}},
+		{name: "ipv6 host", cfg: prom + "metricsProvider.httpHost=[::1]\n",
+			want: Metrics{Enabled: true, HTTPHost: "::1", HTTPPort: 7000}},
+		{name: "port 0", cfg: prom + "metricsProvider.httpPort=0\n",
+			want: Metrics{Enabled: true, HTTPHost: "0.0.0.0", HTTPPort: 0}},
+		{name: "jvm info and workers", cfg: prom + "metricsProvider.exportJvmInfo=false\nmetricsProvider.numWorkerThreads=4\nmetricsProvider.someday=1\n",
+			want:     Metrics{Enabled: true, HTTPHost: "0.0.0.0", HTTPPort: 7000},
+			warnKeys: []string{"metricsProvider.exportJvmInfo", "metricsProvider.numWorkerThreads", "metricsProvider.someday"}},
+		{name: "default provider", cfg: "metricsProvider.className=org.apache.zookeeper.metrics.impl.DefaultMetricsProvider\nmetricsProvider.httpPort=7001\n",
+			want: Metrics{HTTPHost: "0.0.0.0", HTTPPort: 7001}},
+		{name: "unknown class", cfg: "metricsProvider.className=com.example.StatsdProvider\n",
+			wantErr: "zoo.cfg:1: metricsProvider.className: metrics provider \"com.example.StatsdProvider\" is not available"},
+		{name: "bad port", cfg: prom + "metricsProvider.httpPort=seven\n",
+			wantErr: "zoo.cfg:2: metricsProvider.httpPort: invalid integer \"seven\""},
+		{name: "port out of range", cfg: prom + "metricsProvider.httpPort=70000\n",
+			wantErr: "zoo.cfg:2: metricsProvider.httpPort: port 70000 out of range"},
+		{name: "empty host", cfg: prom + "metricsProvider.httpHost=\n",
+			wantErr: "zoo.cfg:2: metricsProvider.httpHost: empty host"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, w, err := Parse(strings.NewReader(tt.cfg), "zoo.cfg")
+			if tt.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Metrics != tt.want {
+				t.Errorf("Metrics %+v, want %+v", c.Metrics, tt.want)
+			}
+			wantKeys(t, w, tt.warnKeys...)
+		})
+	}
+	if got := (Metrics{HTTPHost: "::1", HTTPPort: 7000}).Addr(); got != "[::1]:7000" {
+		t.Errorf("Addr %q", got)
 	}
 }

@@ -137,6 +137,12 @@ type Config struct {
 	MaxUncommittedBytes uint64
 	// Logger receives raft's and the node's messages; nil discards them.
 	Logger *slog.Logger
+	// OnSnapshot, if set, is told of each snapshot this member took and
+	// installed: the size of its file and the time from the start of
+	// writing the file to the end of its installation (not the capture on
+	// the apply goroutine, which is short). It is for metrics, called on
+	// the goroutine that wrote the snapshot; it must not block.
+	OnSnapshot func(bytes int64, d time.Duration)
 }
 
 func (c Config) withDefaults() Config {

@@ -174,6 +174,9 @@ func (n *Node) maybeSnapshot() error {
 			}
 			return
 		}
+		if n.cfg.OnSnapshot != nil {
+			n.cfg.OnSnapshot(p.Bytes(), time.Since(start))
+		}
 		n.log.Info("raftnode: snapshot taken", "index", p.Index(), "bytes", p.Bytes(),
 			"write", written.Sub(start).Round(time.Millisecond), "commit", time.Since(written).Round(time.Millisecond))
 	}()

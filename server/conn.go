@@ -157,12 +157,14 @@ func (s *Server) newConn(nc net.Conn, secure bool) {
 	}
 	if max := s.opts.MaxConnections; max > 0 && len(s.conns) >= max {
 		s.connsMu.Unlock()
+		s.stats.rejectedMaxCnxns.Add(1)
 		s.log.Warn("too many connections (maxCnxns); closing", "ip", host, "max", max)
 		nc.Close()
 		return
 	}
 	if max := s.opts.MaxClientCnxns; max > 0 && s.perIP[host] >= max {
 		s.connsMu.Unlock()
+		s.stats.rejectedPerIP.Add(1)
 		s.log.Warn("too many connections from client; closing", "ip", host, "max", max)
 		nc.Close()
 		return
@@ -338,14 +340,24 @@ func (c *Conn) appendFrame(hdr *proto.ReplyHeader, body proto.Record) (ok, held 
 		c.outMu.Unlock()
 		return false, false
 	}
+	before := c.out.Len()
 	proto.AppendReply(&c.out, hdr, body)
+	size := int64(c.out.Len() - before) // the frame, length prefix included
 	over := c.out.Len() > c.s.opts.MaxQueuedBytesHard
 	if c.holdKick {
 		c.kickHeld, held = true, true
 	}
 	c.outMu.Unlock()
 	c.packetsOut.Add(1)
-	c.s.stats.packetsSent.Add(1)
+	st := &c.s.stats
+	st.packetsSent.Add(1)
+	if hdr.Xid == proto.XidNotification {
+		st.watchNotifications.Add(1)
+		st.watchBytes.Add(size)
+	} else {
+		st.responseBytes.Add(size)
+		st.response.add(size - proto.FrameHeaderSize)
+	}
 	if over {
 		c.s.log.Warn("client is not reading its replies; closing connection", "session", hexID(c.sessionID))
 		c.close("outgoing queue over limit")
@@ -448,6 +460,7 @@ func (c *Conn) readLoop() {
 	br := bufio.NewReaderSize(c.nc, handshakeReadBuffer)
 	var hdr [4]byte
 	if _, err := io.ReadFull(br, hdr[:]); err != nil {
+		c.noteHandshakeTimeout(err)
 		return
 	}
 	if cmd := string(hdr[:]); isFourLetterWord(cmd) {
@@ -461,8 +474,11 @@ func (c *Conn) readLoop() {
 	}
 	body := make([]byte, n)
 	if _, err := io.ReadFull(br, body); err != nil {
+		c.noteHandshakeTimeout(err)
 		return
 	}
+	c.s.stats.connectRequests.Add(1)
+	c.s.stats.bytesReceived.Add(int64(n))
 	if !c.handshake(body) {
 		return
 	}
@@ -494,6 +510,7 @@ func (c *Conn) readLoop() {
 		c.moreBuffered = wholeFrameBuffered(br)
 		c.packetsIn.Add(1)
 		c.s.stats.packetsReceived.Add(1)
+		c.s.stats.bytesReceived.Add(int64(len(frame)))
 		if c.live != nil {
 			c.live.touch()
 		}
@@ -509,6 +526,16 @@ func (c *Conn) readLoop() {
 			c.inlinePending = false
 			c.flushInline()
 		}
+	}
+}
+
+// noteHandshakeTimeout counts a connection whose handshake deadline
+// expired before its connect request (or four-letter word) was read
+// (sessionless_connections_expired).
+func (c *Conn) noteHandshakeTimeout(err error) {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		c.s.stats.sessionlessExpired.Add(1)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -255,33 +254,35 @@ func (s *Server) fourLetterText(cmd string, b *strings.Builder) {
 	}
 }
 
+// mntr prints ZooKeeper's monitoring keys, and zkgo's. The keys /metrics
+// exports too come from the same gaugeSnapshot, so the two agree.
 func (s *Server) mntr(b *strings.Builder) {
-	min, avg, max, _ := s.stats.lat.get()
+	g := s.gauges()
 	s.sm.mu.RLock()
-	nodes := s.sm.tree.NodeCount()
-	eph := s.sm.tree.EphemeralCount()
-	size := s.sm.tree.ApproximateDataSize()
-	sessions := len(s.sm.tree.Sessions())
+	size := s.sm.tree.ApproximateDataSize() // a walk of the tree: mntr only
 	s.sm.mu.RUnlock()
 	kv := func(k string, v any) { fmt.Fprintf(b, "%s\t%v\n", k, v) }
 	kv("zk_version", Version)
 	kv("zk_server_state", s.Mode())
-	kv("zk_avg_latency", javaDouble(avg))
-	kv("zk_max_latency", max)
-	kv("zk_min_latency", min)
-	kv("zk_packets_received", s.stats.packetsReceived.Load())
-	kv("zk_packets_sent", s.stats.packetsSent.Load())
-	kv("zk_num_alive_connections", len(s.connList()))
-	kv("zk_outstanding_requests", s.outstanding())
-	kv("zk_znode_count", nodes)
-	kv("zk_watch_count", s.watches.Count())
-	kv("zk_ephemerals_count", eph)
+	kv("zk_avg_latency", javaDouble(g.avgLatency))
+	kv("zk_max_latency", g.maxLatency)
+	kv("zk_min_latency", g.minLatency)
+	kv("zk_packets_received", g.packetsReceived)
+	kv("zk_packets_sent", g.packetsSent)
+	kv("zk_num_alive_connections", g.aliveConnections)
+	kv("zk_outstanding_requests", g.outstanding)
+	kv("zk_znode_count", g.znodes)
+	kv("zk_watch_count", g.watches)
+	kv("zk_ephemerals_count", g.ephemerals)
 	kv("zk_approximate_data_size", size)
-	kv("zk_open_file_descriptor_count", openFDs())
-	kv("zk_max_file_descriptor_count", maxFDs())
-	kv("zk_global_sessions", sessions)
-	kv("zk_local_sessions", 0)
-	kv("zk_uptime", time.Since(s.started).Milliseconds())
+	kv("zk_open_file_descriptor_count", g.openFDs)
+	kv("zk_max_file_descriptor_count", g.maxFDs)
+	kv("zk_global_sessions", g.globalSessions)
+	kv("zk_local_sessions", g.localSessions)
+	kv("zk_uptime", g.uptime.Milliseconds())
+	kv("zk_last_client_response_size", g.response.last)
+	kv("zk_max_client_response_size", g.response.max)
+	kv("zk_min_client_response_size", g.response.min)
 	kv("zkgo_in_memory_only", !s.Durable())
 	var queued int
 	for _, c := range s.connList() {
@@ -299,7 +300,8 @@ func (s *Server) mntr(b *strings.Builder) {
 	kv("zkgo_max_watches_per_connection", most)
 	kv("zkgo_watch_limit_refusals", s.stats.watchRefusals.Load())
 	kv("zkgo_throttled_connections_refused", s.stats.throttledConns.Load())
-	if st, syncs, entries, prefilled, ok := s.raft.status(); ok {
+	if _, syncs, entries, prefilled, ok := s.raft.status(); ok && g.raftOK {
+		st := g.raft
 		kv("zkgo_raft_id", st.ID)
 		kv("zkgo_raft_leader", st.Leader)
 		kv("zkgo_raft_term", st.Term)
@@ -311,32 +313,18 @@ func (s *Server) mntr(b *strings.Builder) {
 		kv("zkgo_wal_prefilled_bytes", prefilled)
 		kv("zkgo_raft_voters", len(st.Voters))
 		kv("zkgo_raft_learners", len(st.Learners))
-		if s.clustered() {
+		if g.clustered {
+			kv("zk_quorum_size", g.quorumSize)
 			kv("zkgo_ensemble_formation", raftnode.FormationString(s.raft.formation()))
 		}
-		if st.Role == raftnode.RoleLeader && s.clustered() {
-			// ZooKeeper's leader-only keys. A participant that rejoined
-			// under a new raft id is a non-voting follower until it has
-			// caught up (members.go).
-			var synced, nonVoting, observers int
-			for id, match := range st.Match {
-				if id == st.ID || match+promoteLag < st.Commit {
-					continue
-				}
-				switch {
-				case slices.Contains(st.Voters, id):
-					synced++
-				case s.raft.isObserver(id):
-					observers++
-				default:
-					nonVoting++
-				}
-			}
-			kv("zk_learners", len(st.Match)-1)
-			kv("zk_synced_followers", synced)
-			kv("zk_synced_non_voting_followers", nonVoting)
-			kv("zk_synced_observers", observers)
-			kv("zk_pending_syncs", 0)
+		if l := g.leader; l != nil {
+			// ZooKeeper's leader-only keys.
+			kv("zk_learners", l.learners)
+			kv("zk_synced_followers", l.syncedFollowers)
+			kv("zk_synced_non_voting_followers", l.syncedNonVotingFollowers)
+			kv("zk_synced_observers", l.syncedObservers)
+			kv("zk_pending_syncs", 0) // no such queue in zkgo; for tools that expect the key
+			kv("zk_leader_uptime", l.uptime.Milliseconds())
 		}
 	}
 }

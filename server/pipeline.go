@@ -21,6 +21,7 @@ func (c *Conn) noteReply(r *request, zxid int64) {
 	now := time.Now()
 	d := now.Sub(r.start)
 	c.s.stats.lat.add(d)
+	c.s.met.request(r.op, r.isWrite, d)
 	c.lat.add(d)
 	c.lastZxid.Store(zxid)
 	c.lastXid.Store(r.xid)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/tree"
@@ -68,6 +69,11 @@ type proposer struct {
 	queue      [][]byte
 	queueProps []*pendingProp
 	submitting bool
+
+	// dropped counts proposals raft refused (ProposeBatch failed) or that
+	// never reached the log (found lost by take), for
+	// zkgo_raft_proposals_dropped_total.
+	dropped atomic.Int64
 }
 
 // pendingProp is a proposal made here that waits for its entry to apply.
@@ -174,6 +180,7 @@ func (p *proposer) submit(rounds int) {
 		// shows when a later proposal of this member applies.
 		if err := r.ProposeBatch(context.Background(), datas); err != nil {
 			p.log.Warn("proposal failed", "err", err, "proposals", len(datas))
+			p.dropped.Add(int64(len(datas)))
 			p.fail(props)
 		}
 		p.mu.Lock()
@@ -247,6 +254,7 @@ func (p *proposer) take(id uint64) waiter {
 		}
 	}
 	p.mu.Unlock()
+	p.dropped.Add(int64(len(lost)))
 	for _, l := range lost {
 		l.lost()
 	}

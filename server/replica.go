@@ -74,6 +74,11 @@ type replica struct {
 	adopting          atomic.Bool
 	learnFormationNow chan struct{}
 
+	// onWALSync and onSnapshot, if set, are the storage's and raft's
+	// metrics hooks (storage.Options.OnWALSync, raftnode.Config.OnSnapshot).
+	onWALSync  func(entries int, d time.Duration)
+	onSnapshot func(bytes int64, d time.Duration)
+
 	leader atomic.Int64  // the raft leader's id, 0 while unknown
 	quit   chan struct{} // closed by stop; ends the helper goroutines
 	wg     sync.WaitGroup
@@ -97,6 +102,7 @@ func (r *replica) start() error {
 		NoSync:     opts.NoSync,
 		SnapRetain: max(opts.SnapRetainCount, storage.DefaultSnapRetain),
 		Logger:     r.log,
+		OnWALSync:  r.onWALSync,
 	}
 	if r.dir == "" || !r.clustered() || opts.PeerTransport != nil {
 		id := uint64(1)
@@ -223,6 +229,7 @@ func (r *replica) startNode(tr raftnode.Transport, peers []raftnode.Peer, join b
 		TickInterval: RaftTickInterval(opts.TickTime),
 		Ticks:        opts.RaftTicks,
 		Logger:       r.log,
+		OnSnapshot:   r.onSnapshot,
 	})
 	if err != nil {
 		tr.Stop()

@@ -28,6 +28,10 @@
 //	replica.go       replica, the cluster glue: the raft node over the WAL
 //	                 (or memory), leader tracking, touch batches
 //	fourlw.go, stats.go  four-letter words and their counters
+//	gauges.go        the snapshot of gauges mntr and /metrics both print
+//	metrics.go, metrics_table.go  Prometheus metrics: the table of
+//	                 ZooKeeper's metric names and zkgo's, the collectors,
+//	                 the /metrics endpoint
 //
 // # The write path
 //
@@ -263,6 +267,12 @@ type Options struct {
 	Logger *slog.Logger
 	// ConfigDump, if set, is printed by the conf four-letter word.
 	ConfigDump func() []string
+	// MetricsAddr, if set, is where the server serves Prometheus metrics,
+	// at http://MetricsAddr/metrics (metricsProvider.className set to
+	// PrometheusMetricsProvider, with metricsProvider.httpHost:httpPort;
+	// port 0 picks a free port, see Server.MetricsAddr). Empty: nothing
+	// listens, and only the counters mntr reports are kept.
+	MetricsAddr string
 }
 
 func (o *Options) setDefaults() {
@@ -345,7 +355,12 @@ type Server struct {
 	// inflight holds a token per request in flight in the server
 	// (GlobalOutstanding); a connection takes one with each of its slots.
 	inflight chan struct{}
-	heavy    heavyCache // outputs of the heavy four-letter words (fourlw.go)
+	heavy    heavyCache     // outputs of the heavy four-letter words (fourlw.go)
+	met      *metricsServer // Prometheus metrics; nil unless Options.MetricsAddr
+	// electionStart is when this member last lost its leader (or
+	// started); only leaderChanged uses it, on the replica's
+	// followLeader goroutine.
+	electionStart time.Time
 
 	readOnly  atomic.Bool // serving read-only sessions only (readonlymode)
 	closing   atomic.Bool
@@ -395,6 +410,8 @@ func New(opts Options) (*Server, error) {
 		done:    make(chan struct{}),
 		started: time.Now(),
 	}
+	s.electionStart = s.started
+	s.stats.response.reset()
 	s.inflight = make(chan struct{}, opts.GlobalOutstanding)
 	s.throttle = newConnThrottle(opts.ConnectionThrottleTokens, opts.ConnectionThrottleFillTime, opts.ConnectionThrottleFillCount, time.Now())
 	s.sm = newStateMachine(s.log, s.watches, s.setupTree, opts.MaxBuffer)
@@ -415,6 +432,15 @@ func New(opts Options) (*Server, error) {
 		sessions: s.sessions, leaderChanged: s.leaderChanged, fatal: s.fail,
 		membershipChanged: s.membershipChanged, memberCh: make(chan struct{}),
 		learnFormationNow: make(chan struct{}, 1)}
+	if opts.MetricsAddr != "" {
+		s.met = newMetrics(s)
+		s.sm.met = s.met
+		s.raft.onWALSync = s.met.walSynced
+	}
+	s.raft.onSnapshot = func(bytes int64, d time.Duration) {
+		s.stats.snapshotBytes.Store(bytes)
+		s.met.snapshotTaken(d)
+	}
 	s.sm.onFormation = s.raft.formationChosen
 	s.sm.onRestore = func() {
 		s.raft.snapshotRestored()
@@ -518,6 +544,9 @@ func (s *Server) dropClientsAfterRestore() {
 }
 
 func (s *Server) leaderChanged(ch raftnode.LeaderChange) {
+	if !ch.ProposalsLost {
+		s.noteLeaderChange(ch)
+	}
 	if ch.ProposalsLost {
 		// The same leader, but a proposal forwarded to it was dropped
 		// on the way: its writer would wait forever.
@@ -602,6 +631,18 @@ func (s *Server) Start() error {
 		s.raft.stop()
 		return err
 	}
+	if s.met != nil {
+		if err := s.met.listen(s.opts.MetricsAddr, &s.wg); err != nil {
+			for _, l := range []net.Listener{ln, sln} {
+				if l != nil {
+					l.Close()
+				}
+			}
+			s.prop.stop()
+			s.raft.stop()
+			return err
+		}
+	}
 	s.ln, s.sln = ln, sln
 	s.startBackground()
 	for _, l := range []net.Listener{ln, sln} {
@@ -627,6 +668,15 @@ func (s *Server) Addr() net.Addr {
 		return s.sln.Addr()
 	}
 	return nil
+}
+
+// MetricsAddr returns the address of the Prometheus metrics endpoint, or
+// nil without one (Options.MetricsAddr) or before Start.
+func (s *Server) MetricsAddr() net.Addr {
+	if s.met == nil || s.met.ln == nil {
+		return nil
+	}
+	return s.met.ln.Addr()
 }
 
 // SecureAddr returns the TLS client address, or nil without one.
@@ -678,7 +728,7 @@ func (s *Server) acceptLoop(ln net.Listener, secure bool) {
 		backoff = 0
 		if ok, logNow, refused := s.throttle.take(time.Now()); !ok {
 			nc.Close()
-			s.stats.throttledConns.Add(1)
+			s.stats.throttledConns.Add(1) // zkgo_connections_rejected_total{reason="throttle"}
 			if logNow {
 				s.log.Warn("new connections throttled (connection_throttle_tokens); closed", "refused", refused)
 			}
@@ -702,6 +752,7 @@ func (s *Server) Close() error {
 			s.sln.Close()
 		}
 		close(s.done)
+		s.met.close()
 		s.connsMu.Lock()
 		conns := make([]*Conn, 0, len(s.conns))
 		for c := range s.conns {

@@ -30,6 +30,7 @@ type sessionTracker struct {
 	housekeeping func()
 	self         int64 // this member's server id, the owner in session moves
 	nextID       atomic.Int64
+	expirations  atomic.Int64 // closeSessions proposed by expire
 
 	mu   sync.Mutex // guards live and every liveSession's conns
 	live map[int64]*liveSession
@@ -204,6 +205,7 @@ func (t *sessionTracker) expire(id int64) {
 		return
 	}
 	t.log.Info("expiring session", "session", hexID(id))
+	t.expirations.Add(1)
 	t.prop.propose(txnEntry(&tree.Txn{Op: proto.OpCloseSession, Session: id, Time: time.Now().UnixMilli()}), nil, false)
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
 
@@ -38,6 +39,8 @@ type stateMachine struct {
 	// was replaced by a snapshot's, which does not carry the formation.
 	onFormation func(f uint64)
 	onRestore   func()
+
+	met *metricsServer // propagation_latency; nil without metrics
 
 	mu   sync.RWMutex // guards tree; Apply and Restore are the only writers
 	tree *tree.Tree
@@ -162,6 +165,10 @@ func (sm *stateMachine) applyItems(items []applyItem) {
 	if len(items) == 0 {
 		return
 	}
+	var now int64
+	if sm.met != nil {
+		now = time.Now().UnixMilli()
+	}
 	sm.mu.Lock()
 	defer sm.mu.Unlock()
 	b := &sm.batch
@@ -178,6 +185,7 @@ func (sm *stateMachine) applyItems(items []applyItem) {
 			continue
 		}
 		res := sm.tree.Apply(it.zxid, it.txn)
+		sm.met.applied(now, it.txn.Time)
 		// Watches fire before the reply is queued and before the lock is
 		// released, so no reply that observes the change can precede the
 		// notification.

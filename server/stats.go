@@ -10,7 +10,7 @@ import (
 	"github.com/zkgo/zkgo/proto"
 )
 
-// serverStats are the counters the four-letter words report.
+// serverStats are the counters the four-letter words and /metrics report.
 type serverStats struct {
 	packetsReceived atomic.Int64
 	packetsSent     atomic.Int64
@@ -21,12 +21,33 @@ type serverStats struct {
 	// watchRefusals counts requests refused for the watch bound;
 	// throttledConns, connections closed by the connection throttle.
 	watchRefusals, throttledConns atomic.Int64
+	// rejectedMaxCnxns and rejectedPerIP count connections refused for
+	// maxCnxns and maxClientCnxns.
+	rejectedMaxCnxns, rejectedPerIP atomic.Int64
+	// response: sizes of replies to requests (reset by srst).
+	response responseStats
+
+	// Counters that only grow (srst leaves them), reported by /metrics
+	// (metrics_table.go says what each counts).
+	connectRequests    atomic.Int64 // ConnectRequests read
+	bytesReceived      atomic.Int64 // request frame bytes, length prefixes not included
+	sessionlessExpired atomic.Int64 // connections closed at the handshake deadline
+	responseBytes      atomic.Int64 // reply bytes queued, length prefixes included
+	watchBytes         atomic.Int64 // notification bytes queued, likewise
+	watchNotifications atomic.Int64 // notifications queued
+	leaderChanges      atomic.Int64 // raft leader changes seen
+	lookingCount       atomic.Int64 // changes to no leader (ensemble members)
+	snapshotBytes      atomic.Int64 // size of the last snapshot written here
+	// leaderSince is when this member last became leader of an ensemble
+	// (unix ns), 0 when it is not leader.
+	leaderSince atomic.Int64
 }
 
 func (st *serverStats) reset() {
 	st.packetsReceived.Store(0)
 	st.packetsSent.Store(0)
 	st.lat.reset()
+	st.response.reset()
 }
 
 // latencyStats tracks request latencies as ZooKeeper reports them: whole

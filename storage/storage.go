@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.etcd.io/etcd/client/pkg/v3/fileutil"
 	"go.etcd.io/etcd/server/v3/storage/wal"
@@ -67,6 +68,13 @@ type Options struct {
 	// SyncPoint); tests use it to compute what a machine crash would
 	// leave on disk. SetSyncHook sets one for every Storage.
 	SyncHook SyncHook
+	// OnWALSync, if set, is told of each Save that fsyncs the WAL: how
+	// many entries it made durable (0 for a hard state alone) and how
+	// long etcd's wal.Save took, which writes and fsyncs in one call. It
+	// is for metrics: called on Save's goroutine (raftnode's run loop)
+	// with the Storage's lock held, so it must return at once and must
+	// not call the Storage. Never called with NoSync or in memory.
+	OnWALSync func(entries int, d time.Duration)
 }
 
 func (o Options) withDefaults() Options {
@@ -486,8 +494,16 @@ func (s *Storage) Save(hs raftpb.HardState, ents []raftpb.Entry) error {
 				}
 			}
 		}
+		timed := mustSync && !s.opts.NoSync && s.opts.OnWALSync != nil
+		var start time.Time
+		if timed {
+			start = time.Now()
+		}
 		if err := s.w.Save(hs, ents); err != nil {
 			return s.fail(fmt.Errorf("WAL save: %w", err))
+		}
+		if timed {
+			s.opts.OnWALSync(len(ents), time.Since(start))
 		}
 	}
 	if mustSync && !s.opts.NoSync {

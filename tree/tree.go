@@ -384,6 +384,9 @@ func (t *Tree) EphemeralCount() int {
 // Session returns the replicated session with the given id, or nil.
 func (t *Tree) Session(id int64) *Session { return t.sessions[id] }
 
+// SessionCount returns the number of replicated sessions.
+func (t *Tree) SessionCount() int { return len(t.sessions) }
+
 // Sessions returns all sessions, sorted by id.
 func (t *Tree) Sessions() []*Session {
 	out := make([]*Session, 0, len(t.sessions))

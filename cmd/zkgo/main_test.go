@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"errors"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,8 +139,9 @@ func TestServerFromZooCfg(t *testing.T) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	os.WriteFile(cfg, []byte("tickTime=100\ndataDir="+dir+"\nclientPort="+strconv.Itoa(port)+"\nclientPortAddress=127.0.0.1\n4lw.commands.whitelist=*\nadmin.enableServer=false\nmetricsProvider.className=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider\n"), 0o644)
-	_, addr := startServer(t, cfg)
+	os.WriteFile(cfg, []byte("tickTime=100\ndataDir="+dir+"\nclientPort="+strconv.Itoa(port)+"\nclientPortAddress=127.0.0.1\n4lw.commands.whitelist=*\nadmin.enableServer=false\n"+
+		"metricsProvider.className=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider\nmetricsProvider.httpHost=127.0.0.1\nmetricsProvider.httpPort=0\n"), 0o644)
+	_, addr, logs := startServerLog(t, cfg)
 	c, err := rawzk.Dial(addr, rawzk.Options{Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +150,27 @@ func TestServerFromZooCfg(t *testing.T) {
 	if c.Session.TimeOut != 2000 { // maxSessionTimeout = 20 ticks
 		t.Fatalf("negotiated timeout %d, want 2000", c.Session.TimeOut)
 	}
+	// The metrics endpoint, logged before the client address is printed
+	// (zkgo server logs the URL with the port it bound).
+	var m []string
+	for deadline := time.Now().Add(10 * time.Second); m == nil; time.Sleep(10 * time.Millisecond) {
+		// stderr is copied on a goroutine of its own: it may lag stdout.
+		if m = metricsURLRE.FindStringSubmatch(logs.String()); m == nil && time.Now().After(deadline) {
+			t.Fatalf("no metrics endpoint logged:\n%s", logs.String())
+		}
+	}
+	resp, err := http.Get(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "\nznode_count ") {
+		t.Fatalf("GET %s: %s\n%.500s", m[1], resp.Status, body)
+	}
 }
+
+var metricsURLRE = regexp.MustCompile(`url=(http://\S+/metrics)`)
 
 // A zoo.cfg asking for TLS that zkgo cannot give (no key store; TLS
 // between members) stops the server with a message, never plaintext.

@@ -38,8 +38,9 @@ directory ./zkgo-data, tickTime 2000 ms. With a file, it reads an unchanged
 Apache ZooKeeper zoo.cfg (tickTime, dataDir, dataLogDir, clientPort,
 clientPortAddress, maxClientCnxns, min/maxSessionTimeout,
 4lw.commands.whitelist, extendedTypesEnabled, superDigest, myid in dataDir,
-server.N lines); keys that only make sense for the Java server are accepted
-with a warning. SASL DIGEST-MD5 users come from the JAAS file named by the
+server.N lines, metricsProvider.* for Prometheus metrics on
+http://httpHost:httpPort/metrics); keys that only make sense for the Java
+server are accepted with a warning. SASL DIGEST-MD5 users come from the JAAS file named by the
 zkgo key zkgo.sasl.jaasConfig (section "Server": user_NAME="password");
 enforce.auth.enabled/enforce.auth.schemes and sessionRequireClientSASLAuth
 are honoured.
@@ -205,7 +206,7 @@ Flags:
 		return 1
 	}
 	if err := srv.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "zkgo server: listen on %s: %v\n", opts.Addr, err)
+		fmt.Fprintf(os.Stderr, "zkgo server: start (client address %s): %v\n", opts.Addr, err)
 		return 1
 	}
 	mode := "durable"
@@ -259,7 +260,12 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 	if myid < 0 {
 		myid = 0
 	}
+	metricsAddr := ""
+	if cfg.Metrics.Enabled {
+		metricsAddr = cfg.Metrics.Addr()
+	}
 	return server.Options{
+		MetricsAddr:                 metricsAddr,
 		Addr:                        cfg.ClientAddr(),
 		TickTime:                    cfg.TickTime,
 		MinSessionTimeout:           cfg.MinSessionTimeout,
