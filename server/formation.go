@@ -108,11 +108,21 @@ func (r *replica) chooseFormation() {
 	}
 }
 
-// snapshotRestored is the state machine's onRestore (apply goroutine): a
-// snapshot does not carry the formation, so a member still pending asks
-// the voters at once rather than at the next round.
-func (r *replica) snapshotRestored() {
+// snapshotRestored is the state machine's onRestore (apply goroutine). A
+// member still pending takes the formation the snapshot carries (its
+// sender is a member of this ensemble: only those are let in); a snapshot
+// without one makes it ask the voters at once rather than at the next
+// round.
+func (r *replica) snapshotRestored(f uint64) {
 	if r.formation() != raftnode.FormationPending {
+		if own := r.formation(); f >= 2 && own >= 2 && f != own {
+			r.log.Warn("a snapshot carries another formation than this member's; keeping its own",
+				"own", raftnode.FormationString(own), "snapshot", raftnode.FormationString(f))
+		}
+		return
+	}
+	if f >= 2 {
+		r.setFormation(f, "carried by a snapshot from the ensemble")
 		return
 	}
 	select {

@@ -119,9 +119,9 @@ func TestEnsembleRefusesEarlierFormation(t *testing.T) {
 }
 
 // A member whose formation is still pending while the others recorded
-// the chosen one (it received the state as a snapshot, past the entry
-// that chose it) refuses their connections until it learns the formation
-// from a majority of the voters; then it takes part again.
+// the chosen one (here: its identity file put back to pending) takes the
+// formation from the snapshot it restores, which carries it, and takes
+// part again.
 func TestEnsemblePendingMemberLearnsFormation(t *testing.T) {
 	var logs lockedBuffer
 	c := startCluster(t, 3, 0, func(o *server.Options) {
@@ -155,7 +155,7 @@ func TestEnsemblePendingMemberLearnsFormation(t *testing.T) {
 	if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), "formation "+f) {
 		t.Fatalf("ENSEMBLE after the restart %q (%v), want formation %s", b, err, f)
 	}
-	if !strings.Contains(logs.String(), "held by a majority of the voters") {
-		t.Fatalf("the member did not learn the formation from the voters:\n%s", tail(logs.String()))
+	if !strings.Contains(logs.String(), "carried by a snapshot from the ensemble") {
+		t.Fatalf("the member did not take the formation from its snapshot:\n%s", tail(logs.String()))
 	}
 }

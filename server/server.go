@@ -442,8 +442,9 @@ func New(opts Options) (*Server, error) {
 		s.met.snapshotTaken(d)
 	}
 	s.sm.onFormation = s.raft.formationChosen
-	s.sm.onRestore = func() {
-		s.raft.snapshotRestored()
+	s.sm.formation = s.raft.formation
+	s.sm.onRestore = func(formation uint64) {
+		s.raft.snapshotRestored(formation)
 		s.dropClientsAfterRestore()
 	}
 	if s.clustered() {

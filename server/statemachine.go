@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -35,10 +36,13 @@ type stateMachine struct {
 	onFail func(error)
 	// onFormation, if set, is told (on the apply goroutine) the
 	// ensemble's formation when its entry is applied (the replica).
-	// onRestore, if set, is told (on the apply goroutine) that the state
-	// was replaced by a snapshot's, which does not carry the formation.
+	// formation, if set, is the formation Snapshot writes ahead of the
+	// tree (the replica's; see snapshotFormationMagic). onRestore, if
+	// set, is told (on the apply goroutine) that the state was replaced
+	// by a snapshot's, with the formation the snapshot carries (0: none).
 	onFormation func(f uint64)
-	onRestore   func()
+	formation   func() uint64
+	onRestore   func(formation uint64)
 
 	met *metricsServer // propagation_latency; nil without metrics
 
@@ -210,21 +214,62 @@ func (sm *stateMachine) applyItems(items []applyItem) {
 // lock one node at a time and Apply keeps the pre-images of what it changes
 // meanwhile.
 func (sm *stateMachine) Snapshot() (func(io.Writer) error, error) {
+	var f uint64
+	if sm.formation != nil {
+		f = sm.formation()
+	}
 	sm.mu.Lock()
 	sn, err := sm.tree.BeginSnapshot()
 	sm.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	return func(w io.Writer) error { return sn.Write(w, sm.mu.RLocker()) }, nil
+	return func(w io.Writer) error {
+		if w != nil && f >= 2 {
+			var hdr [snapshotFormationLen]byte
+			copy(hdr[:], snapshotFormationMagic)
+			binary.BigEndian.PutUint64(hdr[len(snapshotFormationMagic):], f)
+			if _, err := w.Write(hdr[:]); err != nil {
+				sn.Write(nil, nil) // release the capture
+				return err
+			}
+		}
+		return sn.Write(w, sm.mu.RLocker())
+	}, nil
 }
+
+// A snapshot of a member whose ensemble has chosen its formation starts
+// with the formation: snapshotFormationMagic, then the formation as a
+// big-endian uint64, then the tree's snapshot (tree.ReadSnapshot's
+// format). A member whose formation is still pending — it missed the
+// formation's entry because the leader sent it a snapshot instead —
+// takes the formation from the snapshot (the sender is a member it let
+// in, so of its own ensemble); without it, it had to learn the
+// formation from a majority of the voters, which a rolling restart can
+// leave it without. Snapshots without the prefix (standalone servers,
+// ensembles still forming, older data directories) read as before. The
+// snapshot file's CRC covers the prefix.
+const (
+	snapshotFormationMagic = "ZKGOFORM"
+	snapshotFormationLen   = len(snapshotFormationMagic) + 8
+)
 
 // Restore implements raftnode.StateMachine: no data (nil r, or an empty
 // stream) is the initial, empty tree.
 func (sm *stateMachine) Restore(r io.Reader, index uint64) error {
 	t := tree.New()
+	var formation uint64
 	if r != nil {
 		br := bufio.NewReaderSize(r, 1<<16)
+		if p, err := br.Peek(snapshotFormationLen); err == nil && string(p[:len(snapshotFormationMagic)]) == snapshotFormationMagic {
+			formation = binary.BigEndian.Uint64(p[len(snapshotFormationMagic):])
+			if formation < 2 {
+				return fmt.Errorf("restore snapshot at index %d: %w: formation %d in its prefix", index, tree.ErrBadSnapshot, formation)
+			}
+			if _, err := br.Discard(snapshotFormationLen); err != nil {
+				return fmt.Errorf("restore snapshot at index %d: %w", index, err)
+			}
+		}
 		if _, err := br.Peek(1); err == nil {
 			t, err = tree.ReadSnapshot(br, tree.ReadOptions{MaxBuffer: sm.maxBuf})
 			if err != nil {
@@ -243,7 +288,7 @@ func (sm *stateMachine) Restore(r io.Reader, index uint64) error {
 	sm.tree = t
 	sm.mu.Unlock()
 	if sm.onRestore != nil {
-		sm.onRestore()
+		sm.onRestore(formation)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/raftnode"
 	"github.com/zkgo/zkgo/tree"
 	"github.com/zkgo/zkgo/watch"
 )
@@ -57,5 +59,70 @@ func TestStateMachineStopsOnUndecodableEntry(t *testing.T) {
 	case err := <-failed:
 		t.Fatalf("failure reported twice: %v", err)
 	default:
+	}
+}
+
+// A snapshot carries the member's formation ahead of the tree; restoring
+// it reports the formation, and a snapshot without one (a standalone
+// server's, an ensemble still forming, an older data directory) restores
+// as before and reports none. A prefix naming no formation is refused.
+func TestStateMachineSnapshotCarriesFormation(t *testing.T) {
+	newSM := func() *stateMachine {
+		sm := newStateMachine(slog.New(slog.NewTextHandler(io.Discard, nil)), watch.NewManager(), func(*tree.Tree) {}, jute.DefaultMaxBuffer)
+		sm.waiters, sm.sessions = noWaiters{}, &nopSessions{}
+		return sm
+	}
+	var enc jute.Encoder
+	appendEntry(&enc, txnEntry(&tree.Txn{Op: proto.OpCreate, Req: &proto.CreateRequest{Path: "/a", ACL: []proto.ACL{{Perms: proto.PermAll, ID: proto.Id{Scheme: "world", ID: "anyone"}}}}}))
+	data := enc.Bytes()
+	data[7] = 1 // a proposal id
+	snap := func(f uint64) []byte {
+		sm := newSM()
+		sm.formation = func() uint64 { return f }
+		sm.Apply([]raftpb.Entry{{Index: 1, Data: data}})
+		write, err := sm.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := write(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	restore := func(b []byte) (uint64, error) {
+		sm := newSM()
+		got := uint64(1 << 63)
+		sm.onRestore = func(f uint64) { got = f }
+		if err := sm.Restore(bytes.NewReader(b), 5); err != nil {
+			return 0, err
+		}
+		ok := false
+		sm.view(func(tr *tree.Tree) { ok = tr.Get("/a") != nil })
+		if !ok {
+			t.Fatal("restored tree lacks /a")
+		}
+		return got, nil
+	}
+	for _, f := range []uint64{0, raftnode.FormationPending, 0x1234_5678_9abc_def0} {
+		b := snap(f)
+		if has := bytes.HasPrefix(b, []byte(snapshotFormationMagic)); has != (f >= 2) {
+			t.Fatalf("formation %d: prefix %v", f, has)
+		}
+		got, err := restore(b)
+		if err != nil {
+			t.Fatalf("formation %d: %v", f, err)
+		}
+		if want := map[bool]uint64{true: f, false: 0}[f >= 2]; got != want {
+			t.Fatalf("formation %d: restore reported %d, want %d", f, got, want)
+		}
+	}
+	b := snap(0x1234)
+	b[len(snapshotFormationMagic)+7] = 1 // formation "pending" in the prefix
+	for i := len(snapshotFormationMagic); i < len(snapshotFormationMagic)+7; i++ {
+		b[i] = 0
+	}
+	if _, err := restore(b); !errors.Is(err, tree.ErrBadSnapshot) {
+		t.Fatalf("prefix naming no formation: %v, want ErrBadSnapshot", err)
 	}
 }
