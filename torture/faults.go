@@ -19,8 +19,9 @@ type injector struct {
 	event   func(format string, args ...any)
 	note    func(format string, args ...any)
 	// freeze catches the next client to reach a pause point (a lock
-	// holder about to make a fenced write) and returns what wakes it.
-	freeze func(ctx context.Context, wait time.Duration) (client int, resume func(), ok bool)
+	// holder about to make a fenced write) and returns what wakes it, or
+	// why none came.
+	freeze func(ctx context.Context) (client int, resume func(), err error)
 }
 
 // minorityOf returns the members a partition fault cut off from the
@@ -194,9 +195,9 @@ func (in *injector) apply(ctx context.Context, f Fault) (desc string, undo func(
 		fn.Isolate(c)
 		return fmt.Sprintf("client %d cut from every member", f.Client), healAll(in), nil
 	case ClientPause:
-		k, resume, ok := in.freeze(ctx, 5*time.Second)
-		if !ok {
-			return "", nil, fmt.Errorf("no lock holder reached a fenced write within 5s")
+		k, resume, err := in.freeze(ctx)
+		if err != nil {
+			return "", nil, err
 		}
 		fn.Isolate(clientName(k))
 		return fmt.Sprintf("client %d frozen before a fenced write, its links cut", k), func() error {

@@ -63,6 +63,9 @@ type env struct {
 	dir       string
 
 	gate atomic.Pointer[gate] // ClientPause's trap, when armed
+	// lastLock is when a lock client last acquired the lock (Recorder
+	// time), for ClientPause's note when no holder came.
+	lastLock atomic.Int64
 }
 
 // workload is one family of clients with its own checker(s). start runs
@@ -296,22 +299,29 @@ func (e *env) pausePoint(client int) {
 	<-g.wake
 }
 
-// freeze arms the gate and waits (up to wait) until a client is caught;
-// it returns the client and what wakes it, or ok false if none came.
-func (e *env) freeze(ctx context.Context, wait time.Duration) (client int, resume func(), ok bool) {
+// freeze arms the gate and waits until a client is caught; it returns
+// the client and what wakes it, or why none came. Lock handoffs stall
+// after some faults (a holder's node stays until its session is gone),
+// so it waits up to a few session timeouts.
+func (e *env) freeze(ctx context.Context) (client int, resume func(), err error) {
+	wait := max(15*time.Second, 3*e.timeout)
 	g := &gate{caught: make(chan struct{}), wake: make(chan struct{})}
 	e.gate.Store(g)
 	select {
 	case <-g.caught:
-		return g.client, func() { close(g.wake) }, true
+		return g.client, func() { close(g.wake) }, nil
 	case <-time.After(wait):
 	case <-ctx.Done():
 	}
 	if e.gate.CompareAndSwap(g, nil) {
-		return 0, nil, false
+		last := "no lock was taken yet"
+		if at := e.lastLock.Load(); at != 0 {
+			last = fmt.Sprintf("the lock was last taken at %v", time.Duration(at).Round(time.Millisecond))
+		}
+		return 0, nil, fmt.Errorf("no lock holder reached a fenced write within %v (%s)", wait, last)
 	}
 	<-g.caught // caught just now
-	return g.client, func() { close(g.wake) }, true
+	return g.client, func() { close(g.wake) }, nil
 }
 
 // setupTree creates the workloads' parents before any client starts (a

@@ -74,6 +74,7 @@ func (w *locks) loop(ctx context.Context, e *env, client int) {
 			continue
 		}
 		hold := check.LockHold{Client: name, Token: g.Token(), Acquired: e.rec.Now()}
+		e.lastLock.Store(hold.Acquired)
 		var lostAt atomic.Int64
 		stopWatch := make(chan struct{})
 		watched := make(chan struct{})
