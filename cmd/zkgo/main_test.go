@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -220,5 +221,38 @@ func TestTortureNeedsFaultHooks(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "-tags zkgofaults") {
 		t.Fatalf("the refusal does not say how to build with the hooks:\n%s", out)
+	}
+}
+
+// -log-format json makes every log line one JSON object with slog's
+// time, level and msg keys and the line's attributes as fields.
+func TestServerJSONLogs(t *testing.T) {
+	cmd, _, logs := startServerLog(t, "-addr", "127.0.0.1:0", "-log-format", "json")
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, logs.String())
+	}
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	sawShutdown := false
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log line is not JSON: %q (%v)", l, err)
+		}
+		for _, k := range []string{"time", "level", "msg"} {
+			if _, ok := m[k]; !ok {
+				t.Fatalf("log line without %q: %q", k, l)
+			}
+		}
+		if m["msg"] == "shutting down" && m["signal"] == "terminated" {
+			sawShutdown = true
+		}
+	}
+	if !sawShutdown {
+		t.Fatalf("no shutdown line with its signal attribute in:\n%s", logs.String())
+	}
+	out, err := exec.Command(binary, "server", "-log-format", "xml").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `bad -log-format "xml"`) {
+		t.Fatalf("-log-format xml: %v\n%s", err, out)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -27,6 +28,7 @@ func runServer(args []string) int {
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	addr := fs.String("addr", "", "client address `host:port` to listen on, overriding clientPortAddress/clientPort (port 0 picks a free port)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	logFormat := fs.String("log-format", "text", "log line format: text (key=value) or json (one JSON object per line, for log shippers)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the whole run to `file`, finished at shutdown")
 	gcHeadroom := fs.Int("gc-headroom-mb", 128, "let the heap grow this many `MB` beyond the live heap between garbage collections (raises GOGC while the tree is small; 0: Go's default; ignored when GOGC is set)")
 	fs.Usage = func() {
@@ -69,7 +71,11 @@ Flags:
 		fmt.Fprintf(os.Stderr, "zkgo server: bad -log-level %q\n", *logLevel)
 		return 2
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	log, err := newLogger(os.Stderr, *logFormat, level)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "zkgo server: %v\n", err)
+		return 2
+	}
 
 	cfg := config.Default()
 	source := "embedded defaults"
@@ -309,4 +315,17 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 			}
 		},
 	}
+}
+
+// newLogger returns the server's logger: slog's text handler (key=value)
+// or its JSON handler (-log-format json), at the given level.
+func newLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, error) {
+	opts := &slog.HandlerOptions{Level: level}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("bad -log-format %q: text or json", format)
 }
