@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"sync"
@@ -291,6 +292,33 @@ func isEmpty(st *storage.Storage) bool {
 // bootstrapped from the same Peers starts from the same log, learners
 // included (which raft.StartNode cannot express).
 func bootstrap(st *storage.Storage, peers []Peer) error {
+	return seed(st, peers, 1, nil)
+}
+
+// Seed bootstraps fresh storage as Start would from peers, but with data
+// — the state machine's snapshot format, read from r until io.EOF and
+// checked by nothing here — as the initial snapshot's data, at index
+// (at least 1; term 1): Start then restores the state machine from it,
+// and the group's first entry is index+1. Members seeded with the same
+// peers, index and bytes start from the same log and state, as
+// bootstrapped ones do. The storage must hold no raft state yet. It is
+// how a state made elsewhere (an imported Apache ZooKeeper data
+// directory, a backup) becomes a group's starting point; the index lets
+// a state machine that numbers its state by log index (zkgo's zxids)
+// continue above the state's own numbers.
+func Seed(st *storage.Storage, peers []Peer, index uint64, r io.Reader) error {
+	if !isEmpty(st) {
+		return fmt.Errorf("%w: seeding storage that holds raft state already", ErrConfig)
+	}
+	if r == nil {
+		return fmt.Errorf("%w: seeding without data", ErrConfig)
+	}
+	return seed(st, peers, max(index, 1), r)
+}
+
+// seed writes the initial configuration as a snapshot at index, with
+// the snapshot data from r (none if nil).
+func seed(st *storage.Storage, peers []Peer, index uint64, r io.Reader) error {
 	var cs raftpb.ConfState
 	for _, p := range peers {
 		if p.Learner {
@@ -304,11 +332,17 @@ func bootstrap(st *storage.Storage, peers []Peer) error {
 	if len(cs.Voters) == 0 {
 		return fmt.Errorf("%w: no voters in Peers", ErrConfig)
 	}
-	snap := raftpb.Snapshot{Metadata: raftpb.SnapshotMetadata{Index: 1, Term: 1, ConfState: cs}}
+	snap := raftpb.Snapshot{Metadata: raftpb.SnapshotMetadata{Index: index, Term: 1, ConfState: cs}}
+	if r != nil {
+		if _, err := st.ReceiveSnapshot(snap.Metadata, r); err != nil {
+			return fmt.Errorf("raftnode: seed: %w", err)
+		}
+		snap.Data = storage.ReceivedMarker
+	}
 	if err := st.SaveSnapshot(snap); err != nil {
 		return fmt.Errorf("raftnode: bootstrap: %w", err)
 	}
-	if err := st.Save(raftpb.HardState{Term: 1, Commit: 1}, nil); err != nil {
+	if err := st.Save(raftpb.HardState{Term: 1, Commit: index}, nil); err != nil {
 		return fmt.Errorf("raftnode: bootstrap: %w", err)
 	}
 	return nil
