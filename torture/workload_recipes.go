@@ -70,6 +70,7 @@ func (w *locks) loop(ctx context.Context, e *env, client int) {
 		cancel()
 		e.ops.done(answered(err))
 		if err != nil {
+			e.log.Debug("torture: lock not taken", "client", name, "err", err)
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
@@ -127,6 +128,9 @@ func (w *locks) loop(ctx context.Context, e *env, client int) {
 		uctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err = m.Unlock(uctx)
 		cancel()
+		if err != nil {
+			e.log.Debug("torture: unlock failed", "client", name, "path", g.Path(), "err", err)
+		}
 		e.ops.done(answered(err) || errors.Is(err, zk.ErrSessionExpired))
 		if e.broken["fence"] {
 			// A holder that ignores the fence: one more write of its

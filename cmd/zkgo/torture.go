@@ -29,6 +29,7 @@ func runTorture(args []string) int {
 	out := fs.String("out", "", "directory for the members' data and logs and the report (default: a new temporary directory)")
 	sessionTimeout := fs.Duration("session-timeout", 3*time.Second, "the clients' session timeout")
 	verbose := fs.Bool("v", false, "log each fault and recovery as it happens")
+	debug := fs.Bool("debug", false, "with -v, also log the clients' failed lock operations")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, `Usage: zkgo torture [flags]
 
@@ -82,6 +83,9 @@ Flags:
 	level := slog.LevelWarn
 	if *verbose {
 		level = slog.LevelInfo
+		if *debug {
+			level = slog.LevelDebug
+		}
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
