@@ -258,9 +258,6 @@ func (s *Server) fourLetterText(cmd string, b *strings.Builder) {
 // exports too come from the same gaugeSnapshot, so the two agree.
 func (s *Server) mntr(b *strings.Builder) {
 	g := s.gauges()
-	s.sm.mu.RLock()
-	size := s.sm.tree.ApproximateDataSize() // a walk of the tree: mntr only
-	s.sm.mu.RUnlock()
 	kv := func(k string, v any) { fmt.Fprintf(b, "%s\t%v\n", k, v) }
 	kv("zk_version", Version)
 	kv("zk_server_state", s.Mode())
@@ -274,7 +271,7 @@ func (s *Server) mntr(b *strings.Builder) {
 	kv("zk_znode_count", g.znodes)
 	kv("zk_watch_count", g.watches)
 	kv("zk_ephemerals_count", g.ephemerals)
-	kv("zk_approximate_data_size", size)
+	kv("zk_approximate_data_size", g.dataSize)
 	kv("zk_open_file_descriptor_count", g.openFDs)
 	kv("zk_max_file_descriptor_count", g.maxFDs)
 	kv("zk_global_sessions", g.globalSessions)

@@ -19,6 +19,7 @@ type gaugeSnapshot struct {
 	localSessions          int // read-only connections' local sessions
 	outstanding            int // requests in flight on those connections
 	znodes                 int
+	dataSize               int64 // approximate_data_size
 	ephemerals             int
 	globalSessions         int
 	watches                int
@@ -56,6 +57,7 @@ func (s *Server) gauges() gaugeSnapshot {
 	g.response = s.stats.response.get()
 	s.sm.mu.RLock()
 	g.znodes = s.sm.tree.NodeCount()
+	g.dataSize = s.sm.tree.ApproximateDataSize()
 	g.ephemerals = s.sm.tree.EphemeralCount()
 	g.globalSessions = s.sm.tree.SessionCount()
 	s.sm.mu.RUnlock()

@@ -352,11 +352,14 @@ func (t *Tree) create(zxid int64, txn *Txn, op proto.OpCode, path string, data [
 	k.cversion++
 	k.pzxid = zxid
 	t.count++
+	size := int64(len(path) + len(data))
+	t.dataSize += size
 	t.index(path, owner, true)
 	t.updateQuotaStats(path, 1, int64(len(data)))
 	t.record(func() {
 		t.index(path, owner, false)
 		t.count--
+		t.dataSize -= size
 		k.remove(name)
 		k.pzxid, k.cversion = oldPzxid, oldCversion
 		if !hadKids {
@@ -449,6 +452,8 @@ func (t *Tree) removeNode(zxid int64, path, parentPath string, parent, n *Node) 
 		k.pzxid = zxid
 	}
 	t.count--
+	size := int64(len(path) + n.dataLen())
+	t.dataSize -= size
 	t.index(path, n.owner, false)
 	t.updateQuotaStats(path, -1, -int64(n.dataLen()))
 	nodeACL := n.acl.list
@@ -459,6 +464,7 @@ func (t *Tree) removeNode(zxid int64, path, parentPath string, parent, n *Node) 
 		k.add(n)
 		k.pzxid = oldPzxid
 		t.count++
+		t.dataSize += size
 	})
 	t.events = append(t.events,
 		Event{Type: proto.EventNodeDeleted, Path: path, ACL: nodeACL},
@@ -490,8 +496,11 @@ func (t *Tree) setData(zxid int64, txn *Txn, path string, data []byte, version i
 	n.version++
 	n.mzxid = zxid
 	n.mtime = txn.Time
+	delta := int64(len(data) - oldLen)
+	t.dataSize += delta
 	t.record(func() {
 		n.buf, n.meta, n.version, n.mzxid, n.mtime = oldBuf, oldMeta, oldVersion, oldMzxid, oldMtime
+		t.dataSize -= delta
 	})
 	t.updateQuotaStats(path, 0, int64(len(data)-oldLen))
 	t.events = append(t.events, Event{Type: proto.EventNodeDataChanged, Path: path, ACL: n.acl.list})

@@ -71,8 +71,10 @@ func (s statsTrack) format() []byte {
 func (t *Tree) setQuotaData(n *Node, data []byte) {
 	t.preserve(n)
 	oldBuf, oldMeta := n.buf, n.meta
-	t.record(func() { n.buf, n.meta = oldBuf, oldMeta })
+	delta := int64(len(data) - n.dataLen())
+	t.record(func() { n.buf, n.meta = oldBuf, oldMeta; t.dataSize -= delta })
 	n.setData(data)
+	t.dataSize += delta
 }
 
 // maxQuotaPrefix returns the longest path among p and its ancestors that

@@ -497,6 +497,7 @@ func (sr *snapReader) node(t *Tree, read int, at int64, body []byte, aclLists []
 		parent.ensureKids().add(n)
 	}
 	n.setRawStat(&st)
+	t.dataSize += int64(len(path) + len(data))
 	if st.NumChildren != 0 {
 		if sr.numChildren == nil {
 			sr.numChildren = make(map[*Node]int32)

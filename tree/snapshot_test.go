@@ -84,6 +84,9 @@ func diffTrees(a, b *Tree) []string {
 	if len(aNodes) != len(bNodes) || a.count != b.count {
 		add("%d vs %d nodes (counts %d vs %d)", len(aNodes), len(bNodes), a.count, b.count)
 	}
+	if a.dataSize != b.dataSize {
+		add("data sizes %d vs %d", a.dataSize, b.dataSize)
+	}
 	entryAB := map[*aclEntry]*aclEntry{}
 	entryBA := map[*aclEntry]*aclEntry{}
 	for _, p := range sortedKeys(aNodes) {
@@ -188,11 +191,12 @@ func TestSnapshotCoversEveryField(t *testing.T) {
 		typ  reflect.Type
 		want []string
 	}{
-		// root (the nodes), sessions, lastZxid: written. count, acls,
-		// ephemerals, containers, ttls, quotas: rebuilt from the nodes.
+		// root (the nodes), sessions, lastZxid: written. count, dataSize,
+		// acls, ephemerals, containers, ttls, quotas: rebuilt from the
+		// nodes.
 		// opts, QuotaWarning: configuration. events, journal, inMulti:
 		// Apply's scratch. snap: a snapshot being written.
-		{reflect.TypeFor[Tree](), []string{"root", "count", "acls", "ephemerals", "containers", "ttls", "sessions", "quotas", "opts", "lastZxid", "QuotaWarning", "events", "journal", "inMulti", "snap"}},
+		{reflect.TypeFor[Tree](), []string{"root", "count", "dataSize", "acls", "ephemerals", "containers", "ttls", "sessions", "quotas", "opts", "lastZxid", "QuotaWarning", "events", "journal", "inMulti", "snap"}},
 		// buf (name, in the path; data), acl, the stat fields and meta's
 		// null-data bit: written; kids: written as pzxid and cversion,
 		// its children rebuilt.

@@ -175,7 +175,8 @@ func (n *Node) setRawStat(st *proto.Stat) {
 // Tree is the znode tree plus the replicated session table.
 type Tree struct {
 	root       *Node
-	count      int // znodes, the root once
+	count      int   // znodes, the root once
+	dataSize   int64 // sum of every znode's path and data lengths (ApproximateDataSize)
 	acls       aclCache
 	ephemerals map[int64]map[string]struct{}
 	containers map[string]struct{}
@@ -223,6 +224,7 @@ func New() *Tree {
 	t.root = newNode("", []byte{})
 	t.root.acl = t.acls.intern(open)
 	t.count = 1
+	t.dataSize = 1 // "/"
 	t.addSystemNode(ZookeeperPath, open)
 	t.addSystemNode(QuotaPath, open)
 	readOnly := []proto.ACL{{Perms: proto.PermRead, ID: proto.Id{Scheme: "world", ID: "anyone"}}}
@@ -238,6 +240,7 @@ func (t *Tree) addSystemNode(p string, acls []proto.ACL) {
 	n.acl = t.acls.intern(acls)
 	pn.ensureKids().add(n) // cversion and pzxid stay 0, as in ZooKeeper
 	t.count++
+	t.dataSize += int64(len(p))
 }
 
 // LastZxid returns the zxid of the last applied transaction.
@@ -398,12 +401,9 @@ func (t *Tree) Sessions() []*Session {
 }
 
 // ApproximateDataSize returns the sum of path lengths and data lengths, as
-// ZooKeeper's zk_approximate_data_size.
-func (t *Tree) ApproximateDataSize() int64 {
-	var size int64
-	t.walkPaths(func(p []byte, n *Node) { size += int64(len(p) + n.dataLen()) })
-	return size
-}
+// ZooKeeper's zk_approximate_data_size: a running total (Apply and
+// ReadSnapshot keep it), so reading it costs nothing.
+func (t *Tree) ApproximateDataSize() int64 { return t.dataSize }
 
 // ReapCandidates returns the containers and TTL nodes that the periodic
 // sweep should try to delete at time now (ms): empty containers that have
@@ -501,6 +501,7 @@ func (t *Tree) ReconfigData(data []byte, zxid, mtime int64) []Event {
 		return nil
 	}
 	t.preserve(n)
+	t.dataSize += int64(len(data) - n.dataLen())
 	n.setData(append([]byte(nil), data...))
 	n.version++
 	n.mzxid = zxid
@@ -519,5 +520,6 @@ func (t *Tree) SetConfigData(data []byte) {
 		return
 	}
 	t.preserve(n)
+	t.dataSize += int64(len(data) - n.dataLen())
 	n.setData(append([]byte(nil), data...)) // empty data becomes null, as it always has
 }
