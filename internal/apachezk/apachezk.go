@@ -123,6 +123,11 @@ type Options struct {
 	// a second free port of 127.0.0.1; SecureAddr returns it. The ssl.*
 	// keys and serverCnxnFactory come from ExtraConfig/SystemProperties.
 	SecureClientPort bool
+	// DataDir, if set, is used as dataDir instead of a fresh directory:
+	// the server starts from what it holds (snapshots and logs in
+	// DataDir/version-2), and Stop leaves it in place, so a test can read
+	// what the server wrote after stopping it.
+	DataDir string
 	// QuorumOfOne runs the server as a one-member quorum peer
 	// (QuorumPeerMain, standaloneEnabled=false, server.1 on two more free
 	// ports) instead of a standalone server: what dynamic reconfiguration
@@ -267,7 +272,9 @@ var errPortInUse = errors.New("client port already in use")
 
 func startOnce(java, cp, dir string, opts Options, deadline time.Time) (*Server, error) {
 	dataDir := filepath.Join(dir, "data")
-	if err := os.RemoveAll(dataDir); err != nil {
+	if opts.DataDir != "" {
+		dataDir = opts.DataDir
+	} else if err := os.RemoveAll(dataDir); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
