@@ -49,6 +49,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -149,8 +151,9 @@ type Server struct {
 	exited  chan struct{} // closed when the process has been reaped
 	waitErr error         // valid after exited is closed
 
-	stopOnce sync.Once
-	stopErr  error
+	stopOnce   sync.Once
+	stopErr    error
+	terminated atomic.Bool // Terminate stopped the process on purpose
 }
 
 // FindJava returns the java executable to use, or an error wrapping
@@ -626,7 +629,9 @@ func (s *Server) Stop() error {
 		var died error
 		select {
 		case <-s.exited:
-			died = fmt.Errorf("apachezk: server had exited before Stop: %v\n%s", s.waitErr, s.LogTail())
+			if !s.terminated.Load() {
+				died = fmt.Errorf("apachezk: server had exited before Stop: %v\n%s", s.waitErr, s.LogTail())
+			}
 		default:
 		}
 		s.kill()
@@ -634,6 +639,31 @@ func (s *Server) Stop() error {
 		s.stopErr = errors.Join(died, err)
 	})
 	return s.stopErr
+}
+
+// Terminate shuts the server down as a service manager does (SIGTERM: the
+// JVM runs its shutdown hooks) and waits up to timeout for the process to
+// exit. The server's directory (and Options.DataDir) stay until Stop,
+// which then reports no error for the exit.
+func (s *Server) Terminate(timeout time.Duration) error {
+	s.terminated.Store(true)
+	if s.cmd == nil || s.cmd.Process == nil {
+		return errors.New("apachezk: no process")
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		select {
+		case <-s.exited:
+			return nil
+		default:
+		}
+		return err
+	}
+	select {
+	case <-s.exited:
+		return nil
+	case <-time.After(timeout):
+		return fmt.Errorf("apachezk: server still running %v after SIGTERM", timeout)
+	}
 }
 
 // LogTail returns the last lines of the server log and of the JVM's console
