@@ -97,6 +97,9 @@ func (r *checkedReader) buffer(limit int, what string) []byte {
 		r.err = &limitError{what: what, n: int64(n), limit: int64(limit)}
 		return nil
 	}
+	if n == 0 {
+		return []byte{} // empty, not null
+	}
 	b := r.read(int(n))
 	if b == nil {
 		return nil

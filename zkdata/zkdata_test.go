@@ -165,10 +165,7 @@ func TestBadSnapshots(t *testing.T) {
 	im := FromTree(testTree(t))
 	good := snapBytes(t, im, WriteOptions{})
 	hugeData := func() []byte {
-		// The root's data length, right after the root's path "".
-		b := bytes.Clone(good)
-		i := bytes.Index(b, []byte{0, 0, 0, 0}) // not robust: find the root record instead
-		_ = i
+		// A root whose data length is far over the limit.
 		var e jute.Encoder
 		e.WriteInt(snapMagic)
 		e.WriteInt(2)
@@ -443,4 +440,51 @@ func TestReadSnapshotFile(t *testing.T) {
 	if im.LastZxid() != tr.LastZxid() || im.Summary().Znodes != tr.NodeCount()-1 {
 		t.Errorf("summary %+v", im.Summary())
 	}
+}
+
+// A 3.4 snapshot has no /zookeeper/config, and 3.2-era logs hold
+// CreateTxnV0 (no parentCVersion): both still come through.
+func TestOldFormats(t *testing.T) {
+	im := FromTree(tree.New())
+	im.deleteNode(tree.ConfigPath, 1)
+	im.lastZxid = 1
+	snap := snapBytes(t, im, WriteOptions{NoDigest: true})
+	lw := newLog()
+	lw.add(entry(1, 2, 1, proto.OpCreate, func(e *jute.Encoder) {
+		e.WriteString("/v0")
+		e.WriteBuffer([]byte("old"))
+		e.WriteVectorLen(-1) // null ACL: the open ACL
+		e.WriteBool(false)
+	}))
+	got := mustRead(t, map[string][]byte{"snapshot.1": snap, "log.2": lw.buf.Bytes()})
+	n, ok := got.Node("/v0")
+	if !ok || string(n.Data) != "old" || !slicesEqualACL(n.ACL, worldAll) {
+		t.Fatalf("/v0 = %+v %v", n, ok)
+	}
+	if root, _ := got.Node("/"); root.Stat.Cversion != 1 {
+		t.Errorf("root cversion %d, want 1 (the V0 create increments)", root.Stat.Cversion)
+	}
+	if _, ok := got.Node(tree.ConfigPath); ok {
+		t.Fatal("config node appeared in the image")
+	}
+	tr, err := got.Tree(tree.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tr.Get(tree.ConfigPath)
+	if c == nil || c.Stat().Aversion != -1 || c.ACL()[0].Perms != proto.PermRead {
+		t.Errorf("config node in the tree: %+v", c)
+	}
+}
+
+func slicesEqualACL(a, b []proto.ACL) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
