@@ -9,6 +9,7 @@ require (
 	github.com/cockroachdb/datadriven v1.0.3
 	github.com/creack/pty v1.1.24
 	github.com/go-zookeeper/zk v1.0.4
+	github.com/klauspost/compress v1.20.1
 	github.com/pavlo-v-chernykh/keystore-go/v4 v4.5.0
 	github.com/prometheus/client_golang v1.25.0
 	go.etcd.io/etcd/client/pkg/v3 v3.6.16

@@ -161,6 +161,12 @@ func (n *Node) rawStat() proto.Stat {
 	return st
 }
 
+// RawStat returns the node's Stat as the tree keeps it and snapshots hold
+// it, not as clients see it (see Stat): cversion counts child creates and
+// ephemeralOwner carries the container and TTL markers. Exporters that
+// write ZooKeeper's own snapshot format need these counters.
+func (n *Node) RawStat() proto.Stat { return n.rawStat() }
+
 // setRawStat sets the node's fields from an internal Stat (snapshots);
 // dataLength and numChildren are not stored.
 func (n *Node) setRawStat(st *proto.Stat) {

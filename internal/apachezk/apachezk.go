@@ -49,6 +49,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -123,6 +125,11 @@ type Options struct {
 	// a second free port of 127.0.0.1; SecureAddr returns it. The ssl.*
 	// keys and serverCnxnFactory come from ExtraConfig/SystemProperties.
 	SecureClientPort bool
+	// DataDir, if set, is used as dataDir instead of a fresh directory:
+	// the server starts from what it holds (snapshots and logs in
+	// DataDir/version-2), and Stop leaves it in place, so a test can read
+	// what the server wrote after stopping it.
+	DataDir string
 	// QuorumOfOne runs the server as a one-member quorum peer
 	// (QuorumPeerMain, standaloneEnabled=false, server.1 on two more free
 	// ports) instead of a standalone server: what dynamic reconfiguration
@@ -144,8 +151,9 @@ type Server struct {
 	exited  chan struct{} // closed when the process has been reaped
 	waitErr error         // valid after exited is closed
 
-	stopOnce sync.Once
-	stopErr  error
+	stopOnce   sync.Once
+	stopErr    error
+	terminated atomic.Bool // Terminate stopped the process on purpose
 }
 
 // FindJava returns the java executable to use, or an error wrapping
@@ -267,7 +275,9 @@ var errPortInUse = errors.New("client port already in use")
 
 func startOnce(java, cp, dir string, opts Options, deadline time.Time) (*Server, error) {
 	dataDir := filepath.Join(dir, "data")
-	if err := os.RemoveAll(dataDir); err != nil {
+	if opts.DataDir != "" {
+		dataDir = opts.DataDir
+	} else if err := os.RemoveAll(dataDir); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
@@ -619,7 +629,9 @@ func (s *Server) Stop() error {
 		var died error
 		select {
 		case <-s.exited:
-			died = fmt.Errorf("apachezk: server had exited before Stop: %v\n%s", s.waitErr, s.LogTail())
+			if !s.terminated.Load() {
+				died = fmt.Errorf("apachezk: server had exited before Stop: %v\n%s", s.waitErr, s.LogTail())
+			}
 		default:
 		}
 		s.kill()
@@ -627,6 +639,31 @@ func (s *Server) Stop() error {
 		s.stopErr = errors.Join(died, err)
 	})
 	return s.stopErr
+}
+
+// Terminate shuts the server down as a service manager does (SIGTERM: the
+// JVM runs its shutdown hooks) and waits up to timeout for the process to
+// exit. The server's directory (and Options.DataDir) stay until Stop,
+// which then reports no error for the exit.
+func (s *Server) Terminate(timeout time.Duration) error {
+	s.terminated.Store(true)
+	if s.cmd == nil || s.cmd.Process == nil {
+		return errors.New("apachezk: no process")
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		select {
+		case <-s.exited:
+			return nil
+		default:
+		}
+		return err
+	}
+	select {
+	case <-s.exited:
+		return nil
+	case <-time.After(timeout):
+		return fmt.Errorf("apachezk: server still running %v after SIGTERM", timeout)
+	}
 }
 
 // LogTail returns the last lines of the server log and of the JVM's console

@@ -1,0 +1,165 @@
+package zkdata
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/zkgo/zkgo/tree"
+)
+
+// Quotas, as ZooKeeper's DataTree keeps them: a quota on /app is the node
+// /zookeeper/quota/app/zookeeper_limits; its usage is the text of
+// /zookeeper/quota/app/zookeeper_stats ("count=N,bytes=B"), which ZooKeeper
+// rewrites outside transactions: recomputed from the subtree when a
+// snapshot is loaded and when the stats node is created, adjusted on every
+// create, delete and setData under the deepest quota above the node. The
+// image does the same, so the stats come out as ZooKeeper would show them
+// after recovery.
+
+const (
+	quotaLimitNode = "zookeeper_limits"
+	quotaStatNode  = "zookeeper_stats"
+)
+
+// maxQuotaPrefix returns the deepest path among p and its ancestors that
+// has a quota, or "" (DataTree.getMaxPrefixWithQuota).
+func (im *Image) maxQuotaPrefix(p string) string {
+	if len(im.quotas) == 0 {
+		return ""
+	}
+	for q := p; q != "" && q != "/"; {
+		if _, ok := im.quotas[q]; ok {
+			return q
+		}
+		i := strings.LastIndexByte(q, '/')
+		if i < 0 {
+			break
+		}
+		q = q[:i]
+	}
+	return ""
+}
+
+// deleteQuota forgets the quota on target and those below it (ZooKeeper's
+// PathTrie drops the whole branch).
+func (im *Image) deleteQuota(target string) {
+	for q := range im.quotas {
+		if q == target || strings.HasPrefix(q, target+"/") {
+			delete(im.quotas, q)
+		}
+	}
+}
+
+// setupQuota rebuilds the quota set and recomputes every quota's usage
+// after a snapshot is loaded (DataTree.setupQuota): every childless
+// zookeeper_limits node under /zookeeper/quota names a quota.
+func (im *Image) setupQuota() {
+	im.quotas = make(map[string]struct{})
+	var limits []string
+	for p, n := range im.nodes {
+		if strings.HasPrefix(p, tree.QuotaPath+"/") && len(n.kids) == 0 && strings.HasSuffix(p, "/"+quotaLimitNode) {
+			limits = append(limits, p)
+		}
+	}
+	slices.Sort(limits)
+	for _, p := range limits {
+		target := p[len(tree.QuotaPath):strings.Index(p, "/"+quotaLimitNode)]
+		if target == "" {
+			continue
+		}
+		im.updateQuotaForPath(target)
+		im.quotas[target] = struct{}{}
+	}
+}
+
+// updateQuotaForPath sets the usage of the quota on target to the size of
+// its subtree.
+func (im *Image) updateQuotaForPath(target string) {
+	var count, bytes int64
+	im.subtree(target, func(n *znode) {
+		count++
+		bytes += int64(len(n.data))
+	})
+	sp := tree.QuotaPath + target + "/" + quotaStatNode
+	if n := im.nodes[sp]; n != nil {
+		st := statsTrack{"count": count, "bytes": bytes}
+		im.change(sp, n, func() { n.data = st.format() })
+	}
+}
+
+func (im *Image) subtree(p string, fn func(*znode)) {
+	n := im.nodes[p]
+	if n == nil {
+		return
+	}
+	fn(n)
+	for k := range n.kids {
+		im.subtree(p+"/"+k, fn)
+	}
+}
+
+// updateQuotaStat adds to the usage of the quota on prefix.
+func (im *Image) updateQuotaStat(prefix string, bytesDiff, countDiff int64) {
+	sp := tree.QuotaPath + prefix + "/" + quotaStatNode
+	n := im.nodes[sp]
+	if n == nil {
+		return
+	}
+	st := parseStats(n.data)
+	st["count"] = st.get("count") + countDiff
+	st["bytes"] = st.get("bytes") + bytesDiff
+	im.change(sp, n, func() { n.data = st.format() })
+}
+
+// statsTrack is ZooKeeper's StatsTrack: "key=value" pairs.
+type statsTrack map[string]int64
+
+// parseStats reads "k=v" pairs separated by ',' or ';'; a value that is not
+// a number counts as -1.
+func parseStats(b []byte) statsTrack {
+	st := statsTrack{}
+	for _, kv := range strings.FieldsFunc(string(b), func(r rune) bool { return r == ',' || r == ';' }) {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		v, _, _ = strings.Cut(v, "=")
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			n = -1
+		}
+		st[k] = n
+	}
+	return st
+}
+
+func (s statsTrack) get(k string) int64 {
+	if v, ok := s[k]; ok {
+		return v
+	}
+	return -1
+}
+
+// format writes the stats as StatsTrack.toString: count and bytes, then,
+// if there are other keys, "=" and ";key=value" for each in sorted order.
+func (s statsTrack) format() []byte {
+	b := []byte("count=" + strconv.FormatInt(s.get("count"), 10) + ",bytes=" + strconv.FormatInt(s.get("bytes"), 10))
+	var keys []string
+	for k := range s {
+		if k != "count" && k != "bytes" {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) > 0 {
+		slices.Sort(keys)
+		b = append(b, '=')
+		for _, k := range keys {
+			b = append(b, ';')
+			b = append(b, k...)
+			b = append(b, '=')
+			b = strconv.AppendInt(b, s[k], 10)
+		}
+	}
+	return b
+}
