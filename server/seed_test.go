@@ -147,3 +147,58 @@ func TestSeedDataDirRefusesDamagedData(t *testing.T) {
 		t.Fatalf("a refused seed left %s behind (%v)", filepath.Join(dir, "zkgo"), serr)
 	}
 }
+
+// LoadDataDir reads a stopped member's tree — its snapshot and the
+// committed log after it — refuses while the member runs, and the tree
+// it returns seeds another data directory that serves the same nodes.
+func TestLoadDataDir(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s := durableServer(t, dir, 10) // snapshots every 10 entries, and a log after the last
+	c, err := zk.Connect(ctx, s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 25; i++ {
+		if _, err := c.Create(ctx, fmt.Sprintf("/n%02d", i), []byte(fmt.Sprint(i)), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := server.LoadDataDir(server.Options{DataDir: dir}); err == nil {
+		t.Fatal("LoadDataDir read the data directory of a running server")
+	}
+	c.Close()
+	s.Close()
+	tr, err := server.LoadDataDir(server.Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 25; i++ {
+		n := tr.Get(fmt.Sprintf("/n%02d", i))
+		if n == nil || string(n.Data()) != fmt.Sprint(i) {
+			t.Fatalf("/n%02d missing or wrong in the loaded tree", i)
+		}
+	}
+	var b bytes.Buffer
+	if err := tr.WriteSnapshot(&b); err != nil {
+		t.Fatal(err)
+	}
+	dir2 := t.TempDir()
+	if err := server.SeedDataDir(server.Options{DataDir: dir2}, &b); err != nil {
+		t.Fatal(err)
+	}
+	s2 := durableServer(t, dir2, 0)
+	defer s2.Close()
+	c2, err := zk.Connect(ctx, s2.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if data, _, err := c2.Get(ctx, "/n24"); err != nil || string(data) != "24" {
+		t.Fatalf("/n24 on the seeded copy: %q %v", data, err)
+	}
+	if _, err := server.LoadDataDir(server.Options{DataDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "no zkgo data") {
+		t.Fatalf("LoadDataDir of an empty directory: %v", err)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -317,6 +319,13 @@ func (e *env) freeze(ctx context.Context) (client int, resume func(), err error)
 		last := "no lock was taken yet"
 		if at := e.lastLock.Load(); at != 0 {
 			last = fmt.Sprintf("the lock was last taken at %v", time.Duration(at).Round(time.Millisecond))
+		}
+		// Where the lock clients are: every goroutine's stack.
+		name := filepath.Join(e.dir, fmt.Sprintf("goroutines-%v.txt", time.Duration(e.rec.Now()).Round(time.Millisecond)))
+		if f, err := os.Create(name); err == nil {
+			pprof.Lookup("goroutine").WriteTo(f, 2)
+			f.Close()
+			last += "; goroutines in " + filepath.Base(name)
 		}
 		return 0, nil, fmt.Errorf("no lock holder reached a fenced write within %v (%s)", wait, last)
 	}

@@ -1,0 +1,104 @@
+package server
+
+import (
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"go.etcd.io/raft/v3"
+
+	"github.com/zkgo/zkgo/jute"
+	"github.com/zkgo/zkgo/storage"
+	"github.com/zkgo/zkgo/tree"
+	"github.com/zkgo/zkgo/watch"
+)
+
+// LoadDataDir returns the tree a stopped member's data directory holds
+// (DataLogDir/zkgo, or DataDir/zkgo): its newest snapshot with every
+// committed entry of its log after it applied, as the member would
+// restore it when it starts. Entries the member wrote but did not know to
+// be committed are not applied (the ensemble may not have them). It takes
+// the data directory's lock, so it fails while the member runs. Callers:
+// zkgo export and the snapshot commands (cmd/zkgo), tests.
+func LoadDataDir(opts Options) (*tree.Tree, error) {
+	dir := opts.DataDir
+	if opts.DataLogDir != "" {
+		dir = opts.DataLogDir
+	}
+	zdir := filepath.Join(dir, "zkgo")
+	if dir == "" || !storage.Exists(zdir) {
+		return nil, fmt.Errorf("no zkgo data in %q", dir)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	st, err := storage.Open(zdir, storage.Options{Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("open data directory: %w", err)
+	}
+	defer st.Close()
+	maxBuf := opts.MaxBuffer
+	if maxBuf <= 0 {
+		maxBuf = jute.DefaultMaxBuffer
+	}
+	sm := newStateMachine(log, watch.NewManager(), func(*tree.Tree) {}, maxBuf)
+	sm.waiters, sm.sessions = offlineWaiters{}, offlineSessions{}
+	failed := make(chan error, 1)
+	sm.onFail = func(err error) { failed <- err }
+
+	ms := st.RaftStorage()
+	snap, err := ms.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	if !raft.IsEmptySnap(snap) {
+		rc, _, err := st.OpenSnapshotData(snap.Metadata.Index, snap.Metadata.Term)
+		if err != nil {
+			return nil, fmt.Errorf("open snapshot %d: %w", snap.Metadata.Index, err)
+		}
+		err = sm.Restore(rc, snap.Metadata.Index)
+		rc.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	hs, _, err := ms.InitialState()
+	if err != nil {
+		return nil, err
+	}
+	first, err := ms.FirstIndex()
+	if err != nil {
+		return nil, err
+	}
+	// onFail runs on a goroutine of its own; sm.failed says at once that
+	// applying stopped.
+	for lo := first; lo <= hs.Commit && !sm.failed.Load(); {
+		ents, err := ms.Entries(lo, hs.Commit+1, 64<<20)
+		if err != nil {
+			return nil, fmt.Errorf("read the log at %d: %w", lo, err)
+		}
+		if len(ents) == 0 {
+			break
+		}
+		sm.Apply(ents)
+		lo = ents[len(ents)-1].Index + 1
+	}
+	if sm.failed.Load() {
+		return nil, <-failed
+	}
+	return sm.tree, nil
+}
+
+// offlineWaiters and offlineSessions stand in for the proposer and the
+// session tracker when LoadDataDir applies a log: nobody waits for the
+// entries, and sessions are what the tree records.
+type offlineWaiters struct{}
+
+func (offlineWaiters) take(uint64) waiter { return nil }
+
+type offlineSessions struct{}
+
+func (offlineSessions) applied(*tree.Txn, *tree.Result) {}
+func (offlineSessions) remoteTouch([]int64)             {}
+func (offlineSessions) moved(int64, int64, uint64)      {}
