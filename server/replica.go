@@ -511,7 +511,7 @@ func refuseJavaDataDir(dir string) error {
 	}
 	for _, e := range ents {
 		if n := e.Name(); strings.HasPrefix(n, "snapshot.") || strings.HasPrefix(n, "log.") {
-			return fmt.Errorf("%s holds Apache ZooKeeper data (%s); zkgo cannot import it yet: point dataDir/dataLogDir at an empty directory", dir, filepath.Join("version-2", n))
+			return fmt.Errorf("%s holds Apache ZooKeeper data (%s); import it first with zkgo import -config zoo.cfg (or point dataDir/dataLogDir at an empty directory)", dir, filepath.Join("version-2", n))
 		}
 	}
 	return nil

@@ -5,6 +5,9 @@
 //	zkgo lock [flags] PATH -- CMD   run a command while holding a distributed lock
 //	zkgo elect [flags] PATH -- CMD  run a command while leader of an election
 //	zkgo bench [flags] WORKLOAD     benchmark a ZooKeeper-compatible server
+//	zkgo import [flags] [ZK_DATA_DIR] an Apache ZooKeeper data directory into a zkgo one
+//	zkgo export [flags] OUT_DIR     a stopped member's tree as an Apache ZooKeeper snapshot
+//	zkgo snapshot status|restore    snapshot files (Apache ZooKeeper's format)
 //	zkgo torture [flags]            faults against a local ensemble, checked (build with -tags zkgofaults)
 //
 // Run "zkgo help" or "zkgo COMMAND -help" for details.
@@ -30,6 +33,9 @@ func init() {
 		{"lock", "run a command while holding a distributed lock", runLock},
 		{"elect", "run a command while leader of an election", runElect},
 		{"bench", "benchmark a ZooKeeper-compatible server (workloads: get, set, create, ...)", runBench},
+		{"import", "import an Apache ZooKeeper data directory into a zkgo one", runImport},
+		{"export", "export a stopped member's tree as an Apache ZooKeeper snapshot", runExport},
+		{"snapshot", "status and restore of snapshot files (Apache ZooKeeper's format)", runSnapshot},
 		{"torture", "inject faults into a local ensemble while checkers watch the clients (needs -tags zkgofaults)", runTorture},
 		{"version", "print the version", func([]string) int { fmt.Println("zkgo", version); return 0 }},
 	}
