@@ -31,6 +31,9 @@ type sessionTracker struct {
 	self         int64 // this member's server id, the owner in session moves
 	nextID       atomic.Int64
 	expirations  atomic.Int64 // closeSessions proposed by expire
+	// proposeClose proposes closing session id (the proposer; tests
+	// replace it).
+	proposeClose func(id int64)
 
 	mu   sync.Mutex // guards live and every liveSession's conns
 	live map[int64]*liveSession
@@ -57,18 +60,21 @@ type claimState struct {
 }
 
 type liveSession struct {
-	id       int64
-	timeout  atomic.Int64               // nanoseconds
-	deadline atomic.Int64               // unix nanos
-	closing  atomic.Bool                // a closeSession has been proposed
-	dirty    atomic.Bool                // touched by a local client since the last touch batch
-	conns    map[sessionConn]claimState // guarded by sessionTracker.mu
-	claims   uint64                     // claims made here (claim); guarded by sessionTracker.mu
+	id        int64
+	timeout   atomic.Int64               // nanoseconds
+	deadline  atomic.Int64               // unix nanos
+	closingAt atomic.Int64               // when a closeSession was last proposed (unix nanos); 0: never
+	dirty     atomic.Bool                // touched by a local client since the last touch batch
+	conns     map[sessionConn]claimState // guarded by sessionTracker.mu
+	claims    uint64                     // claims made here (claim); guarded by sessionTracker.mu
 }
 
 func newSessionTracker(log *slog.Logger, tickTime time.Duration, serverID int64, prop *proposer, isLeader func() bool) *sessionTracker {
 	t := &sessionTracker{log: log, tick: max(tickTime/2, 10*time.Millisecond), prop: prop, isLeader: isLeader, self: serverID,
 		live: make(map[int64]*liveSession)}
+	t.proposeClose = func(id int64) {
+		t.prop.propose(txnEntry(&tree.Txn{Op: proto.OpCloseSession, Session: id, Time: time.Now().UnixMilli()}), nil, false)
+	}
 	// As ZooKeeper: the server id in the top byte, a time-based counter
 	// below, so ids stay unique across restarts and servers.
 	base := (time.Now().UnixMilli() << 24) >> 8
@@ -139,6 +145,7 @@ func (t *sessionTracker) refreshAll() {
 	defer t.mu.Unlock()
 	for _, ls := range t.live {
 		ls.deadline.Store(now.Add(time.Duration(ls.timeout.Load())).UnixNano())
+		ls.closingAt.Store(0) // this leader decides afresh
 	}
 }
 
@@ -176,37 +183,80 @@ func (t *sessionTracker) run(done <-chan struct{}) {
 		case <-tk.C:
 		}
 		now := time.Now().UnixNano()
-		var expired []int64
 		if t.housekeeping != nil {
 			t.housekeeping()
 		}
 		if !t.isLeader() {
 			continue // only the leader expires sessions
 		}
-		t.mu.Lock()
-		for id, ls := range t.live {
-			if !ls.closing.Load() && ls.deadline.Load() < now {
-				expired = append(expired, id)
-			}
-		}
-		t.mu.Unlock()
-		for _, id := range expired {
-			t.expire(id)
-		}
+		t.expireDue(now)
 	}
 }
 
-// expire proposes closing the session, once.
+// expireDue proposes closing every session whose deadline passed before
+// now (unix nanos), and again every closeRetry for one still live after
+// that: a closeSession proposal can be lost (the leader changes before it
+// commits, raft drops it), and a session nobody closes would keep its
+// ephemerals — a lock holder's node — for good.
+func (t *sessionTracker) expireDue(now int64) {
+	type due struct {
+		ls   *liveSession
+		seen int64 // closingAt when looked at
+	}
+	var expired []due
+	t.mu.Lock()
+	for _, ls := range t.live {
+		if ls.deadline.Load() >= now {
+			continue
+		}
+		if at := ls.closingAt.Load(); at == 0 || now-at >= int64(t.closeRetry(ls)) {
+			expired = append(expired, due{ls, at})
+		}
+	}
+	t.mu.Unlock()
+	for _, d := range expired {
+		t.expireOne(d.ls, d.seen, now)
+	}
+}
+
+// expireOne proposes closing ls, unless another caller did since
+// closingAt was seen.
+func (t *sessionTracker) expireOne(ls *liveSession, seen, now int64) {
+	if !ls.closingAt.CompareAndSwap(seen, now) {
+		return
+	}
+	if seen == 0 {
+		t.log.Info("expiring session", "session", hexID(ls.id))
+	} else {
+		t.log.Warn("expiring session again: its closeSession was not applied", "session", hexID(ls.id),
+			"proposed", time.Duration(now-seen).Round(time.Millisecond).String()+" ago")
+	}
+	t.expirations.Add(1)
+	t.proposeClose(ls.id)
+}
+
+// closeRetry is how long a proposed closeSession may take to be applied
+// before it is proposed again: the session's timeout, at least two
+// seconds (an election's worth).
+func (t *sessionTracker) closeRetry(ls *liveSession) time.Duration {
+	return max(time.Duration(ls.timeout.Load()), 2*time.Second)
+}
+
+// expire proposes closing the session now (unless one was proposed
+// already and is not overdue).
 func (t *sessionTracker) expire(id int64) {
 	t.mu.Lock()
 	ls := t.live[id]
 	t.mu.Unlock()
-	if ls != nil && !ls.closing.CompareAndSwap(false, true) {
+	if ls == nil {
+		t.expirations.Add(1)
+		t.proposeClose(id)
 		return
 	}
-	t.log.Info("expiring session", "session", hexID(id))
-	t.expirations.Add(1)
-	t.prop.propose(txnEntry(&tree.Txn{Op: proto.OpCloseSession, Session: id, Time: time.Now().UnixMilli()}), nil, false)
+	now := time.Now().UnixNano()
+	if at := ls.closingAt.Load(); at == 0 || now-at >= int64(t.closeRetry(ls)) {
+		t.expireOne(ls, at, now)
+	}
 }
 
 // claim numbers a resumed session's new connection c here; the caller

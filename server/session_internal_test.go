@@ -1,0 +1,66 @@
+package server
+
+import (
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A closeSession proposal can be lost (the leader changed before it
+// committed, raft dropped it). The tracker proposes it again once the
+// retry interval has passed while the session is still live — and not
+// before — so a dead client's ephemerals (a lock holder's node) never
+// stay for good; a new leader decides afresh.
+func TestExpiryRetriesLostCloseSession(t *testing.T) {
+	tr := newSessionTracker(slog.New(slog.NewTextHandler(io.Discard, nil)), 100*time.Millisecond, 1, nil, func() bool { return true })
+	var mu sync.Mutex
+	var proposed []int64
+	tr.proposeClose = func(id int64) { // every proposal is lost
+		mu.Lock()
+		proposed = append(proposed, id)
+		mu.Unlock()
+	}
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(proposed) }
+	const id = 0x42
+	tr.track(id, 3*time.Second, nil)
+	ls := tr.live[id]
+	start := time.Now().UnixNano()
+
+	tr.expireDue(start) // not due yet
+	if count() != 0 {
+		t.Fatalf("proposed %d closes before the deadline", count())
+	}
+	due := ls.deadline.Load() + 1
+	tr.expireDue(due)
+	tr.expireDue(due + int64(time.Second)) // the first one may still commit
+	if count() != 1 {
+		t.Fatalf("%d closes proposed, want 1 within the retry interval", count())
+	}
+	retry := int64(tr.closeRetry(ls))
+	tr.expireDue(due + retry)
+	if count() != 2 {
+		t.Fatalf("%d closes proposed after the retry interval, want 2", count())
+	}
+	tr.expireDue(due + retry + 1)
+	if count() != 2 {
+		t.Fatalf("%d closes proposed right after a retry, want 2", count())
+	}
+	// A new leader starts over: a full timeout, then one proposal.
+	tr.refreshAll()
+	if ls.closingAt.Load() != 0 {
+		t.Fatal("refreshAll kept the old leader's closing mark")
+	}
+	tr.expireDue(ls.deadline.Load() + 1)
+	if count() != 3 {
+		t.Fatalf("%d closes proposed after the new leader's timeout, want 3", count())
+	}
+	// ExpireSession (tests) proposes at once, but not twice in a row.
+	tr.track(0x43, 3*time.Second, nil)
+	tr.expire(0x43)
+	tr.expire(0x43)
+	if count() != 4 {
+		t.Fatalf("%d closes proposed after two expire calls, want 4", count())
+	}
+}
