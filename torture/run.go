@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -267,6 +268,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	minority.Notes = append(minority.Notes, fmt.Sprintf("%d sessions asked of members cut off from the majority for %v", minority.Checked, minorityGrace))
 	rep.Results = append(rep.Results, minority)
+	rep.Results = append(rep.Results, leftoverSessions(ctx, e, cfg.SessionTimeout))
 	rep.Seconds, rep.Ops = ev.ops.seconds()
 	rep.Elapsed = time.Since(rep.Started)
 	if _, err := rep.Write(cfg.Dir); err != nil {
@@ -460,4 +462,53 @@ func answered(err error) bool {
 	}
 	var ze *zk.Error
 	return errors.As(err, &ze)
+}
+
+// leftoverSessions checks, once every client and checker has stopped,
+// that the ensemble forgets every session within a bound: the clients
+// closed theirs or stopped pinging, so each must end by a closeSession
+// or by expiry (the session timeout, plus a retry of a closeSession lost
+// in a change of leader, plus slack). A session that outlives its client
+// keeps its ephemerals — a lock holder's node — for good.
+func leftoverSessions(ctx context.Context, e *ensemble, timeout time.Duration) check.Result {
+	res := check.Result{Name: "sessions-end", OK: true}
+	bound := 2*max(timeout, 2*time.Second) + 10*time.Second
+	deadline := time.Now().Add(bound)
+	last := ""
+	for {
+		n, where := -1, ""
+		for i := 0; i < e.n && n < 0; i++ {
+			out, err := e.fourLetter(i, "mntr", time.Second)
+			if err != nil {
+				continue
+			}
+			for _, line := range strings.Split(out, "\n") {
+				if v, ok := strings.CutPrefix(line, "zk_global_sessions\t"); ok {
+					if k, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+						n, where = k, fmt.Sprintf("member %d", i+1)
+					}
+				}
+			}
+		}
+		res.Checked = max(n, 0)
+		if n == 0 {
+			res.Notes = append(res.Notes, fmt.Sprintf("every session ended within %v of the clients stopping", bound))
+			return res
+		}
+		if n > 0 {
+			last = fmt.Sprintf("%d sessions (%s's count)", n, where)
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			res.OK = false
+			if last == "" {
+				last = "no member answered mntr"
+			}
+			res.Problem = fmt.Sprintf("%s still open %v after every client stopped: a session outlived its client", last, bound)
+			if out, err := e.fourLetter(max(e.leader(), 0), "dump", time.Second); err == nil {
+				res.Evidence = strings.Split(strings.TrimSpace(out), "\n")
+			}
+			return res
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
