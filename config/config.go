@@ -196,6 +196,12 @@ type Config struct {
 	// Metrics is the metrics provider (metricsProvider.className,
 	// httpHost, httpPort).
 	Metrics Metrics
+	// Admin is the AdminServer (admin.* or zookeeper.admin.*, and
+	// zkgo.admin.pprof).
+	Admin Admin
+	// Text is the zoo.cfg text as read (Parse, Load), for the
+	// AdminServer's initial_configuration; "" for Default.
+	Text string
 }
 
 // FourLetterWordsKnown lists every four-letter word ZooKeeper 3.8 knows;
@@ -253,6 +259,8 @@ func base() *Config {
 		ConnectionThrottleFillCount: 1,
 		SSLQuorumStores:             TLS{HostnameVerification: true},
 		Metrics:                     Metrics{HTTPHost: DefaultMetricsHTTPHost, HTTPPort: DefaultMetricsHTTPPort},
+		Admin: Admin{Enabled: true, ServerAddress: DefaultAdminServerAddress, ServerPort: DefaultAdminServerPort,
+			CommandURL: DefaultAdminCommandURL, IdleTimeout: DefaultAdminIdleTimeout},
 	}
 }
 
