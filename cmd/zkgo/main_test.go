@@ -107,7 +107,7 @@ func startServerLog(t *testing.T, args ...string) (*exec.Cmd, string, *syncBuf) 
 }
 
 func TestServerRunsAndStopsOnSIGTERM(t *testing.T) {
-	cmd, addr := startServer(t, "-addr", "127.0.0.1:0")
+	cmd, addr := startServer(t, "-addr", "127.0.0.1:0", "-admin-addr", "off")
 	c, err := rawzk.Dial(addr, rawzk.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +178,7 @@ func TestServerRefusesTLSConfig(t *testing.T) {
 	dir := t.TempDir()
 	for _, extra := range []string{"secureClientPort=2281\n", "sslQuorum=true\n", "secureClientPort=2281\nssl.keyStore.location=" + dir + "/missing.pem\n"} {
 		cfg := filepath.Join(dir, "zoo.cfg")
-		os.WriteFile(cfg, []byte("tickTime=2000\ndataDir="+dir+"\nclientPort=0\n"+extra), 0o644)
+		os.WriteFile(cfg, []byte("tickTime=2000\ndataDir="+dir+"\nclientPort=0\nadmin.enableServer=false\n"+extra), 0o644)
 		out, err := exec.Command(binary, "server", cfg).CombinedOutput()
 		if err == nil {
 			t.Fatalf("server started with %q:\n%s", extra, out)
