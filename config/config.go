@@ -17,6 +17,10 @@
 // enforce.auth.enabled, enforce.auth.schemes and
 // sessionRequireClientSASLAuth are honoured as ZooKeeper reads them.
 //
+// The AdminServer's keys (admin.*, also spelled zookeeper.admin.*) are
+// honoured with ZooKeeper's defaults (on, 0.0.0.0:8080, /commands); see
+// admin.go. zkgo.admin.pprof is zkgo's own.
+//
 // Known departures from ZooKeeper, all deliberate:
 //   - jute.maxbuffer, readonlymode.enabled and
 //     znode.container.checkIntervalMs are honoured from zoo.cfg although

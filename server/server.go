@@ -28,6 +28,10 @@
 //	replica.go       replica, the cluster glue: the raft node over the WAL
 //	                 (or memory), leader tracking, touch batches
 //	fourlw.go, stats.go  four-letter words and their counters
+//	report.go        the numbers four-letter words and AdminServer commands
+//	                 print (one source for text and JSON)
+//	admin.go, admin_commands.go  the AdminServer: ZooKeeper's commands as
+//	                 JSON over HTTP, /metrics, optional pprof
 //	gauges.go        the snapshot of gauges mntr and /metrics both print
 //	metrics.go, metrics_table.go  Prometheus metrics: the table of
 //	                 ZooKeeper's metric names and zkgo's, the collectors,
