@@ -52,24 +52,23 @@ type serverStatsView struct {
 	response       responseSizes
 }
 
+// serverStatsView reads srvr's numbers: the same sources as the gauges
+// (gauges.go) without the ones srvr does not print (file descriptors,
+// raft), so that polling srvr stays cheap.
 func (s *Server) serverStatsView() serverStatsView {
-	g := s.gauges()
-	return serverStatsView{
-		version:     Version,
-		readOnly:    s.readOnly.Load(),
-		mode:        s.Mode(),
-		minLat:      g.minLatency,
-		avgLat:      g.avgLatency,
-		maxLat:      g.maxLatency,
-		received:    g.packetsReceived,
-		sent:        g.packetsSent,
-		connections: int(g.aliveConnections),
-		outstanding: int(g.outstanding),
-		lastZxid:    s.lastZxid(),
-		nodeCount:   int(g.znodes),
-		uptime:      g.uptime,
-		response:    g.response,
+	v := serverStatsView{version: Version, readOnly: s.readOnly.Load(), mode: s.Mode(),
+		received: s.stats.packetsReceived.Load(), sent: s.stats.packetsSent.Load(),
+		uptime: time.Since(s.started), response: s.stats.response.get()}
+	v.minLat, v.avgLat, v.maxLat, _ = s.stats.lat.get()
+	conns := s.connList()
+	v.connections = len(conns)
+	for _, c := range conns {
+		v.outstanding += len(c.slots)
 	}
+	s.sm.mu.RLock()
+	v.lastZxid, v.nodeCount = s.sm.tree.LastZxid(), s.sm.tree.NodeCount()
+	s.sm.mu.RUnlock()
+	return v
 }
 
 // connInfo is a connection as cons and stat show it (ZooKeeper's
