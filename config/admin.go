@@ -83,7 +83,7 @@ func (p *parser) adminProperty(pr property) error {
 		a.ServerPort = int(n)
 	case "commandURL":
 		u := pr.value
-		if !strings.HasPrefix(u, "/") || strings.ContainsAny(u, "?#* \t") {
+		if !strings.HasPrefix(u, "/") || strings.ContainsAny(u, "?#*{}% \t") {
 			return p.errorf(pr, "%q is not a URL path (it must start with '/', e.g. /commands)", u)
 		}
 		if u = strings.TrimRight(u, "/"); u == "" {

@@ -32,6 +32,7 @@ func TestAdminKeys(t *testing.T) {
 		{name: "port out of range", cfg: "admin.serverPort=65536\n", wantErr: "zoo.cfg:1: admin.serverPort: port 65536 out of range"},
 		{name: "negative port", cfg: "zookeeper.admin.serverPort=-1\n", wantErr: "zoo.cfg:1: zookeeper.admin.serverPort: port -1 out of range"},
 		{name: "relative URL", cfg: "admin.commandURL=commands\n", wantErr: `zoo.cfg:1: admin.commandURL: "commands" is not a URL path`},
+		{name: "pattern in URL", cfg: "admin.commandURL=/c/{name}\n", wantErr: `zoo.cfg:1: admin.commandURL: "/c/{name}" is not a URL path`},
 		{name: "root URL", cfg: "admin.commandURL=/\n", wantErr: "zoo.cfg:1: admin.commandURL: the commands cannot be served at the root"},
 		{name: "zero idle timeout", cfg: "admin.idleTimeout=0\n", wantErr: "zoo.cfg:1: admin.idleTimeout: idle timeout 0 ms must be positive"},
 		{name: "empty address", cfg: "admin.serverAddress=\n", wantErr: "zoo.cfg:1: admin.serverAddress: empty address"},

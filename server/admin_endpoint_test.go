@@ -257,3 +257,10 @@ func TestAdminEnsemble(t *testing.T) {
 		t.Errorf("get_trace_mask without a quorum: %v", m)
 	}
 }
+
+func TestAdminBadCommandURL(t *testing.T) {
+	_, err := server.New(server.Options{Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", AdminCommandURL: "/c/{name}"})
+	if err == nil || !strings.Contains(err.Error(), "command URL") {
+		t.Fatalf("New: %v", err)
+	}
+}

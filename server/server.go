@@ -413,6 +413,9 @@ func New(opts Options) (*Server, error) {
 	if opts.MinSessionTimeout > opts.MaxSessionTimeout {
 		return nil, fmt.Errorf("minSessionTimeout %v is greater than maxSessionTimeout %v", opts.MinSessionTimeout, opts.MaxSessionTimeout)
 	}
+	if strings.ContainsAny(opts.AdminCommandURL, "?#*{}% \t") {
+		return nil, fmt.Errorf("AdminServer command URL %q: not a plain URL path", opts.AdminCommandURL)
+	}
 	if opts.ServerID < 0 || opts.ServerID > 254 {
 		return nil, fmt.Errorf("server id %d out of range 0..254", opts.ServerID)
 	}
