@@ -17,6 +17,10 @@
 // enforce.auth.enabled, enforce.auth.schemes and
 // sessionRequireClientSASLAuth are honoured as ZooKeeper reads them.
 //
+// The AdminServer's keys (admin.*, also spelled zookeeper.admin.*) are
+// honoured with ZooKeeper's defaults (on, 0.0.0.0:8080, /commands); see
+// admin.go. zkgo.admin.pprof is zkgo's own.
+//
 // Known departures from ZooKeeper, all deliberate:
 //   - jute.maxbuffer, readonlymode.enabled and
 //     znode.container.checkIntervalMs are honoured from zoo.cfg although
@@ -196,6 +200,12 @@ type Config struct {
 	// Metrics is the metrics provider (metricsProvider.className,
 	// httpHost, httpPort).
 	Metrics Metrics
+	// Admin is the AdminServer (admin.* or zookeeper.admin.*, and
+	// zkgo.admin.pprof).
+	Admin Admin
+	// Text is the zoo.cfg text as read (Parse, Load), for the
+	// AdminServer's initial_configuration; "" for Default.
+	Text string
 }
 
 // FourLetterWordsKnown lists every four-letter word ZooKeeper 3.8 knows;
@@ -253,6 +263,8 @@ func base() *Config {
 		ConnectionThrottleFillCount: 1,
 		SSLQuorumStores:             TLS{HostnameVerification: true},
 		Metrics:                     Metrics{HTTPHost: DefaultMetricsHTTPHost, HTTPPort: DefaultMetricsHTTPPort},
+		Admin: Admin{Enabled: true, ServerAddress: DefaultAdminServerAddress, ServerPort: DefaultAdminServerPort,
+			CommandURL: DefaultAdminCommandURL, IdleTimeout: DefaultAdminIdleTimeout},
 	}
 }
 

@@ -97,6 +97,7 @@ func TestDefault(t *testing.T) {
 		SSLQuorumStores:             TLS{HostnameVerification: true},
 		SASLSection:                 "Server",
 		Metrics:                     Metrics{HTTPHost: "0.0.0.0", HTTPPort: 7000},
+		Admin:                       Admin{Enabled: true, ServerAddress: "0.0.0.0", ServerPort: 8080, CommandURL: "/commands", IdleTimeout: 30 * time.Second},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Default() =\n%+v\nwant\n%+v", c, want)
@@ -134,6 +135,10 @@ func TestParseDebian(t *testing.T) {
 	want.ClientPort = 2181
 	want.MinSessionTimeout = 4 * time.Second
 	want.MaxSessionTimeout = 40 * time.Second
+	if !strings.HasPrefix(c.Text, "# The number of milliseconds") && !strings.Contains(c.Text, "tickTime=2000") {
+		t.Errorf("Text = %q, want the file's text", c.Text)
+	}
+	want.Text = c.Text
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Parse =\n%+v\nwant\n%+v", c, want)
 	}
@@ -183,6 +188,10 @@ func TestLoadEnsemble(t *testing.T) {
 	want.ContainerCheckInterval = 30 * time.Second
 	want.ForceSync = false
 	want.MyID = 2
+	if !strings.Contains(c.Text, "server.3=zoo3:2888:3888") {
+		t.Errorf("Text = %q, want the file's text", c.Text)
+	}
+	want.Text = c.Text
 	for i, h := range []string{"zoo1", "zoo2", "zoo3"} {
 		want.Servers = append(want.Servers, Server{
 			ID: int64(i + 1), Addrs: []Address{{h, 2888, 3888}},

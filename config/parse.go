@@ -52,7 +52,7 @@ func setOf(keys ...string) map[string]bool {
 }
 
 var javaOnlyPrefixes = []string{
-	"admin.", "authProvider.", "jvm.pause.",
+	"authProvider.", "jvm.pause.",
 	"netty.", "snapshot.",
 }
 
@@ -123,6 +123,7 @@ func parse(text, name string) (*Config, []string, error) {
 	if err := p.finish(); err != nil {
 		return nil, p.warnings, err
 	}
+	p.c.Text = text
 	return p.c, p.warnings, nil
 }
 
@@ -314,6 +315,8 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 
 	case strings.HasPrefix(k, "metricsProvider."):
 		err = p.metricsProperty(pr)
+	case isAdminKey(k):
+		err = p.adminProperty(pr)
 
 	default:
 		if ok, err := p.tlsProperty(pr); ok {

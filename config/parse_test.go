@@ -171,7 +171,6 @@ func TestJavaOnlyWarnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantKeys(t, warnings,
-		"admin.enableServer", "admin.serverPort",
 		"quorumListenOnAllIPs", "electionAlg", "syncEnabled",
 		"localSessionsEnabled", "audit.enable", "someFutureSetting")
 	for _, w := range warnings {
@@ -182,8 +181,11 @@ func TestJavaOnlyWarnings(t *testing.T) {
 	if w := warnings[len(warnings)-1]; w != "javaonly.cfg:17: someFutureSetting: unknown key; ignored" {
 		t.Errorf("last warning %q", w)
 	}
-	if w := warnings[0]; w != "javaonly.cfg:4: admin.enableServer: setting of the Java server; ignored" {
+	if w := warnings[0]; w != "javaonly.cfg:11: quorumListenOnAllIPs: setting of the Java server; ignored" {
 		t.Errorf("first warning %q", w)
+	}
+	if c.Admin.Enabled || c.Admin.ServerPort != 8080 {
+		t.Errorf("admin.* keys not honoured: %+v", c.Admin)
 	}
 	if c.ClientPort != 2181 || c.TickTime != 2*time.Second || c.ReconfigEnabled {
 		t.Errorf("honoured keys lost: %+v", c)

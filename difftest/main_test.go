@@ -42,6 +42,8 @@ func TestMain(m *testing.M) {
 		SuperDigest:            superDigest,
 		// zkgo enforces hard quota limits by default; Apache only with this.
 		SystemProperties: map[string]string{"zookeeper.enforceQuota": "true"},
+		// For admin_test.go, which compares the commands' JSON.
+		AdminServer: true,
 	})
 	apacheStartTime = time.Since(start)
 	if apacheErr != nil {
@@ -56,6 +58,7 @@ func TestMain(m *testing.M) {
 				o.MinSessionTimeout = minSessionTimeout
 				o.MaxSessionTimeout = maxSessionTimeout
 				o.EnforceQuota = true
+				o.AdminAddr = "127.0.0.1:0"
 			}),
 		)
 		if zkgoErr != nil {

@@ -464,7 +464,7 @@ func (c *Conn) readLoop() {
 		return
 	}
 	if cmd := string(hdr[:]); isFourLetterWord(cmd) {
-		c.serveFourLetterWord(cmd)
+		c.serveFourLetterWord(cmd, br)
 		return
 	}
 	n, err := proto.FrameLen(hdr, maxConnectFrame)

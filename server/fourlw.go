@@ -1,17 +1,15 @@
 package server
 
 import (
+	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/zkgo/zkgo/proto"
-	"github.com/zkgo/zkgo/raftnode"
 )
 
 // Version is the version string the four-letter words report. Tools such
@@ -51,18 +49,36 @@ type heavyCache struct {
 	runs atomic.Int64 // computations, for tests
 }
 
+// clear drops the outputs kept, after crst or srst changed what they
+// print.
+func (h *heavyCache) clear() {
+	h.mu.Lock()
+	clear(h.out)
+	h.mu.Unlock()
+}
+
 type heavyOutput struct {
 	at   time.Time
 	text string
 }
 
-// serveFourLetterWord answers a four-letter word and closes the connection.
-func (c *Conn) serveFourLetterWord(cmd string) {
+// serveFourLetterWord answers a four-letter word and closes the
+// connection. stmk is followed by the new trace mask, 8 bytes big-endian,
+// which it reads from r (as ZooKeeper, after the whitelist check); a
+// connection that does not send them is closed without an answer.
+func (c *Conn) serveFourLetterWord(cmd string, r io.Reader) {
 	s := c.s
 	var text string
 	switch {
 	case !s.fourLetterAllowed(cmd):
 		text = fmt.Sprintf("%s is not executed because it is not in the whitelist.\n", cmd)
+	case cmd == "stmk":
+		var mask [8]byte
+		if _, err := io.ReadFull(r, mask[:]); err != nil {
+			return
+		}
+		s.trace.v.Store(int64(binary.BigEndian.Uint64(mask[:])))
+		text = s.FourLetterWord(cmd)
 	case heavyWords[cmd]:
 		text = s.heavyText(cmd)
 	default:
@@ -76,20 +92,30 @@ func (c *Conn) serveFourLetterWord(cmd string) {
 
 // heavyText returns the output of a heavy word, at most heavyTTL old.
 func (s *Server) heavyText(cmd string) string {
+	return s.heavyOutput(cmd, func() string {
+		var b strings.Builder
+		s.fourLetterText(cmd, &b)
+		return b.String()
+	})
+}
+
+// heavyOutput returns the output computed by compute under key (a
+// four-letter word, or an AdminServer command), at most heavyTTL old:
+// compute runs at most once per key and heavyTTL, one at a time.
+func (s *Server) heavyOutput(key string, compute func() string) string {
 	h := &s.heavy
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if o, ok := h.out[cmd]; ok && time.Since(o.at) < heavyTTL {
+	if o, ok := h.out[key]; ok && time.Since(o.at) < heavyTTL {
 		return o.text
 	}
-	var b strings.Builder
-	s.fourLetterText(cmd, &b)
+	text := compute()
 	h.runs.Add(1)
 	if h.out == nil {
 		h.out = make(map[string]heavyOutput)
 	}
-	h.out[cmd] = heavyOutput{at: time.Now(), text: b.String()}
-	return b.String()
+	h.out[key] = heavyOutput{at: time.Now(), text: text}
+	return text
 }
 
 // FourLetterWord returns the output of a four-letter word, ignoring the
@@ -105,6 +131,8 @@ func (s *Server) FourLetterWord(cmd string) string {
 // read-only).
 const notServing = "This ZooKeeper instance is not currently serving requests\n"
 
+// fourLetterText prints a four-letter word's output from the reports of
+// report.go, which the AdminServer's commands print as JSON.
 func (s *Server) fourLetterText(cmd string, b *strings.Builder) {
 	switch cmd {
 	case "srvr", "stat", "mntr", "conf", "cons", "crst", "srst", "dump", "wchs", "wchc", "wchp", "dirs", "hash":
@@ -123,24 +151,24 @@ func (s *Server) fourLetterText(cmd string, b *strings.Builder) {
 			b.WriteString("rw")
 		}
 	case "srvr", "stat":
-		fmt.Fprintf(b, "Zookeeper version: %s\n", Version)
+		v := s.serverStatsView()
+		fmt.Fprintf(b, "Zookeeper version: %s\n", v.version)
 		if cmd == "stat" {
 			b.WriteString("Clients:\n")
 			for _, c := range s.connList() {
-				b.WriteString(c.describe(false))
+				b.WriteString(c.info().text(false))
 				b.WriteString("\n")
 			}
 			b.WriteString("\n")
 		}
-		min, avg, max, _ := s.stats.lat.get()
-		fmt.Fprintf(b, "Latency min/avg/max: %d/%s/%d\n", min, javaDouble(avg), max)
-		fmt.Fprintf(b, "Received: %d\n", s.stats.packetsReceived.Load())
-		fmt.Fprintf(b, "Sent: %d\n", s.stats.packetsSent.Load())
-		fmt.Fprintf(b, "Connections: %d\n", len(s.connList()))
-		fmt.Fprintf(b, "Outstanding: %d\n", s.outstanding())
-		fmt.Fprintf(b, "Zxid: 0x%x\n", s.lastZxid())
-		b.WriteString("Mode: " + s.Mode() + "\n")
-		fmt.Fprintf(b, "Node count: %d\n", s.nodeCount())
+		fmt.Fprintf(b, "Latency min/avg/max: %d/%s/%d\n", v.minLat, javaDouble(v.avgLat), v.maxLat)
+		fmt.Fprintf(b, "Received: %d\n", v.received)
+		fmt.Fprintf(b, "Sent: %d\n", v.sent)
+		fmt.Fprintf(b, "Connections: %d\n", v.connections)
+		fmt.Fprintf(b, "Outstanding: %d\n", v.outstanding)
+		fmt.Fprintf(b, "Zxid: 0x%x\n", v.lastZxid)
+		b.WriteString("Mode: " + v.mode + "\n")
+		fmt.Fprintf(b, "Node count: %d\n", v.nodeCount)
 	case "conf":
 		o := s.opts
 		if o.ConfigDump != nil {
@@ -149,39 +177,41 @@ func (s *Server) fourLetterText(cmd string, b *strings.Builder) {
 			}
 			return
 		}
-		fmt.Fprintf(b, "clientPort=%s\n", portOf(s.Addr()))
-		fmt.Fprintf(b, "dataDir=%s\n", o.DataDir)
-		fmt.Fprintf(b, "dataLogDir=%s\n", o.DataLogDir)
-		fmt.Fprintf(b, "tickTime=%d\n", o.TickTime.Milliseconds())
-		fmt.Fprintf(b, "maxClientCnxns=%d\n", o.MaxClientCnxns)
-		fmt.Fprintf(b, "minSessionTimeout=%d\n", o.MinSessionTimeout.Milliseconds())
-		fmt.Fprintf(b, "maxSessionTimeout=%d\n", o.MaxSessionTimeout.Milliseconds())
+		v := s.confView()
+		fmt.Fprintf(b, "clientPort=%d\n", v.clientPort)
+		fmt.Fprintf(b, "dataDir=%s\n", v.dataDir)
+		fmt.Fprintf(b, "dataLogDir=%s\n", v.dataLogDir)
+		fmt.Fprintf(b, "tickTime=%d\n", v.tickTime)
+		fmt.Fprintf(b, "maxClientCnxns=%d\n", v.maxClientCnxns)
+		fmt.Fprintf(b, "minSessionTimeout=%d\n", v.minSessionTimeout)
+		fmt.Fprintf(b, "maxSessionTimeout=%d\n", v.maxSessionTimeout)
 		fmt.Fprintf(b, "clientPortListenBacklog=-1\n")
-		fmt.Fprintf(b, "serverId=%d\n", o.ServerID)
+		fmt.Fprintf(b, "serverId=%d\n", v.serverID)
 	case "cons":
 		for _, c := range s.connList() {
-			b.WriteString(c.describe(true))
+			b.WriteString(c.info().text(true))
 			b.WriteString("\n")
 		}
 		b.WriteString("\n")
 	case "crst":
+		s.resetConnectionStats()
 		b.WriteString("Connection stats reset.\n")
 	case "srst":
-		s.stats.reset()
+		s.resetServerStats()
 		b.WriteString("Server stats reset.\n")
 	case "envi":
-		host, _ := os.Hostname()
-		wd, _ := os.Getwd()
 		b.WriteString("Environment:\n")
-		fmt.Fprintf(b, "zookeeper.version=%s\n", Version)
-		fmt.Fprintf(b, "host.name=%s\n", host)
-		fmt.Fprintf(b, "go.version=%s\n", runtime.Version())
-		fmt.Fprintf(b, "os.name=%s\n", runtime.GOOS)
-		fmt.Fprintf(b, "os.arch=%s\n", runtime.GOARCH)
-		fmt.Fprintf(b, "user.dir=%s\n", wd)
-		fmt.Fprintf(b, "os.procs=%d\n", runtime.NumCPU())
+		for _, e := range s.environment() {
+			fmt.Fprintf(b, "%s=%s\n", e.key, e.value)
+		}
 	case "mntr":
-		s.mntr(b)
+		for _, m := range s.monitorValues() {
+			v := m.value
+			if f, ok := v.(float64); ok {
+				v = javaDouble(f)
+			}
+			fmt.Fprintf(b, "%s\t%v\n", m.textKey(), v)
+		}
 	case "wchs":
 		st := s.watches.Stats()
 		fmt.Fprintf(b, "%d connections watching %d paths\nTotal watches:%d\n", st.Connections, st.Paths, st.Watches)
@@ -212,117 +242,33 @@ func (s *Server) fourLetterText(cmd string, b *strings.Builder) {
 			}
 		}
 	case "dump":
-		// The tree's read lock is taken per session, not for the whole
-		// walk, so that applying goes on meanwhile.
+		d := s.sessionDump()
 		b.WriteString("SessionTracker dump:\n")
-		s.sm.mu.RLock()
-		sessions := s.sm.tree.Sessions()
-		s.sm.mu.RUnlock()
-		fmt.Fprintf(b, "Global Sessions(%d):\n", len(sessions))
-		for _, ss := range sessions {
-			fmt.Fprintf(b, "%s\t%dms\n", hexID(ss.ID), ss.Timeout)
+		fmt.Fprintf(b, "Global Sessions(%d):\n", len(d.sessions))
+		for _, id := range d.sessions {
+			fmt.Fprintf(b, "%s\t%dms\n", hexID(id), d.timeouts[id])
 		}
 		b.WriteString("ephemeral nodes dump:\n")
-		eph := make(map[int64][]string)
-		var withEph []int64
-		for _, ss := range sessions {
-			s.sm.mu.RLock()
-			ps := s.sm.tree.Ephemerals(ss.ID)
-			s.sm.mu.RUnlock()
-			if len(ps) > 0 {
-				withEph = append(withEph, ss.ID)
-				eph[ss.ID] = ps
-			}
-		}
-		fmt.Fprintf(b, "Sessions with Ephemerals (%d):\n", len(withEph))
-		for _, id := range withEph {
+		fmt.Fprintf(b, "Sessions with Ephemerals (%d):\n", len(d.withEph))
+		for _, id := range d.withEph {
 			fmt.Fprintf(b, "%s:\n", hexID(id))
-			for _, p := range eph[id] {
+			for _, p := range d.ephemerals[id] {
 				fmt.Fprintf(b, "\t%s\n", p)
 			}
 		}
 		b.WriteString("Connections dump:\n")
 		fmt.Fprintf(b, "Connections Sets (%d)\n", len(s.connList()))
 	case "dirs":
-		b.WriteString("datadir_size: 0\nlogdir_size: 0\n")
+		data, log := s.dirSizes()
+		fmt.Fprintf(b, "datadir_size: %d\nlogdir_size: %d\n", data, log)
 	case "gtmk":
-		b.WriteString("0\n")
+		fmt.Fprintf(b, "%d", s.trace.v.Load())
 	case "stmk":
-		b.WriteString("0\n")
+		// serveFourLetterWord read the mask and set it.
+		fmt.Fprintf(b, "%d", s.trace.v.Load())
 	case "hash":
+		// zkgo keeps no tree digest (ZooKeeper's digest.enabled).
 		b.WriteString("No digest in this server\n")
-	}
-}
-
-// mntr prints ZooKeeper's monitoring keys, and zkgo's. The keys /metrics
-// exports too come from the same gaugeSnapshot, so the two agree.
-func (s *Server) mntr(b *strings.Builder) {
-	g := s.gauges()
-	kv := func(k string, v any) { fmt.Fprintf(b, "%s\t%v\n", k, v) }
-	kv("zk_version", Version)
-	kv("zk_server_state", s.Mode())
-	kv("zk_avg_latency", javaDouble(g.avgLatency))
-	kv("zk_max_latency", g.maxLatency)
-	kv("zk_min_latency", g.minLatency)
-	kv("zk_packets_received", g.packetsReceived)
-	kv("zk_packets_sent", g.packetsSent)
-	kv("zk_num_alive_connections", g.aliveConnections)
-	kv("zk_outstanding_requests", g.outstanding)
-	kv("zk_znode_count", g.znodes)
-	kv("zk_watch_count", g.watches)
-	kv("zk_ephemerals_count", g.ephemerals)
-	kv("zk_approximate_data_size", g.dataSize)
-	kv("zk_open_file_descriptor_count", g.openFDs)
-	kv("zk_max_file_descriptor_count", g.maxFDs)
-	kv("zk_global_sessions", g.globalSessions)
-	kv("zk_local_sessions", g.localSessions)
-	kv("zk_uptime", g.uptime.Milliseconds())
-	kv("zk_last_client_response_size", g.response.last)
-	kv("zk_max_client_response_size", g.response.max)
-	kv("zk_min_client_response_size", g.response.min)
-	kv("zkgo_in_memory_only", !s.Durable())
-	var queued int
-	for _, c := range s.connList() {
-		queued += c.queuedBytes()
-	}
-	kv("zkgo_queued_bytes", queued)
-	kv("zkgo_throttled_connections", s.stats.throttled.Load())
-	kv("zkgo_throttle_events", s.stats.throttleEvents.Load())
-	most := 0
-	for _, c := range s.connList() {
-		if n := s.watches.WatchesOf(c); n > most {
-			most = n
-		}
-	}
-	kv("zkgo_max_watches_per_connection", most)
-	kv("zkgo_watch_limit_refusals", s.stats.watchRefusals.Load())
-	kv("zkgo_throttled_connections_refused", s.stats.throttledConns.Load())
-	if _, syncs, entries, prefilled, ok := s.raft.status(); ok && g.raftOK {
-		st := g.raft
-		kv("zkgo_raft_id", st.ID)
-		kv("zkgo_raft_leader", st.Leader)
-		kv("zkgo_raft_term", st.Term)
-		kv("zkgo_raft_commit", st.Commit)
-		kv("zkgo_raft_applied", st.Applied)
-		kv("zkgo_raft_snapshot_index", st.Snapshot)
-		kv("zkgo_wal_syncs", syncs)
-		kv("zkgo_wal_entries", entries)
-		kv("zkgo_wal_prefilled_bytes", prefilled)
-		kv("zkgo_raft_voters", len(st.Voters))
-		kv("zkgo_raft_learners", len(st.Learners))
-		if g.clustered {
-			kv("zk_quorum_size", g.quorumSize)
-			kv("zkgo_ensemble_formation", raftnode.FormationString(s.raft.formation()))
-		}
-		if l := g.leader; l != nil {
-			// ZooKeeper's leader-only keys.
-			kv("zk_learners", l.learners)
-			kv("zk_synced_followers", l.syncedFollowers)
-			kv("zk_synced_non_voting_followers", l.syncedNonVotingFollowers)
-			kv("zk_synced_observers", l.syncedObservers)
-			kv("zk_pending_syncs", 0) // no such queue in zkgo; for tools that expect the key
-			kv("zk_leader_uptime", l.uptime.Milliseconds())
-		}
 	}
 }
 
@@ -359,22 +305,20 @@ func (s *Server) nodeCount() int {
 	return s.sm.tree.NodeCount()
 }
 
-// describe formats a connection as ZooKeeper's cons/stat do.
-func (c *Conn) describe(full bool) string {
-	addr := c.raw.RemoteAddr().String()
-	if !full {
-		return fmt.Sprintf(" /%s[1](queued=%d,recved=%d,sent=%d)", addr, len(c.slots), c.packetsIn.Load(), c.packetsOut.Load())
+// text formats a connection as ZooKeeper's cons (full) and stat do.
+func (ci connInfo) text(full bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, " /%s[%d](queued=%d,recved=%d,sent=%d", ci.remote, ci.interestOps, ci.outstanding, ci.received, ci.sent)
+	if full && ci.sessionID != 0 {
+		fmt.Fprintf(&b, ",sid=%s,lop=%s,est=%d,to=%d", hexID(ci.sessionID), ci.lastOp, ci.established, ci.timeout)
+		if ci.lastCxid >= 0 {
+			fmt.Fprintf(&b, ",lcxid=0x%x", ci.lastCxid)
+		}
+		fmt.Fprintf(&b, ",lzxid=0x%x,lresp=%d,llat=%d,minlat=%d,avglat=%d,maxlat=%d",
+			uint64(ci.lastZxid), ci.lastResp, ci.lastLat, ci.minLat, ci.avgLat, ci.maxLat)
 	}
-	lastOp := "NA"
-	if v := c.lastOp.Load(); v != 0 {
-		lastOp = opName(proto.OpCode(int32(uint32(v))))
-	}
-	minLat, avg, maxLat, llat := c.lat.get()
-	avgLat := int64(avg)
-	return fmt.Sprintf(" /%s[1](queued=%d,recved=%d,sent=%d,sid=%s,lop=%s,est=%d,to=%d,lcxid=0x%x,lzxid=0x%x,lresp=%d,llat=%d,minlat=%d,avglat=%d,maxlat=%d)",
-		addr, len(c.slots), c.packetsIn.Load(), c.packetsOut.Load(), hexID(c.sessionID), lastOp,
-		c.created.UnixMilli(), c.timeout.Milliseconds(), uint32(c.lastXid.Load()), c.lastZxid.Load(),
-		c.lastResp.Load(), llat, minLat, avgLat, maxLat)
+	b.WriteString(")")
+	return b.String()
 }
 
 func portOf(a interface{ String() string }) string {

@@ -280,12 +280,7 @@ func (m *metricsServer) listen(addr string, wg *sync.WaitGroup) error {
 	mux := http.NewServeMux()
 	// GET (and HEAD) only: ZooKeeper's provider refuses TRACE; the mux
 	// answers other methods 405.
-	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
-		ErrorLog:            slog.NewLogLogger(m.log.Handler(), slog.LevelWarn),
-		ErrorHandling:       promhttp.ContinueOnError,
-		MaxRequestsInFlight: metricsMaxScrapes,
-		Timeout:             metricsWriteTimeout - time.Second,
-	}))
+	mux.Handle("GET /metrics", m.handler())
 	m.ln = ln
 	m.http = &http.Server{
 		Handler:           mux,
@@ -303,6 +298,18 @@ func (m *metricsServer) listen(addr string, wg *sync.WaitGroup) error {
 	})
 	m.log.Info("serving Prometheus metrics", "url", "http://"+ln.Addr().String()+"/metrics")
 	return nil
+}
+
+// handler serves the registry in Prometheus's text format, at most
+// metricsMaxScrapes scrapes at a time (more are answered 503). The
+// metrics endpoint and the AdminServer's /metrics each have one.
+func (m *metricsServer) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
+		ErrorLog:            slog.NewLogLogger(m.log.Handler(), slog.LevelWarn),
+		ErrorHandling:       promhttp.ContinueOnError,
+		MaxRequestsInFlight: metricsMaxScrapes,
+		Timeout:             metricsWriteTimeout - time.Second,
+	})
 }
 
 // close stops the endpoint and closes its connections.

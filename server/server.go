@@ -28,6 +28,10 @@
 //	replica.go       replica, the cluster glue: the raft node over the WAL
 //	                 (or memory), leader tracking, touch batches
 //	fourlw.go, stats.go  four-letter words and their counters
+//	report.go        the numbers four-letter words and AdminServer commands
+//	                 print (one source for text and JSON)
+//	admin.go, admin_commands.go  the AdminServer: ZooKeeper's commands as
+//	                 JSON over HTTP, /metrics, optional pprof
 //	gauges.go        the snapshot of gauges mntr and /metrics both print
 //	metrics.go, metrics_table.go  Prometheus metrics: the table of
 //	                 ZooKeeper's metric names and zkgo's, the collectors,
@@ -79,6 +83,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -267,6 +272,25 @@ type Options struct {
 	Logger *slog.Logger
 	// ConfigDump, if set, is printed by the conf four-letter word.
 	ConfigDump func() []string
+	// AdminAddr, if set, is where the AdminServer serves ZooKeeper's
+	// commands over HTTP (admin.serverAddress:admin.serverPort; port 0
+	// picks a free port, see Server.AdminAddr), and /metrics too when
+	// MetricsAddr is set. Empty (the default here; the config package's
+	// default is ZooKeeper's, 0.0.0.0:8080): no AdminServer. An address
+	// that cannot be bound is logged and the server runs without it.
+	AdminAddr string
+	// AdminCommandURL is the path of the commands (admin.commandURL),
+	// without a trailing slash. Default "/commands".
+	AdminCommandURL string
+	// AdminIdleTimeout closes AdminServer connections idle that long
+	// (admin.idleTimeout). Default 30s.
+	AdminIdleTimeout time.Duration
+	// AdminPprof also serves Go's profiler under /debug/pprof/ on the
+	// AdminServer (zkgo.admin.pprof=true).
+	AdminPprof bool
+	// InitialConfig is the configuration text the AdminServer's
+	// initial_configuration reports (zoo.cfg as read); "" without one.
+	InitialConfig string
 	// MetricsAddr, if set, is where the server serves Prometheus metrics,
 	// at http://MetricsAddr/metrics (metricsProvider.className set to
 	// PrometheusMetricsProvider, with metricsProvider.httpHost:httpPort;
@@ -320,6 +344,14 @@ func (o *Options) setDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if u := strings.Trim(o.AdminCommandURL, "/"); u != "" {
+		o.AdminCommandURL = "/" + u
+	} else {
+		o.AdminCommandURL = "/commands"
+	}
+	if o.AdminIdleTimeout <= 0 {
+		o.AdminIdleTimeout = 30 * time.Second
+	}
 }
 
 // Peer is a member of an ensemble.
@@ -356,7 +388,10 @@ type Server struct {
 	// (GlobalOutstanding); a connection takes one with each of its slots.
 	inflight chan struct{}
 	heavy    heavyCache     // outputs of the heavy four-letter words (fourlw.go)
+	trace    traceMask      // stmk's mask, reported by gtmk (report.go)
 	met      *metricsServer // Prometheus metrics; nil unless Options.MetricsAddr
+	adminMu  sync.Mutex     // guards admin
+	admin    *adminServer   // the AdminServer; nil unless it listens (Options.AdminAddr)
 	// electionStart is when this member last lost its leader (or
 	// started); only leaderChanged uses it, on the replica's
 	// followLeader goroutine.
@@ -377,6 +412,9 @@ func New(opts Options) (*Server, error) {
 	opts.setDefaults()
 	if opts.MinSessionTimeout > opts.MaxSessionTimeout {
 		return nil, fmt.Errorf("minSessionTimeout %v is greater than maxSessionTimeout %v", opts.MinSessionTimeout, opts.MaxSessionTimeout)
+	}
+	if strings.ContainsAny(opts.AdminCommandURL, "?#*{}% \t") {
+		return nil, fmt.Errorf("AdminServer command URL %q: not a plain URL path", opts.AdminCommandURL)
 	}
 	if opts.ServerID < 0 || opts.ServerID > 254 {
 		return nil, fmt.Errorf("server id %d out of range 0..254", opts.ServerID)
@@ -411,6 +449,7 @@ func New(opts Options) (*Server, error) {
 		started: time.Now(),
 	}
 	s.electionStart = s.started
+	s.trace.v.Store(defaultTraceMask)
 	s.stats.response.reset()
 	s.inflight = make(chan struct{}, opts.GlobalOutstanding)
 	s.throttle = newConnThrottle(opts.ConnectionThrottleTokens, opts.ConnectionThrottleFillTime, opts.ConnectionThrottleFillCount, time.Now())
@@ -645,6 +684,7 @@ func (s *Server) Start() error {
 		}
 	}
 	s.ln, s.sln = ln, sln
+	s.startAdmin()
 	s.startBackground()
 	for _, l := range []net.Listener{ln, sln} {
 		if l == nil {
@@ -754,6 +794,7 @@ func (s *Server) Close() error {
 		}
 		close(s.done)
 		s.met.close()
+		s.closeAdmin()
 		s.connsMu.Lock()
 		conns := make([]*Conn, 0, len(s.conns))
 		for c := range s.conns {

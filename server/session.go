@@ -149,6 +149,18 @@ func (t *sessionTracker) refreshAll() {
 	}
 }
 
+// deadlines returns the deadline (unix ns) of every session tracked
+// here, for dump.
+func (t *sessionTracker) deadlines() map[int64]int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[int64]int64, len(t.live))
+	for id, ls := range t.live {
+		out[id] = ls.deadline.Load()
+	}
+	return out
+}
+
 // takeTouched returns the sessions touched by local clients since the last
 // call.
 func (t *sessionTracker) takeTouched() []int64 {

@@ -449,6 +449,30 @@ func (s *Storage) SnapshotIndex() uint64 {
 	return s.snapIndex
 }
 
+// LastSnapshot returns the index of the newest durable snapshot and when
+// its file was last written (the zero time in memory, without one, or if
+// the file cannot be read). It reads the snapshot directory: for the
+// AdminServer's last_snapshot, not for hot paths.
+func (s *Storage) LastSnapshot() (index uint64, written time.Time) {
+	index = s.SnapshotIndex()
+	if index == 0 || s.mem {
+		return index, time.Time{}
+	}
+	files, err := listSnapFiles(s.snapDir)
+	if err != nil {
+		return index, time.Time{}
+	}
+	for _, f := range files {
+		if f.index != index {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(s.snapDir, f.name)); err == nil {
+			written = fi.ModTime()
+		}
+	}
+	return index, written
+}
+
 // PrefilledBytes returns how many bytes of zeros the prefiller has
 // written into the WAL's preallocated space (see Options.NoPrefill).
 func (s *Storage) PrefilledBytes() uint64 { return s.prefilled.Load() }

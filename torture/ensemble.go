@@ -89,7 +89,7 @@ func newEnsemble(binary, dir string, n, clients int, fn *faultnet.Net, extraCfg 
 			return nil, err
 		}
 		text := fmt.Sprintf("tickTime=100\ninitLimit=20\nsyncLimit=10\nmaxSessionTimeout=20000\n"+
-			"4lw.commands.whitelist=*\nsnapCount=2000\ndataDir=%s\nclientPort=%s\nclientPortAddress=127.0.0.1\n%s\n%s\n",
+			"4lw.commands.whitelist=*\nsnapCount=2000\nadmin.enableServer=false\ndataDir=%s\nclientPort=%s\nclientPortAddress=127.0.0.1\n%s\n%s\n",
 			mdir, strings.TrimPrefix(e.clientAddrs[i], "127.0.0.1:"), extraCfg, strings.Join(lines, "\n"))
 		cfg := filepath.Join(mdir, "zoo.cfg")
 		if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {

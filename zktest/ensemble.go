@@ -47,7 +47,7 @@ func StartEnsemble(t testing.TB, n, start int, opts ...Option) *Ensemble {
 		e.ClientAddrs[i] = fmt.Sprintf("127.0.0.1:%d", FreePort(t))
 		fmt.Fprintf(&text, "server.%d=127.0.0.1:%d:%d;%s\n", i+1, ln.Addr().(*net.TCPAddr).Port, FreePort(t), e.ClientAddrs[i])
 	}
-	fmt.Fprintf(&text, "tickTime=100\ndataDir=%s\n", t.TempDir())
+	fmt.Fprintf(&text, "tickTime=100\nadmin.enableServer=false\ndataDir=%s\n", t.TempDir())
 	cfg, _, err := config.Parse(strings.NewReader(text.String()), "zoo.cfg")
 	if err != nil {
 		t.Fatal(err)

@@ -140,7 +140,7 @@ func newEnsemble(name, root, extra string, argv func(dir, cfg string) ([]string,
 }
 
 func newZooKeeperEnsemble(root, heap string) (*ensemble, error) {
-	return newEnsemble("zookeeper", root, "admin.enableServer=false\n", func(dir, cfg string) ([]string, error) {
+	return newEnsemble("zookeeper", root, "", func(dir, cfg string) ([]string, error) {
 		return zooKeeperArgv(dir, heap, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg)
 	})
 }

@@ -37,7 +37,8 @@ func (s *server) pid() int { return s.cmd.Process.Pid }
 func (s *server) dataDir() string { return filepath.Join(s.dir, "data") }
 
 // common zoo.cfg keys: both servers standalone, durable (fsync before the
-// reply), no limit on connections per client.
+// reply), no limit on connections per client, no AdminServer (it would
+// bind port 8080).
 func zooCfg(dir string, port int, extra string) string {
 	return fmt.Sprintf(`# written by bench/compare
 tickTime=2000
@@ -48,6 +49,7 @@ maxClientCnxns=0
 maxSessionTimeout=60000
 forceSync=yes
 4lw.commands.whitelist=*
+admin.enableServer=false
 %s`, filepath.Join(dir, "data"), port, extra)
 }
 
@@ -90,7 +92,7 @@ func newZkgo(binary, root string) (*server, error) {
 // (G1), full JIT (no -XX:TieredStopAtLevel), Debian's jars, logging at WARN
 // through slf4j-simple to a file (zkgo logs at warn too).
 func newZooKeeper(root, heap string) (*server, error) {
-	dir, port, cfg, err := newServerDir(root, "zookeeper-", "admin.enableServer=false\n")
+	dir, port, cfg, err := newServerDir(root, "zookeeper-", "")
 	if err != nil {
 		return nil, err
 	}

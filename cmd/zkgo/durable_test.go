@@ -31,7 +31,7 @@ func durableConfig(t *testing.T, dir string, extra string) string {
 	ln.Close()
 	cfg := filepath.Join(dir, "zoo.cfg")
 	text := "tickTime=100\nmaxSessionTimeout=20000\ndataDir=" + filepath.Join(dir, "data") +
-		"\nclientPort=" + strconv.Itoa(port) + "\nclientPortAddress=127.0.0.1\n4lw.commands.whitelist=*\n" + extra
+		"\nclientPort=" + strconv.Itoa(port) + "\nclientPortAddress=127.0.0.1\n4lw.commands.whitelist=*\nadmin.serverAddress=127.0.0.1\nadmin.serverPort=0\n" + extra
 	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}

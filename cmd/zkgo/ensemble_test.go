@@ -189,7 +189,7 @@ func writeEnsemble(t *testing.T, base string, n int, extra string) (cfgs, lines 
 		dir := filepath.Join(base, fmt.Sprint(i+1))
 		os.MkdirAll(dir, 0o755)
 		os.WriteFile(filepath.Join(dir, "myid"), []byte(fmt.Sprintf("%d\n", i+1)), 0o644)
-		text := fmt.Sprintf("tickTime=100\ninitLimit=10\nsyncLimit=5\nmaxSessionTimeout=10000\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n%s%s\n",
+		text := fmt.Sprintf("tickTime=100\ninitLimit=10\nsyncLimit=5\nmaxSessionTimeout=10000\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\nadmin.serverAddress=127.0.0.1\nadmin.serverPort=0\n%s%s\n",
 			dir, clientPorts[i], extra, strings.Join(lines, "\n"))
 		cfgs[i] = filepath.Join(dir, "zoo.cfg")
 		os.WriteFile(cfgs[i], []byte(text), 0o644)

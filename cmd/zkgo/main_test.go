@@ -20,6 +20,8 @@ import (
 
 	"github.com/zkgo/zkgo/internal/rawzk"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/zk"
+	"github.com/zkgo/zkgo/zktest"
 )
 
 var binary string
@@ -108,7 +110,7 @@ func startServerLog(t *testing.T, args ...string) (*exec.Cmd, string, *syncBuf) 
 }
 
 func TestServerRunsAndStopsOnSIGTERM(t *testing.T) {
-	cmd, addr := startServer(t, "-addr", "127.0.0.1:0")
+	cmd, addr := startServer(t, "-addr", "127.0.0.1:0", "-admin-addr", "off")
 	c, err := rawzk.Dial(addr, rawzk.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +181,7 @@ func TestServerRefusesTLSConfig(t *testing.T) {
 	dir := t.TempDir()
 	for _, extra := range []string{"secureClientPort=2281\n", "sslQuorum=true\n", "secureClientPort=2281\nssl.keyStore.location=" + dir + "/missing.pem\n"} {
 		cfg := filepath.Join(dir, "zoo.cfg")
-		os.WriteFile(cfg, []byte("tickTime=2000\ndataDir="+dir+"\nclientPort=0\n"+extra), 0o644)
+		os.WriteFile(cfg, []byte("tickTime=2000\ndataDir="+dir+"\nclientPort=0\nadmin.enableServer=false\n"+extra), 0o644)
 		out, err := exec.Command(binary, "server", cfg).CombinedOutput()
 		if err == nil {
 			t.Fatalf("server started with %q:\n%s", extra, out)
@@ -254,5 +256,69 @@ func TestServerJSONLogs(t *testing.T) {
 	out, err := exec.Command(binary, "server", "-log-format", "xml").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), `bad -log-format "xml"`) {
 		t.Fatalf("-log-format xml: %v\n%s", err, out)
+	}
+}
+
+var adminURLRE = regexp.MustCompile(`AdminServer started" url=(http://\S+)`)
+
+// zoo.cfg's admin.* keys start the AdminServer (port 0: a free port,
+// logged); a port that is taken is logged and the server runs without it.
+func TestServerAdminFromZooCfg(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	_, takenPort, _ := net.SplitHostPort(taken.Addr().String())
+	for _, tt := range []struct {
+		name, port string
+		serves     bool
+	}{{"free port", "0", true}, {"port in use", takenPort, false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := filepath.Join(dir, "zoo.cfg")
+			os.WriteFile(cfg, []byte("tickTime=100\ndataDir="+dir+"\nclientPort="+strconv.Itoa(zktest.FreePort(t))+"\nclientPortAddress=127.0.0.1\n"+
+				"admin.serverAddress=127.0.0.1\nzookeeper.admin.serverPort="+tt.port+"\nadmin.commandURL=/cmds\n"), 0o644)
+			_, addr, logs := startServerLog(t, cfg)
+			if !tt.serves {
+				// The server answers; the log says why there is no AdminServer.
+				if out, err := zk.FourLetterWord(t.Context(), addr, "srvr"); err != nil || !strings.Contains(out, "Mode: standalone") {
+					t.Fatalf("srvr: %q %v", out, err)
+				}
+				for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "AdminServer not started"); time.Sleep(10 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatalf("no warning logged:\n%s", logs.String())
+					}
+				}
+				if l := logs.String(); !strings.Contains(l, "127.0.0.1:"+takenPort) || !strings.Contains(l, "admin.serverPort") {
+					t.Errorf("warning does not name the address and the key:\n%s", l)
+				}
+				return
+			}
+			var m []string
+			for deadline := time.Now().Add(10 * time.Second); m == nil; time.Sleep(10 * time.Millisecond) {
+				if m = adminURLRE.FindStringSubmatch(logs.String()); m == nil && time.Now().After(deadline) {
+					t.Fatalf("no AdminServer logged:\n%s", logs.String())
+				}
+			}
+			resp, err := http.Get(m[1] + "/mntr")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"server_state": "standalone"`) || !strings.Contains(string(body), `"command": "monitor"`) {
+				t.Fatalf("GET %s/mntr: %s\n%.500s", m[1], resp.Status, body)
+			}
+			resp, err = http.Get(m[1] + "/initial_configuration")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.Contains(string(body), `admin.commandURL=/cmds\n`) {
+				t.Errorf("initial_configuration: %s", body)
+			}
+		})
 	}
 }

@@ -31,7 +31,7 @@ func TestServerSASLFromZooCfg(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "zoo.cfg")
-	os.WriteFile(cfg, []byte("tickTime=100\ndataDir="+dir+"\nclientPort="+strconv.Itoa(port)+"\nclientPortAddress=127.0.0.1\n"+
+	os.WriteFile(cfg, []byte("tickTime=100\ndataDir="+dir+"\nclientPort="+strconv.Itoa(port)+"\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\n"+
 		"zkgo.sasl.jaasConfig=jaas.conf\nsuperUser=admin\nsessionRequireClientSASLAuth=true\n"+
 		"authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider\n"), 0o644)
 	_, addr := startServer(t, cfg)

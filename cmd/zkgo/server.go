@@ -27,6 +27,7 @@ import (
 func runServer(args []string) int {
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	addr := fs.String("addr", "", "client address `host:port` to listen on, overriding clientPortAddress/clientPort (port 0 picks a free port)")
+	adminAddr := fs.String("admin-addr", "", "AdminServer address `host:port`, overriding admin.serverAddress/serverPort (port 0 picks a free port); \"off\" disables it, as admin.enableServer=false")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	logFormat := fs.String("log-format", "text", "log line format: text (key=value) or json (one JSON object per line, for log shippers)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the whole run to `file`, finished at shutdown")
@@ -41,7 +42,9 @@ Apache ZooKeeper zoo.cfg (tickTime, dataDir, dataLogDir, clientPort,
 clientPortAddress, maxClientCnxns, min/maxSessionTimeout,
 4lw.commands.whitelist, extendedTypesEnabled, superDigest, myid in dataDir,
 server.N lines, metricsProvider.* for Prometheus metrics on
-http://httpHost:httpPort/metrics); keys that only make sense for the Java
+http://httpHost:httpPort/metrics, admin.* for the AdminServer, on by
+default at http://0.0.0.0:8080/commands, zkgo.admin.pprof=true for Go's
+profiler at /debug/pprof/ on it); keys that only make sense for the Java
 server are accepted with a warning. SASL DIGEST-MD5 users come from the JAAS file named by the
 zkgo key zkgo.sasl.jaasConfig (section "Server": user_NAME="password");
 enforce.auth.enabled/enforce.auth.schemes and sessionRequireClientSASLAuth
@@ -175,6 +178,13 @@ Flags:
 	if *addr != "" {
 		opts.Addr = *addr
 	}
+	switch *adminAddr {
+	case "":
+	case "off":
+		opts.AdminAddr = ""
+	default:
+		opts.AdminAddr = *adminAddr
+	}
 	// Test-only fault injection; a no-op unless built with the zkgofaults
 	// tag (faults_on.go).
 	if err := installFaults(&opts, log); err != nil {
@@ -222,7 +232,7 @@ Flags:
 	} else if !cfg.ForceSync {
 		log.Warn("forceSync=no: writes are acknowledged before they reach the disk; a machine crash may lose them")
 	}
-	log.Info("zkgo server started", "version", version, "config", source, "clientAddr", srv.Addr().String(), "secureClientAddr", srv.SecureAddr(),
+	log.Info("zkgo server started", "version", version, "config", source, "clientAddr", srv.Addr().String(), "secureClientAddr", srv.SecureAddr(), "adminAddr", srv.AdminAddr(),
 		"tickTime", cfg.TickTime, "dataDir", cfg.DataDir, "dataLogDir", cfg.DataLogDir)
 	role := "standalone"
 	if cfg.Distributed() {
@@ -270,8 +280,17 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 	if cfg.Metrics.Enabled {
 		metricsAddr = cfg.Metrics.Addr()
 	}
+	adminAddr := ""
+	if cfg.Admin.Enabled {
+		adminAddr = cfg.Admin.Addr()
+	}
 	return server.Options{
 		MetricsAddr:                 metricsAddr,
+		AdminAddr:                   adminAddr,
+		AdminCommandURL:             cfg.Admin.CommandURL,
+		AdminIdleTimeout:            cfg.Admin.IdleTimeout,
+		AdminPprof:                  cfg.Admin.Pprof,
+		InitialConfig:               cfg.Text,
 		Addr:                        cfg.ClientAddr(),
 		TickTime:                    cfg.TickTime,
 		MinSessionTimeout:           cfg.MinSessionTimeout,

@@ -34,6 +34,7 @@ serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory
 authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider
 ssl.keyStore.location=%s
 ssl.trustStore.location=%s
+admin.enableServer=false
 `, dir, port, securePort, files.Path("server"), files.Path("ca"))), 0o644)
 	startServer(t, cfg)
 	secure := fmt.Sprintf("127.0.0.1:%d", securePort)

@@ -69,6 +69,10 @@ const ClasspathEnv = "ZKGO_APACHE_ZK_CLASSPATH"
 // SkipIfUnavailable fails the test instead of skipping it.
 const RequireEnv = "ZKGO_REQUIRE_APACHE_ZK"
 
+// AdminJars are the jars, relative to JavaDir, that the AdminServer needs
+// beyond those zookeeper.jar's manifest names (Options.AdminServer).
+var AdminJars = []string{"servlet-api.jar"}
+
 // serverJars are the jars put on the class path, relative to JavaDir.
 // zookeeper.jar's manifest Class-Path pulls in the remaining runtime
 // dependencies (netty, commons-cli, metrics, snappy, jetty, ...), exactly as
@@ -130,6 +134,12 @@ type Options struct {
 	// DataDir/version-2), and Stop leaves it in place, so a test can read
 	// what the server wrote after stopping it.
 	DataDir string
+	// AdminServer enables ZooKeeper's AdminServer (Jetty) on a free port
+	// of 127.0.0.1, which AdminAddr returns; otherwise it is off
+	// (admin.enableServer=false). Debian's zookeeper.jar names the Jetty
+	// jars in its manifest but not the servlet API, which is added from
+	// AdminJars.
+	AdminServer bool
 	// QuorumOfOne runs the server as a one-member quorum peer
 	// (QuorumPeerMain, standaloneEnabled=false, server.1 on two more free
 	// ports) instead of a standalone server: what dynamic reconfiguration
@@ -142,6 +152,7 @@ type Server struct {
 	addr       string
 	port       int
 	secureAddr string // "" unless Options.SecureClientPort
+	adminAddr  string // "" unless Options.AdminServer
 	dir        string
 	logPath    string
 	outPath    string
@@ -248,6 +259,15 @@ func Start(opts Options) (*Server, error) {
 	for _, j := range opts.ExtraClasspath {
 		cp += string(os.PathListSeparator) + j
 	}
+	if opts.AdminServer && os.Getenv(ClasspathEnv) == "" {
+		for _, j := range AdminJars {
+			p := filepath.Join(JavaDir, j)
+			if _, err := os.Stat(p); err != nil {
+				return nil, fmt.Errorf("%w: %s missing (the AdminServer needs it; apt-get install libservlet-api-java)", ErrNotInstalled, p)
+			}
+			cp += string(os.PathListSeparator) + p
+		}
+	}
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = 60 * time.Second
 	}
@@ -295,6 +315,16 @@ func startOnce(java, cp, dir string, opts Options, deadline time.Time) (*Server,
 		}
 		cfg += fmt.Sprintf("secureClientPort=%d\nsecureClientPortAddress=127.0.0.1\n", securePort)
 	}
+	var adminPort int
+	if opts.AdminServer {
+		// A port taken meanwhile makes ZooKeeper exit with a
+		// BindException, which Start retries like the client port.
+		if adminPort, err = freePort(); err != nil {
+			return nil, err
+		}
+		cfg = strings.Replace(cfg, "admin.enableServer=false\n",
+			fmt.Sprintf("admin.enableServer=true\nadmin.serverAddress=127.0.0.1\nadmin.serverPort=%d\n", adminPort), 1)
+	}
 	main := "org.apache.zookeeper.server.ZooKeeperServerMain"
 	if opts.QuorumOfOne {
 		peer, err := freePort()
@@ -325,6 +355,9 @@ func startOnce(java, cp, dir string, opts Options, deadline time.Time) (*Server,
 	}
 	if securePort != 0 {
 		s.secureAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(securePort))
+	}
+	if adminPort != 0 {
+		s.adminAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(adminPort))
 	}
 	os.Remove(s.logPath)
 	out, err := os.Create(s.outPath)
@@ -565,6 +598,10 @@ func (s *Server) Addr() string { return s.addr }
 
 // Port returns the client port.
 func (s *Server) Port() int { return s.port }
+
+// AdminAddr returns the AdminServer's "127.0.0.1:port", or "" without
+// Options.AdminServer.
+func (s *Server) AdminAddr() string { return s.adminAddr }
 
 // SecureAddr returns the TLS client address ("127.0.0.1:port"), or "" when
 // Options.SecureClientPort was not set.

@@ -1,0 +1,114 @@
+package config
+
+import (
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The admin.* keys configure ZooKeeper's AdminServer, the HTTP endpoint
+// of the commands (/commands/mntr, …). ZooKeeper reads them as the system
+// properties zookeeper.admin.*, which zoo.cfg sets under either name
+// (QuorumPeerConfig turns an unknown key into "zookeeper."+key).
+
+// Defaults of ZooKeeper's JettyAdminServer.
+const (
+	DefaultAdminServerAddress = "0.0.0.0"
+	DefaultAdminServerPort    = 8080
+	DefaultAdminCommandURL    = "/commands"
+	DefaultAdminIdleTimeout   = 30 * time.Second
+)
+
+// Admin is the AdminServer configuration.
+type Admin struct {
+	// Enabled (admin.enableServer) serves the commands over HTTP. As in
+	// ZooKeeper it is on unless the value is exactly "false".
+	Enabled bool
+	// ServerAddress (admin.serverAddress, default 0.0.0.0) and ServerPort
+	// (admin.serverPort, default 8080; 0 picks a free port) are where
+	// the AdminServer listens.
+	ServerAddress string
+	ServerPort    int
+	// CommandURL (admin.commandURL, default /commands) is the path under
+	// which the commands are served: CommandURL/NAME runs one,
+	// CommandURL lists them.
+	CommandURL string
+	// IdleTimeout (admin.idleTimeout, in ms, default 30000) closes a
+	// keep-alive connection that sends no request for that long.
+	IdleTimeout time.Duration
+	// Pprof (zkgo.admin.pprof=true, zkgo's own key, default false) also
+	// serves Go's profiler under /debug/pprof/ on the AdminServer's port.
+	Pprof bool
+}
+
+// Addr returns the AdminServer's listen address for net.Listen.
+func (a Admin) Addr() string {
+	return net.JoinHostPort(a.ServerAddress, strconv.Itoa(a.ServerPort))
+}
+
+// isAdminKey reports whether k is an AdminServer key (under either name).
+func isAdminKey(k string) bool {
+	return strings.HasPrefix(k, "admin.") || strings.HasPrefix(k, "zookeeper.admin.") || k == "zkgo.admin.pprof"
+}
+
+// adminProperty parses one AdminServer key.
+func (p *parser) adminProperty(pr property) error {
+	a := &p.c.Admin
+	if pr.key == "zkgo.admin.pprof" {
+		v, err := p.strictBool(pr)
+		a.Pprof = v
+		return err
+	}
+	switch strings.TrimPrefix(strings.TrimPrefix(pr.key, "zookeeper."), "admin.") {
+	case "enableServer":
+		// AdminServerFactory: only the exact string "false" turns it off.
+		a.Enabled = pr.value != "false"
+		if pr.value != "false" && pr.value != "true" {
+			p.warn(pr, "%q is not \"false\": ZooKeeper enables the AdminServer for any other value, and so does zkgo", pr.value)
+		}
+	case "serverAddress":
+		if pr.value == "" {
+			return p.errorf(pr, "empty address")
+		}
+		a.ServerAddress = strings.TrimSuffix(strings.TrimPrefix(pr.value, "["), "]")
+	case "serverPort":
+		n, err := p.decode(pr) // Integer.getInteger
+		if err != nil {
+			return err
+		}
+		if n < 0 || n > 65535 {
+			return p.errorf(pr, "port %d out of range (0 picks a free port)", n)
+		}
+		a.ServerPort = int(n)
+	case "commandURL":
+		u := pr.value
+		if !strings.HasPrefix(u, "/") || strings.ContainsAny(u, "?#*{}% \t") {
+			return p.errorf(pr, "%q is not a URL path (it must start with '/', e.g. /commands)", u)
+		}
+		if u = strings.TrimRight(u, "/"); u == "" {
+			return p.errorf(pr, "the commands cannot be served at the root; use a path such as /commands")
+		}
+		a.CommandURL = u
+	case "idleTimeout":
+		n, err := p.decode(pr)
+		if err != nil {
+			return err
+		}
+		if n <= 0 {
+			return p.errorf(pr, "idle timeout %d ms must be positive", n)
+		}
+		a.IdleTimeout = time.Duration(n) * time.Millisecond
+	case "portUnification", "forceHttps":
+		// Serving plain HTTP when HTTPS was asked for would be less
+		// secure than the configuration says.
+		if p.javaBool(pr) {
+			return p.errorf(pr, "HTTPS for the AdminServer is not implemented in zkgo; remove the key or set admin.enableServer=false")
+		}
+	case "httpVersion":
+		p.warn(pr, "zkgo's AdminServer speaks HTTP/1.1; ignored")
+	default:
+		p.warn(pr, "unknown AdminServer setting; ignored")
+	}
+	return nil
+}

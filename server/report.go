@@ -1,0 +1,501 @@
+package server
+
+import (
+	"errors"
+	"io/fs"
+	"net"
+	"os"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkgo/zkgo/config"
+	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/raftnode"
+)
+
+// Reports: the numbers the four-letter words (fourlw.go) and the
+// AdminServer's commands (admin_commands.go) print. Each report is read
+// once into a value here and printed by both, so that a number has one
+// source: srvr and server_stats, cons and connections, mntr and monitor,
+// dirs, gtmk, … agree by construction.
+
+// defaultTraceMask is ZooKeeper's ZooTrace default text trace mask (what
+// gtmk prints before any stmk).
+const defaultTraceMask = 306
+
+// traceMask is the mask set by stmk (four-letter word or AdminServer
+// set_trace_mask) and read by gtmk. ZooKeeper's mask selects the TRACE
+// log lines of ZooTrace; zkgo has no trace logging, so the mask is only
+// stored and reported.
+type traceMask struct{ v atomic.Int64 }
+
+// serverStatsView is srvr/stat's summary and the AdminServer's
+// server_stats.
+type serverStatsView struct {
+	version        string
+	readOnly       bool
+	mode           string
+	minLat         int64
+	avgLat         float64
+	maxLat         int64
+	received, sent int64
+	connections    int
+	outstanding    int
+	lastZxid       int64
+	nodeCount      int
+	uptime         time.Duration
+	response       responseSizes
+}
+
+// serverStatsView reads srvr's numbers: the same sources as the gauges
+// (gauges.go) without the ones srvr does not print (file descriptors,
+// raft), so that polling srvr stays cheap.
+func (s *Server) serverStatsView() serverStatsView {
+	v := serverStatsView{version: Version, readOnly: s.readOnly.Load(), mode: s.Mode(),
+		received: s.stats.packetsReceived.Load(), sent: s.stats.packetsSent.Load(),
+		uptime: time.Since(s.started), response: s.stats.response.get()}
+	v.minLat, v.avgLat, v.maxLat, _ = s.stats.lat.get()
+	conns := s.connList()
+	v.connections = len(conns)
+	for _, c := range conns {
+		v.outstanding += len(c.slots)
+	}
+	s.sm.mu.RLock()
+	v.lastZxid, v.nodeCount = s.sm.tree.LastZxid(), s.sm.tree.NodeCount()
+	s.sm.mu.RUnlock()
+	return v
+}
+
+// connInfo is a connection as cons and stat show it (ZooKeeper's
+// ServerCnxn.getConnectionInfo).
+type connInfo struct {
+	remote      string
+	secure      bool
+	interestOps int // 1 (reading), as a Java NIO connection that is not writing reports
+	outstanding int
+	received    int64
+	sent        int64
+	// The rest are cons's (full) fields.
+	sessionID          int64
+	lastOp             string
+	established        int64 // unix ms
+	timeout            int64 // ms
+	lastCxid, lastZxid int64
+	lastResp           int64 // unix ms
+	lastLat            int64
+	minLat, avgLat     int64
+	maxLat             int64
+}
+
+func (c *Conn) info() connInfo {
+	lastOp := "NA"
+	if v := c.lastOp.Load(); v != 0 {
+		lastOp = opName(proto.OpCode(int32(uint32(v))))
+	}
+	minLat, avg, maxLat, llat := c.lat.get()
+	return connInfo{
+		remote:      c.raw.RemoteAddr().String(),
+		secure:      c.secure,
+		interestOps: 1,
+		outstanding: len(c.slots),
+		received:    c.packetsIn.Load(),
+		sent:        c.packetsOut.Load(),
+		sessionID:   c.sessionID,
+		lastOp:      lastOp,
+		established: c.created.UnixMilli(),
+		timeout:     c.timeout.Milliseconds(),
+		lastCxid:    int64(c.lastXid.Load()),
+		lastZxid:    c.lastZxid.Load(),
+		lastResp:    c.lastResp.Load(),
+		lastLat:     llat,
+		minLat:      minLat,
+		avgLat:      int64(avg),
+		maxLat:      maxLat,
+	}
+}
+
+// resetStats is crst for one connection: as ZooKeeper's
+// ServerCnxn.resetStats, the packet counts and latencies start over and
+// the last operation, cxid and zxid read "none" (NA, -1, -1).
+func (c *Conn) resetStats() {
+	c.packetsIn.Store(0)
+	c.packetsOut.Store(0)
+	c.lat.reset()
+	c.lastOp.Store(0)
+	c.lastXid.Store(-1)
+	c.lastZxid.Store(-1)
+	c.lastResp.Store(0)
+}
+
+// resetConnectionStats is crst: every connection's statistics start over.
+func (s *Server) resetConnectionStats() {
+	for _, c := range s.connList() {
+		c.resetStats()
+	}
+	s.heavy.clear()
+}
+
+// resetServerStats is srst: the server's packet counts, latencies and
+// response sizes start over.
+func (s *Server) resetServerStats() {
+	s.stats.reset()
+	s.heavy.clear()
+}
+
+// confView is conf and configuration: the settings ZooKeeper's
+// ZooKeeperServerConf holds.
+type confView struct {
+	clientPort          int
+	secureClientPort    int
+	dataDir, dataLogDir string
+	tickTime            int64
+	maxClientCnxns      int
+	minSessionTimeout   int64
+	maxSessionTimeout   int64
+	serverID            int64
+}
+
+func (s *Server) confView() confView {
+	o := &s.opts
+	port := func(a net.Addr) int {
+		if a == nil {
+			return 0
+		}
+		n, _ := strconv.Atoi(portOf(a))
+		return n
+	}
+	var secure int
+	if s.sln != nil {
+		secure = port(s.sln.Addr())
+	}
+	var plain int
+	if s.ln != nil {
+		plain = port(s.ln.Addr())
+	}
+	logDir := o.DataLogDir
+	if logDir == "" {
+		logDir = o.DataDir
+	}
+	return confView{clientPort: plain, secureClientPort: secure, dataDir: o.DataDir, dataLogDir: logDir,
+		tickTime: o.TickTime.Milliseconds(), maxClientCnxns: o.MaxClientCnxns,
+		minSessionTimeout: o.MinSessionTimeout.Milliseconds(), maxSessionTimeout: o.MaxSessionTimeout.Milliseconds(),
+		serverID: o.ServerID}
+}
+
+// dirSizes returns the bytes in the data directory and in the log
+// directory (every file below them, as ZooKeeper's dirs counts its snapshot
+// and transaction log directories); 0 and 0 in memory. zkgo keeps its raft
+// log and snapshots in dataLogDir/zkgo, so without a separate dataLogDir
+// both numbers are the same directory's.
+func (s *Server) dirSizes() (dataDir, logDir int64) {
+	o := &s.opts
+	if o.DataDir == "" && o.DataLogDir == "" {
+		return 0, 0
+	}
+	data := dirSize(o.DataDir)
+	if o.DataLogDir == "" || o.DataLogDir == o.DataDir {
+		return data, data
+	}
+	return data, dirSize(o.DataLogDir)
+}
+
+// dirSize sums the sizes of the regular files below dir; files that
+// vanish during the walk (a purge) are skipped.
+func dirSize(dir string) int64 {
+	if dir == "" {
+		return 0
+	}
+	var n int64
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return nil // unreadable: count what can be read
+		}
+		if d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// envEntry is one line of envi / one field of environment.
+type envEntry struct{ key, value string }
+
+// environment lists what envi and environment print: ZooKeeper's keys
+// where they have a meaning in a Go process (zookeeper.version,
+// host.name, os.*, user.*), Go's in place of java.*.
+func (s *Server) environment() []envEntry {
+	host, _ := os.Hostname()
+	wd, _ := os.Getwd()
+	var name, home string
+	if u, err := user.Current(); err == nil {
+		name, home = u.Username, u.HomeDir
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	mb := func(b uint64) string { return strconv.FormatUint(b>>20, 10) + "MB" }
+	return []envEntry{
+		{"zookeeper.version", Version},
+		{"host.name", host},
+		{"go.version", runtime.Version()},
+		{"go.compiler", runtime.Compiler},
+		{"os.name", runtime.GOOS},
+		{"os.arch", runtime.GOARCH},
+		{"os.version", osVersion()},
+		{"os.procs", strconv.Itoa(runtime.NumCPU())},
+		{"user.name", name},
+		{"user.home", home},
+		{"user.dir", wd},
+		{"os.memory.free", mb(ms.HeapIdle - ms.HeapReleased)},
+		{"os.memory.total", mb(ms.Sys)},
+	}
+}
+
+// osVersion is the kernel release (Java's os.version), or "" where
+// there is no uname.
+func osVersion() string {
+	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return ""
+	}
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == ' ') {
+		b = b[:len(b)-1]
+	}
+	return string(b)
+}
+
+// sessionDump is dump's content: the sessions by expiry time (the
+// deadline this member tracks, rounded up to the tick as ZooKeeper's
+// expiry buckets are, in unix ms) and the ephemeral nodes by session.
+type sessionDump struct {
+	sessions   []int64 // every session, sorted
+	timeouts   map[int64]int32
+	expiry     map[int64][]int64 // deadline (unix ms) → sorted sessions
+	ephemerals map[int64][]string
+	withEph    []int64 // sessions owning ephemerals, sorted
+}
+
+func (s *Server) sessionDump() sessionDump {
+	// The tree's read lock is taken per session, not for the whole walk,
+	// so that applying goes on meanwhile.
+	d := sessionDump{timeouts: make(map[int64]int32), expiry: make(map[int64][]int64), ephemerals: make(map[int64][]string)}
+	s.sm.mu.RLock()
+	sessions := s.sm.tree.Sessions()
+	s.sm.mu.RUnlock()
+	for _, ss := range sessions {
+		d.sessions = append(d.sessions, ss.ID)
+		d.timeouts[ss.ID] = ss.Timeout
+		s.sm.mu.RLock()
+		ps := s.sm.tree.Ephemerals(ss.ID)
+		s.sm.mu.RUnlock()
+		if len(ps) > 0 {
+			d.withEph = append(d.withEph, ss.ID)
+			d.ephemerals[ss.ID] = ps
+		}
+	}
+	tick := s.opts.TickTime.Milliseconds()
+	for id, deadline := range s.sessions.deadlines() {
+		ms := time.Unix(0, deadline).UnixMilli()
+		if tick > 0 {
+			ms = (ms/tick + 1) * tick
+		}
+		d.expiry[ms] = append(d.expiry[ms], id)
+	}
+	for _, ids := range d.expiry {
+		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	}
+	return d
+}
+
+// monitorValue is one line of mntr and one field of monitor. ZooKeeper's
+// keys are written without their zk_ prefix (monitor's names); zkgo's own
+// keep their zkgo_ name in both.
+type monitorValue struct {
+	key   string
+	value any // int, int64, float64, bool or string
+	own   bool
+}
+
+// textKey is the key mntr prints.
+func (m monitorValue) textKey() string {
+	if m.own {
+		return m.key
+	}
+	return "zk_" + m.key
+}
+
+// monitorValues are mntr's and monitor's values. The keys /metrics
+// exports too come from the same gaugeSnapshot, so all three agree.
+func (s *Server) monitorValues() []monitorValue {
+	g := s.gauges()
+	var out []monitorValue
+	zk := func(k string, v any) { out = append(out, monitorValue{key: k, value: v}) }
+	own := func(k string, v any) { out = append(out, monitorValue{key: k, value: v, own: true}) }
+	zk("version", Version)
+	zk("server_state", s.Mode())
+	zk("avg_latency", g.avgLatency)
+	zk("max_latency", g.maxLatency)
+	zk("min_latency", g.minLatency)
+	zk("packets_received", g.packetsReceived)
+	zk("packets_sent", g.packetsSent)
+	zk("num_alive_connections", g.aliveConnections)
+	zk("outstanding_requests", g.outstanding)
+	zk("znode_count", g.znodes)
+	zk("watch_count", g.watches)
+	zk("ephemerals_count", g.ephemerals)
+	zk("approximate_data_size", g.dataSize)
+	zk("open_file_descriptor_count", g.openFDs)
+	zk("max_file_descriptor_count", g.maxFDs)
+	zk("global_sessions", g.globalSessions)
+	zk("local_sessions", g.localSessions)
+	zk("uptime", g.uptime.Milliseconds())
+	zk("last_client_response_size", g.response.last)
+	zk("max_client_response_size", g.response.max)
+	zk("min_client_response_size", g.response.min)
+	own("zkgo_in_memory_only", !s.Durable())
+	var queued int
+	most := 0
+	for _, c := range s.connList() {
+		queued += c.queuedBytes()
+		if n := s.watches.WatchesOf(c); n > most {
+			most = n
+		}
+	}
+	own("zkgo_queued_bytes", queued)
+	own("zkgo_throttled_connections", s.stats.throttled.Load())
+	own("zkgo_throttle_events", s.stats.throttleEvents.Load())
+	own("zkgo_max_watches_per_connection", most)
+	own("zkgo_watch_limit_refusals", s.stats.watchRefusals.Load())
+	own("zkgo_throttled_connections_refused", s.stats.throttledConns.Load())
+	if _, syncs, entries, prefilled, ok := s.raft.status(); ok && g.raftOK {
+		st := g.raft
+		own("zkgo_raft_id", st.ID)
+		own("zkgo_raft_leader", st.Leader)
+		own("zkgo_raft_term", st.Term)
+		own("zkgo_raft_commit", st.Commit)
+		own("zkgo_raft_applied", st.Applied)
+		own("zkgo_raft_snapshot_index", st.Snapshot)
+		own("zkgo_wal_syncs", syncs)
+		own("zkgo_wal_entries", entries)
+		own("zkgo_wal_prefilled_bytes", prefilled)
+		own("zkgo_raft_voters", len(st.Voters))
+		own("zkgo_raft_learners", len(st.Learners))
+		if g.clustered {
+			zk("quorum_size", g.quorumSize)
+			own("zkgo_ensemble_formation", raftnode.FormationString(s.raft.formation()))
+		}
+		if l := g.leader; l != nil {
+			// ZooKeeper's leader-only keys.
+			zk("learners", l.learners)
+			zk("synced_followers", l.syncedFollowers)
+			zk("synced_non_voting_followers", l.syncedNonVotingFollowers)
+			zk("synced_observers", l.syncedObservers)
+			zk("pending_syncs", 0) // no such queue in zkgo; for tools that expect the key
+			zk("leader_uptime", l.uptime.Milliseconds())
+		}
+	}
+	return out
+}
+
+// leaderView is lead/leader on an ensemble member: whether it leads, and
+// the leader's server id (-1 without one) and peer host.
+type leaderView struct {
+	isLeader bool
+	leaderID int64
+	leaderIP string
+}
+
+func (s *Server) leaderView() leaderView {
+	v := leaderView{isLeader: s.isLeader(), leaderID: -1}
+	lead := s.raft.leader.Load()
+	if lead == 0 {
+		v.isLeader = false
+		return v
+	}
+	v.leaderID = memberID(uint64(lead))
+	if m := s.currentMembership(); m != nil {
+		if sv, ok := m.server(v.leaderID); ok {
+			v.leaderIP = sv.Host
+		}
+	}
+	return v
+}
+
+// votingMembers are the ensemble's voters (voting_view), by id; nil
+// standalone.
+func (s *Server) votingMembers() []config.Server {
+	m := s.currentMembership()
+	if m == nil || !s.clustered() {
+		return nil
+	}
+	var out []config.Server
+	for _, sv := range m.servers {
+		if sv.Role == config.Participant {
+			out = append(out, sv)
+		}
+	}
+	return out
+}
+
+// observerInfo is an observer as the leader sees it (observers/obsr).
+type observerInfo struct {
+	addr     string
+	sid      int64
+	lastZxid int64 // the index raft knows it holds
+}
+
+// observers returns the observers in sync with this member if it leads
+// (nil otherwise).
+func (s *Server) observers() []observerInfo {
+	st, _, _, _, ok := s.raft.status()
+	if !ok || !s.clustered() || st.Role != raftnode.RoleLeader {
+		return nil
+	}
+	var out []observerInfo
+	for id, match := range st.Match {
+		if id == st.ID || !s.raft.isObserver(id) || match+promoteLag < st.Commit {
+			continue
+		}
+		o := observerInfo{sid: memberID(id), lastZxid: int64(match)}
+		if p, ok := s.raft.peer(o.sid); ok {
+			o.addr = p.Addr
+		}
+		out = append(out, o)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].sid < out[j].sid })
+	return out
+}
+
+// lastSnapshot is last_snapshot: the zxid of the newest durable snapshot
+// and when it was written (unix seconds), or -1 and -1 without one.
+func (s *Server) lastSnapshot() (zxid int64, unixSec int64) {
+	st := s.raft.storage()
+	if st == nil {
+		return -1, -1
+	}
+	idx, at := st.LastSnapshot()
+	if idx == 0 {
+		return -1, -1
+	}
+	if at.IsZero() {
+		return int64(idx), -1
+	}
+	return int64(idx), at.Unix()
+}
+
+// running reports whether the server serves requests: what ZooKeeper's
+// commands that need a running server check (a member with a quorum, or
+// serving read-only).
+func (s *Server) running() bool {
+	return !s.closing.Load() && (s.hasQuorum() || s.readOnly.Load())
+}
