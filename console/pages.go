@@ -21,6 +21,10 @@ func parsePages(base string) (map[string]*template.Template, error) {
 	funcs := template.FuncMap{
 		"u":        func(p string) string { return base + p },
 		"treeURL":  func(p string) string { return base + "/tree?path=" + url.QueryEscape(p) },
+		// treeq is treeURL with one more parameter (key=value).
+		"treeq": func(p, key, value string) string {
+			return base + "/tree?path=" + url.QueryEscape(p) + "&" + key + "=" + url.QueryEscape(value)
+		},
 		"sessURL":  func(id int64) string { return base + "/sessions?id=" + hexID(id) },
 		"hexid":    hexID,
 		"zxid":     func(z int64) string { return fmt.Sprintf("0x%x", z) },
