@@ -19,8 +19,8 @@ var pageNames = []string{"overview", "tree", "recipes", "sessions", "session", "
 // parsePages parses every page with the layout; base is Config.BasePath.
 func parsePages(base string) (map[string]*template.Template, error) {
 	funcs := template.FuncMap{
-		"u":        func(p string) string { return base + p },
-		"treeURL":  func(p string) string { return base + "/tree?path=" + url.QueryEscape(p) },
+		"u":       func(p string) string { return base + p },
+		"treeURL": func(p string) string { return base + "/tree?path=" + url.QueryEscape(p) },
 		// treeq is treeURL with one more parameter (key=value).
 		"treeq": func(p, key, value string) string {
 			return base + "/tree?path=" + url.QueryEscape(p) + "&" + key + "=" + url.QueryEscape(value)

@@ -35,7 +35,7 @@ func TestParticipantName(t *testing.T) {
 		{"lock-abcdefghij", "", "", false},
 		{"_c_notauuid-lock-0000000001", "", "", false},
 		{"_c_" + uuidA + "lock-0000000001", "", "", false}, // no separator
-		{prot(uuidA, "n_0000000001"), "", "", false},         // n_ is never protected
+		{prot(uuidA, "n_0000000001"), "", "", false},       // n_ is never protected
 		{"mylock-0000000001", "", "", false},
 		{"config", "", "", false},
 		{"", "", "", false},
