@@ -50,6 +50,9 @@ func parsePages(base string) (map[string]*template.Template, error) {
 	return out, nil
 }
 
+// refreshHeader marks the page fetches of console.js's live refresh.
+const refreshHeader = "X-Console-Refresh"
+
 // page is what every template receives.
 type page struct {
 	Title  string
@@ -71,7 +74,11 @@ type loginView struct {
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
 	if l := c.logins.fromRequest(r, time.Now()); l != nil {
 		p.Login = &loginView{User: l.user, CSRF: l.csrf}
-		p.Flash = c.logins.takeFlash(l)
+		if r.Header.Get(refreshHeader) == "" {
+			// A live refresh only swaps the live part: the flash is
+			// for the next full page.
+			p.Flash = c.logins.takeFlash(l)
+		}
 	}
 	var b bytes.Buffer
 	if err := c.pages[name].Execute(&b, p); err != nil {

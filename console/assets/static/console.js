@@ -31,7 +31,7 @@
   function refresh() {
     if (busy) { again = true; return; }
     busy = true;
-    fetch(location.href, { credentials: "same-origin", cache: "no-store" })
+    fetch(location.href, { credentials: "same-origin", cache: "no-store", headers: { "X-Console-Refresh": "1" } })
       .then(function (r) { return r.text(); })
       .then(function (html) {
         var doc = new DOMParser().parseFromString(html, "text/html");
