@@ -97,13 +97,10 @@ const (
 //go:embed assets
 var assets embed.FS
 
-// Console is the web console: an http.Handler. It reads the tree through
-// one shared, anonymous ZooKeeper session opened on first use (and opened
-// again after an expiry), and writes through a session per logged-in user.
-//
-// Lock order: loginStore.mu, childCache.mu, scanCache.mu, feed.mu and
-// connHolder's slot are never held together, and none is held across a
-// ZooKeeper call except connHolder's slot (held while connecting).
+// Console is the web console: an http.Handler, safe for concurrent use.
+// It reads the tree through one shared, anonymous ZooKeeper session opened
+// on first use (and opened again after an expiry), and writes through a
+// session per logged-in user. See the package comment for the lock order.
 type Console struct {
 	cfg    Config
 	log    *slog.Logger

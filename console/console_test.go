@@ -356,3 +356,51 @@ func TestBodyBound(t *testing.T) {
 		t.Errorf("huge body: %d, want 413", code)
 	}
 }
+
+func TestTreeManyChildren(t *testing.T) {
+	e := startEnv(t)
+	ctx := ctxT(t)
+	zc := e.zconn()
+	const n = 3000
+	if _, err := zc.Create(ctx, "/big", nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, n)
+	sem := make(chan struct{}, 64)
+	for i := range n {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			_, err := zc.Create(ctx, fmt.Sprintf("/big/item-%05d", i), nil, zk.OpenACLUnsafe, zk.ModePersistent)
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := e.browser()
+	_, body := b.get("/tree?path=/big")
+	if !strings.Contains(body, "1–200 of 3000") || !strings.Contains(body, ">item-00199<") || strings.Contains(body, ">item-00200<") || !strings.Contains(body, "after=item-00199") {
+		t.Fatalf("first page wrong:\n%.3000s", body)
+	}
+	_, body = b.get("/tree?path=/big&from=item-02990")
+	if !strings.Contains(body, "2991–3000 of 3000") || !strings.Contains(body, ">item-02999<") {
+		t.Errorf("jump wrong:\n%.3000s", body)
+	}
+	// The sorted list is cached and read again after a change.
+	e.con.kids.mu.Lock()
+	cached := e.con.kids.held
+	e.con.kids.mu.Unlock()
+	if cached != n {
+		t.Errorf("cache holds %d names, want %d", cached, n)
+	}
+	if _, err := zc.Create(ctx, "/big/item-00000a", nil, zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+	_, body = b.get("/tree?path=/big")
+	if !strings.Contains(body, "1–200 of 3001") || !strings.Contains(body, ">item-00000a<") {
+		t.Errorf("stale cache:\n%.3000s", body)
+	}
+}
