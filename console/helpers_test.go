@@ -78,7 +78,9 @@ type browser struct {
 
 func (e *env) browser() *browser {
 	jar, _ := cookiejar.New(nil)
-	return &browser{e: e, hc: &http.Client{Jar: jar, Timeout: 30 * time.Second}}
+	tr := &http.Transport{}
+	e.t.Cleanup(tr.CloseIdleConnections)
+	return &browser{e: e, hc: &http.Client{Jar: jar, Timeout: 30 * time.Second, Transport: tr}}
 }
 
 // get fetches a console URL (relative to the console's root) and returns
@@ -138,7 +140,7 @@ type stream struct {
 func (b *browser) stream(p string) (*stream, int) {
 	b.e.t.Helper()
 	req, _ := http.NewRequestWithContext(ctxT(b.e.t), "GET", b.e.hs.URL+p, nil)
-	hc := &http.Client{Jar: b.hc.Jar}
+	hc := &http.Client{Jar: b.hc.Jar, Transport: b.hc.Transport}
 	resp, err := hc.Do(req)
 	if err != nil {
 		b.e.t.Fatal(err)
