@@ -409,3 +409,40 @@ func TestTreeManyChildren(t *testing.T) {
 		t.Errorf("stale cache:\n%.3000s", body)
 	}
 }
+
+// TestRecognizesGoRecipes checks recognition against the nodes zkgo's own
+// Curator-compatible recipes write: a read-write lock and a semaphore,
+// each with a holder and a waiter.
+func TestRecognizesGoRecipes(t *testing.T) {
+	e := startEnv(t)
+	ctx := ctxT(t)
+	a, b := e.zconn(), e.zconn()
+	if _, err := lock.NewRWMutex(a, "/rw").RLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	go lock.NewRWMutex(b, "/rw").Lock(ctx)
+	if _, err := lock.NewSemaphore(a, "/sem", 1).Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	go lock.NewSemaphore(b, "/sem", 1).Acquire(ctx)
+
+	want := []string{
+		fmt.Sprintf("rwlock /rw: read@%x | write1@%x", a.SessionID(), b.SessionID()),
+		// b holds the semaphore's internal lock and waits with its lease
+		// node (lease1): that lease is shown waiting.
+		fmt.Sprintf("semaphore /sem: lease@%x | lease1@%x", a.SessionID(), b.SessionID()),
+	}
+	var got []string
+	eventually(t, "both recipes with a waiter", func() bool {
+		got = got[:0]
+		res := Scan(ctx, zkReader{e.zconn()}, ScanOptions{}, time.Now())
+		for _, r := range res.Recipes {
+			got = append(got, summary(r))
+		}
+		if strings.Join(got, "\n") == strings.Join(want, "\n") {
+			return true
+		}
+		t.Logf("got %q", got)
+		return false
+	})
+}

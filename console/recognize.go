@@ -90,8 +90,8 @@ type Recipe struct {
 	// read-write lock; every lease for a semaphore.
 	Holders []Participant
 	// Waiters wait, in the order they will be served. For a semaphore
-	// these are the nodes of its internal "locks" mutex: the first is
-	// acquiring a lease (it may already own a lease node).
+	// these are the nodes of its internal "locks" mutex, the first of
+	// which may be shown by the lease node it waits with (mergeQueue).
 	Waiters []Participant
 	Note    string
 }
@@ -302,7 +302,7 @@ func MergeSemaphores(rs []Recipe) []Recipe {
 	for _, q := range queues {
 		for i := range out {
 			if out[i].Kind == KindSemaphore && out[i].Path == path.Dir(q.Path) {
-				out[i].Waiters = append(append(out[i].Waiters, q.Holders...), q.Waiters...)
+				out[i] = mergeQueue(out[i], q)
 			}
 		}
 	}
@@ -313,6 +313,26 @@ func MergeSemaphores(rs []Recipe) []Recipe {
 		return cmp.Compare(a.Kind, b.Kind)
 	})
 	return out
+}
+
+// mergeQueue adds a semaphore's "locks" queue to its leases. The head of
+// that queue holds the internal lock while it creates its lease node and,
+// if there are more leases than the limit, while it waits with that node:
+// so when the newest lease belongs to the head's session, that lease is
+// shown as the first waiter instead of a holder (it is acquiring).
+func mergeQueue(sem, q Recipe) Recipe {
+	queue := append(slices.Clone(q.Holders), q.Waiters...)
+	if len(queue) > 0 && len(sem.Holders) > 0 {
+		head, newest := queue[0], sem.Holders[len(sem.Holders)-1]
+		if head.Session != 0 && head.Session == newest.Session {
+			sem.Holders = sem.Holders[:len(sem.Holders)-1]
+			sem.Waiters = append(sem.Waiters, newest)
+			queue = queue[1:]
+			sem.Note = "the first waiter holds the semaphore's internal lock and has a lease node: it waits for a lease; the limit is not stored in ZooKeeper"
+		}
+	}
+	sem.Waiters = append(sem.Waiters, queue...)
+	return sem
 }
 
 // joinPath joins a parent path and a child name.

@@ -213,6 +213,25 @@ func TestScan(t *testing.T) {
 	}
 }
 
+func TestMergeSemaphoreAcquiring(t *testing.T) {
+	now := time.Now()
+	leases := RecognizeChildren("/s/leases", []NodeInfo{
+		{Name: prot(uuidA, "lease-0000000000"), EphemeralOwner: 1},
+		{Name: prot(uuidB, "lease-0000000001"), EphemeralOwner: 2},
+	}, now)
+	locks := RecognizeChildren("/s/locks", []NodeInfo{
+		{Name: prot(uuidB, "lock-0000000004"), EphemeralOwner: 2},
+		{Name: prot(uuidC, "lock-0000000005"), EphemeralOwner: 3},
+	}, now)
+	rs := MergeSemaphores(append(leases, locks...))
+	if len(rs) != 1 {
+		t.Fatalf("recipes: %v", rs)
+	}
+	if got, want := summary(rs[0]), "semaphore /s: lease@1 | lease1@2 lock5@3"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
 func TestDisjointRoots(t *testing.T) {
 	for _, tt := range []struct{ in, want []string }{
 		{[]string{"/a", "/a-b", "/a/b"}, []string{"/a", "/a-b"}},
