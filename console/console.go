@@ -129,6 +129,11 @@ func New(cfg Config) (*Console, error) {
 	if cfg.BasePath != "" && !strings.HasPrefix(cfg.BasePath, "/") {
 		return nil, fmt.Errorf("console: BasePath %q does not start with /", cfg.BasePath)
 	}
+	for _, r := range cfg.RecipeRoots {
+		if !validPath(r) {
+			return nil, fmt.Errorf("console: recipe root %q is not a znode path", r)
+		}
+	}
 	c := &Console{cfg: cfg, log: cfg.Logger}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	opts := append([]zk.Option{zk.WithSessionTimeout(sessionTimeout), zk.WithMaxFrameSize(maxFrame)}, cfg.ZKOptions...)

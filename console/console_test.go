@@ -3,6 +3,7 @@ package console
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -445,4 +446,32 @@ func TestRecognizesGoRecipes(t *testing.T) {
 		t.Logf("got %q", got)
 		return false
 	})
+}
+
+func TestServerDown(t *testing.T) {
+	if _, err := New(Config{Servers: "127.0.0.1:1", RecipeRoots: []string{"locks"}}); err == nil {
+		t.Error("a relative recipe root was accepted")
+	}
+	if _, err := New(Config{}); err == nil {
+		t.Error("no servers accepted")
+	}
+	c, err := New(Config{Servers: "127.0.0.1:1", RequestTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, p := range []string{"/tree?path=/", "/", "/sessions"} {
+		rec := httptest.NewRecorder()
+		start := time.Now()
+		c.ServeHTTP(rec, httptest.NewRequest("GET", p, nil))
+		if time.Since(start) > 5*time.Second {
+			t.Errorf("%s took %v", p, time.Since(start))
+		}
+		if p == "/tree?path=/" && rec.Code != http.StatusBadGateway {
+			t.Errorf("%s: %d, want 502", p, rec.Code)
+		}
+		if p != "/tree?path=/" && rec.Code != http.StatusOK {
+			t.Errorf("%s: %d, want 200 (with the errors on the page)", p, rec.Code)
+		}
+	}
 }

@@ -16,9 +16,10 @@ type scanCache struct {
 	running chan struct{} // closed when the scan under way ends; nil if none
 }
 
-// get returns a scan no older than maxAge (0: a new one), scanning if
-// needed. A scan runs with the console's lifetime and at most timeout, not
-// the asker's ctx, so a reader that gives up does not waste it.
+// scan returns a scan no older than maxAge (0: a new one), starting one if
+// needed. The scan runs in its own goroutine, bounded by the console's
+// lifetime and 30 s, not by the asker's ctx: an asker that gives up does
+// not waste it, and the next asker takes its result.
 func (c *Console) scan(ctx context.Context, maxAge time.Duration) (*ScanResult, error) {
 	sc := c.scans
 	for {
@@ -29,21 +30,24 @@ func (c *Console) scan(ctx context.Context, maxAge time.Duration) (*ScanResult, 
 			return res, nil
 		}
 		if sc.running == nil {
-			done := make(chan struct{})
-			sc.running = done
-			sc.mu.Unlock()
-			res := c.runScan()
-			sc.mu.Lock()
-			if res != nil {
-				sc.last = res
-			}
-			sc.running = nil
-			close(done)
-			sc.mu.Unlock()
-			if res == nil {
+			if c.ctx.Err() != nil {
+				sc.mu.Unlock()
 				return nil, context.Canceled
 			}
-			return res, nil
+			done := make(chan struct{})
+			sc.running = done
+			c.wg.Add(1)
+			go func() {
+				defer c.wg.Done()
+				res := c.runScan()
+				sc.mu.Lock()
+				if res != nil {
+					sc.last = res
+				}
+				sc.running = nil
+				sc.mu.Unlock()
+				close(done)
+			}()
 		}
 		wait := sc.running
 		sc.mu.Unlock()
@@ -52,6 +56,8 @@ func (c *Console) scan(ctx context.Context, maxAge time.Duration) (*ScanResult, 
 			maxAge = time.Hour // take what the scan we waited for found
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case <-c.ctx.Done():
+			return nil, context.Canceled
 		}
 	}
 }
