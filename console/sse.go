@@ -151,7 +151,11 @@ type feed struct {
 const (
 	feedStatusEvery = 2 * time.Second
 	feedMinScan     = time.Second // between two scans, however many events
-	feedMaxWatches  = 256         // recipe nodes watched at once
+	// feedScanDuty: the gap between two scans is also at least this many
+	// times the last scan's duration, so that a large tree is scanned at
+	// most a tenth of the time however busy its locks are.
+	feedScanDuty   = 10
+	feedMaxWatches = 256 // recipe nodes watched at once
 )
 
 func newFeed(c *Console) *feed { return &feed{c: c, subs: map[chan struct{}]struct{}{}} }
@@ -216,12 +220,14 @@ func (f *feed) run() {
 	defer rescanT.Stop()
 	var lastStatus, lastScan string
 	var lastScanAt time.Time
+	gap := feedMinScan // the least time between two scans
 	rescan := func() {
 		lastScanAt = time.Now()
 		res, err := c.scan(c.ctx, 0)
 		if err != nil {
 			return
 		}
+		gap = max(feedMinScan, feedScanDuty*res.Took)
 		if fp := scanFingerprint(res); fp != lastScan {
 			lastScan = fp
 			f.broadcast()
@@ -252,7 +258,7 @@ func (f *feed) run() {
 		}
 	}
 	rescan()
-	// soon fires feedMinScan after a scan when an event came too early for
+	// soon fires gap after a scan when an event came too early for
 	// another; its channel is nil while it is not armed.
 	var soon *time.Timer
 	var soonC <-chan time.Time
@@ -262,7 +268,7 @@ func (f *feed) run() {
 			soonC = nil
 			rescan()
 		case <-dirty:
-			if wait := feedMinScan - time.Since(lastScanAt); wait > 0 {
+			if wait := gap - time.Since(lastScanAt); wait > 0 {
 				if soonC == nil {
 					soon = time.NewTimer(wait)
 					soonC = soon.C
@@ -287,7 +293,9 @@ func (f *feed) run() {
 				}
 			}
 		case <-rescanT.C:
-			rescan()
+			if time.Since(lastScanAt) >= gap {
+				rescan()
+			}
 		}
 	}
 }
