@@ -1,0 +1,259 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/zkgo/zkgo/zk"
+)
+
+// validPath reports whether p is a path ZooKeeper accepts for a read
+// (absolute, no empty, "." or ".." element, no trailing slash, valid
+// UTF-8, no NUL).
+func validPath(p string) bool {
+	if p == "/" {
+		return true
+	}
+	if !strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") || !utf8.ValidString(p) || strings.ContainsRune(p, 0) || len(p) > 4096 {
+		return false
+	}
+	for _, e := range strings.Split(p[1:], "/") {
+		if e == "" || e == "." || e == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// childPage is one page of a sorted child list.
+type childPage struct {
+	Names     []string
+	Start     int    // index of Names[0] in the whole list
+	Total     int    // children in the whole list
+	PrevAfter string // "after" of the previous page ("" with HasPrev: the first page)
+	HasPrev   bool
+	NextAfter string // "after" of the next page
+	HasNext   bool
+}
+
+// pageOf cuts one page out of sorted: the first size names greater than
+// after (or, when from is set, not less than from). It is pure.
+func pageOf(sorted []string, after, from string, size int) childPage {
+	var i int
+	switch {
+	case from != "":
+		i = sort.SearchStrings(sorted, from)
+	case after != "":
+		i = sort.SearchStrings(sorted, after)
+		if i < len(sorted) && sorted[i] == after {
+			i++
+		}
+	}
+	j := min(i+size, len(sorted))
+	p := childPage{Names: sorted[i:j], Start: i, Total: len(sorted)}
+	if i > 0 {
+		p.HasPrev = true
+		if k := i - size; k > 0 {
+			p.PrevAfter = sorted[k-1]
+		}
+	}
+	if j < len(sorted) {
+		p.HasNext, p.NextAfter = true, sorted[j-1]
+	}
+	return p
+}
+
+// childCache keeps sorted child lists, keyed by path and checked against
+// the node's czxid and cversion (so a changed list is read again), bounded
+// by the number of names held.
+type childCache struct {
+	// mu guards m, order and held.
+	mu    sync.Mutex
+	m     map[string]*childList
+	order []string // paths, oldest first (eviction order)
+	held  int      // names held in all lists
+	limit int
+}
+
+type childList struct {
+	czxid    int64
+	cversion int32
+	names    []string // sorted; never modified once cached
+}
+
+func newChildCache(limit int) *childCache {
+	return &childCache{m: map[string]*childList{}, limit: limit}
+}
+
+// list returns path's children sorted, st being path's current Stat.
+func (cc *childCache) list(ctx context.Context, conn *zk.Conn, p string, st *zk.Stat) ([]string, error) {
+	if st.NumChildren == 0 {
+		return nil, nil
+	}
+	cc.mu.Lock()
+	if l, ok := cc.m[p]; ok && l.czxid == st.Czxid && l.cversion == st.Cversion {
+		cc.mu.Unlock()
+		return l.names, nil
+	}
+	cc.mu.Unlock()
+	names, st2, err := conn.Children(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	if len(names) < 1000 {
+		return names, nil // cheap to read again: not worth a cache entry
+	}
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if old, ok := cc.m[p]; ok {
+		cc.held -= len(old.names)
+		cc.order = slices.DeleteFunc(cc.order, func(q string) bool { return q == p })
+	}
+	for cc.held+len(names) > cc.limit && len(cc.order) > 0 {
+		cc.held -= len(cc.m[cc.order[0]].names)
+		delete(cc.m, cc.order[0])
+		cc.order = cc.order[1:]
+	}
+	if len(names) <= cc.limit {
+		cc.m[p] = &childList{czxid: st2.Czxid, cversion: st2.Cversion, names: names}
+		cc.order = append(cc.order, p)
+		cc.held += len(names)
+	}
+	return names, nil
+}
+
+// childRow is one child in the tree page's list.
+type childRow struct {
+	Name      string
+	Path      string
+	Stat      *zk.Stat // nil if it could not be read (gone meanwhile)
+	Ephemeral bool
+}
+
+// treeData is the tree page's content.
+type treeData struct {
+	Path     string
+	Exists   bool
+	Stat     *zk.Stat
+	ACL      []zk.ACL
+	ACLErr   string
+	Data     Rendered
+	DataErr  string
+	Size     int
+	View     View
+	Views    []View
+	Page     childPage
+	Rows     []childRow
+	ListErr  string
+	EditText string // the data as text for the edit form ("" if not UTF-8)
+	EditHex  bool   // the data is binary: the form edits hex
+	Parent   string
+	LoginURL string
+	Now      time.Time
+}
+
+func (c *Console) serveTree(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p := q.Get("path")
+	if p == "" {
+		p = "/"
+	}
+	if !validPath(p) {
+		c.fail(w, r, http.StatusBadRequest, "not a valid znode path: "+p)
+		return
+	}
+	ctx, cancel := c.reqCtx(r)
+	defer cancel()
+	conn, err := c.shared.get(ctx)
+	if err != nil {
+		c.fail(w, r, http.StatusBadGateway, err.Error())
+		return
+	}
+	d := treeData{Path: p, View: View(q.Get("view")), Views: []View{ViewText, ViewJSON, ViewHex}, Parent: parentPath(p), Now: time.Now(),
+		LoginURL: c.cfg.BasePath + "/login?next=" + url.QueryEscape(c.cfg.BasePath+"/tree?path="+url.QueryEscape(p))}
+	data, st, err := conn.Get(ctx, p)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		c.render(w, r, http.StatusNotFound, "tree", page{Title: p, Nav: "tree", Events: c.eventsURL("tree", p), Data: d})
+		return
+	case errors.Is(err, zk.ErrNoAuth):
+		// The shared session may not read the data; stat and children
+		// are still visible.
+		d.DataErr = "the node's ACL does not let the console's anonymous session read its data"
+		st, err = conn.Exists(ctx, p)
+		if err == nil && st == nil {
+			err = zk.ErrNoNode
+		}
+	}
+	if err != nil {
+		c.fail(w, r, http.StatusBadGateway, "read "+p+": "+err.Error())
+		return
+	}
+	d.Exists, d.Stat, d.Size = true, st, len(data)
+	switch v := d.View; v {
+	case ViewText, ViewJSON, ViewHex, ViewAuto:
+	default:
+		d.View = ViewAuto
+	}
+	d.Data = RenderData(data, d.View)
+	if utf8.Valid(data) && !strings.ContainsRune(string(data), 0) {
+		d.EditText = string(data)
+	} else {
+		d.EditHex, d.EditText = true, strings.TrimSpace(hexString(data))
+	}
+	if acl, _, err := conn.GetACL(ctx, p); err != nil {
+		d.ACLErr = err.Error()
+	} else {
+		d.ACL = acl
+	}
+	names, err := c.kids.list(ctx, conn, p, st)
+	if err != nil {
+		d.ListErr = err.Error()
+	}
+	d.Page = pageOf(names, q.Get("after"), q.Get("from"), c.cfg.PageSize)
+	d.Rows = childRows(ctx, conn, p, d.Page.Names)
+	c.render(w, r, http.StatusOK, "tree", page{Title: p, Nav: "tree", Events: c.eventsURL("tree", p), Data: d})
+}
+
+// childRows reads the Stat of each child on the page, 32 at a time.
+func childRows(ctx context.Context, conn *zk.Conn, parent string, names []string) []childRow {
+	rows := make([]childRow, len(names))
+	sem := make(chan struct{}, 32)
+	var wg sync.WaitGroup
+	for i, n := range names {
+		rows[i] = childRow{Name: n, Path: joinPath(parent, n)}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if st, err := conn.Exists(ctx, rows[i].Path); err == nil && st != nil {
+				rows[i].Stat, rows[i].Ephemeral = st, st.EphemeralOwner != 0
+			}
+		}()
+	}
+	wg.Wait()
+	return rows
+}
+
+// hexString is data as space-separated hex bytes (the edit form's hex).
+func hexString(b []byte) string {
+	const hexdig = "0123456789abcdef"
+	var s strings.Builder
+	for i, c := range b {
+		if i > 0 {
+			s.WriteByte(' ')
+		}
+		s.WriteByte(hexdig[c>>4])
+		s.WriteByte(hexdig[c&15])
+	}
+	return s.String()
+}

@@ -1,0 +1,283 @@
+package console
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zkgo/zkgo/zk"
+)
+
+// Config configures a Console. Only Servers is required.
+type Config struct {
+	// Servers is the ensemble's client address list as zk.Connect takes
+	// it ("host:port,host:port[/chroot]"); the server passes its own
+	// client address.
+	Servers string
+	// Status answers about this member and its sessions; nil leaves those
+	// parts of the pages out (the tree, recipes and writes still work).
+	Status StatusSource
+	// Logger receives the console's log lines (never credentials); nil
+	// discards them.
+	Logger *slog.Logger
+	// ZKOptions are added to every session the console opens (e.g.
+	// zk.WithDialer for TLS). They must not authenticate: the shared
+	// session is anonymous on purpose.
+	ZKOptions []zk.Option
+	// BasePath is the URL path the console is mounted at, "" for "/".
+	BasePath string
+	// PageSize is how many children a tree page lists; default 200.
+	PageSize int
+	// RecipeRoots are where the recipe scan starts; default "/". ScanBudget
+	// bounds the nodes it reads; default 100,000. A scan result is reused
+	// for ScanMaxAge; default 5s.
+	RecipeRoots []string
+	ScanBudget  int
+	ScanMaxAge  time.Duration
+	// MaxStreams bounds the live-update streams open at once (default 32);
+	// each ends after StreamMaxAge (default 10m; browsers reconnect).
+	MaxStreams   int
+	StreamMaxAge time.Duration
+	// MaxLogins bounds the logged-in users at once (each holds a
+	// ZooKeeper session); default 64. A login ends after LoginIdle without
+	// a request (default 15m) and after LoginMaxAge in any case
+	// (default 8h).
+	MaxLogins   int
+	LoginIdle   time.Duration
+	LoginMaxAge time.Duration
+	// RequestTimeout bounds each request's ZooKeeper work; default 15s.
+	RequestTimeout time.Duration
+	// SecureCookies marks the login cookie Secure (set it when the console
+	// is served over HTTPS).
+	SecureCookies bool
+}
+
+func (c *Config) defaults() {
+	c.BasePath = strings.TrimRight(c.BasePath, "/")
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	setDefault(&c.PageSize, 200)
+	setDefault(&c.ScanBudget, 100_000)
+	setDefault(&c.ScanMaxAge, 5*time.Second)
+	setDefault(&c.MaxStreams, 32)
+	setDefault(&c.StreamMaxAge, 10*time.Minute)
+	setDefault(&c.MaxLogins, 64)
+	setDefault(&c.LoginIdle, 15*time.Minute)
+	setDefault(&c.LoginMaxAge, 8*time.Hour)
+	setDefault(&c.RequestTimeout, 15*time.Second)
+	if len(c.RecipeRoots) == 0 {
+		c.RecipeRoots = []string{"/"}
+	}
+}
+
+func setDefault[T int | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
+}
+
+// Limits that are not configurable.
+const (
+	maxBody         = 2 << 20 // request body bytes (a 1 MiB znode as hex fits)
+	maxDataWrite    = 1 << 20 // znode data a write may carry (jute.maxbuffer's default)
+	sessionTimeout  = 30 * time.Second
+	maxFrame        = 32 << 20 // reply frames of the shared session (long child lists)
+	streamWriteWait = 10 * time.Second
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Console is the web console: an http.Handler, safe for concurrent use.
+// It reads the tree through one shared, anonymous ZooKeeper session opened
+// on first use (and opened again after an expiry), and writes through a
+// session per logged-in user. See the package comment for the lock order.
+type Console struct {
+	cfg    Config
+	log    *slog.Logger
+	pages  map[string]*template.Template
+	mux    *http.ServeMux
+	shared connHolder
+	logins *loginStore
+	kids   *childCache
+	scans  *scanCache
+	feed   *feed
+	// streams holds one token per open live-update stream.
+	streams chan struct{}
+	ctx     context.Context // ended by Close: background work stops
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup // background goroutines (janitor, feed)
+}
+
+// New returns a console reading the ensemble at cfg.Servers. It does not
+// connect yet: the first page does (so the server can mount it before its
+// client port listens).
+func New(cfg Config) (*Console, error) {
+	cfg.defaults()
+	if cfg.Servers == "" {
+		return nil, errors.New("console: Config.Servers is empty")
+	}
+	if cfg.BasePath != "" && !strings.HasPrefix(cfg.BasePath, "/") {
+		return nil, fmt.Errorf("console: BasePath %q does not start with /", cfg.BasePath)
+	}
+	for _, r := range cfg.RecipeRoots {
+		if !validPath(r) {
+			return nil, fmt.Errorf("console: recipe root %q is not a znode path", r)
+		}
+	}
+	c := &Console{cfg: cfg, log: cfg.Logger}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	opts := append([]zk.Option{zk.WithSessionTimeout(sessionTimeout), zk.WithMaxFrameSize(maxFrame)}, cfg.ZKOptions...)
+	c.shared = newConnHolder(cfg.Servers, opts)
+	c.logins = newLoginStore(cfg.MaxLogins, cfg.LoginIdle, cfg.LoginMaxAge)
+	c.kids = newChildCache(2_000_000)
+	c.scans = &scanCache{}
+	c.feed = newFeed(c)
+	c.streams = make(chan struct{}, cfg.MaxStreams)
+	var err error
+	if c.pages, err = parsePages(cfg.BasePath); err != nil {
+		return nil, err
+	}
+	c.routes()
+	c.wg.Add(1)
+	go c.janitor()
+	return c, nil
+}
+
+// Close ends the console's sessions (shared and logged-in) and its
+// background work. Streams still open end too.
+func (c *Console) Close() error {
+	c.cancel()
+	c.wg.Wait()
+	c.logins.closeAll()
+	c.shared.close()
+	return nil
+}
+
+// janitor ends expired logins.
+func (c *Console) janitor() {
+	defer c.wg.Done()
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+			c.logins.expire(time.Now())
+		}
+	}
+}
+
+func (c *Console) routes() {
+	m := http.NewServeMux()
+	static, _ := fs.Sub(assets, "assets/static")
+	m.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	m.HandleFunc("GET /{$}", c.serveOverview)
+	m.HandleFunc("GET /tree", c.serveTree)
+	m.HandleFunc("GET /recipes", c.serveRecipes)
+	m.HandleFunc("GET /sessions", c.serveSessions)
+	m.HandleFunc("GET /login", c.serveLoginForm)
+	m.HandleFunc("POST /login", c.serveLogin)
+	m.HandleFunc("POST /logout", c.serveLogout)
+	m.HandleFunc("POST /write", c.serveWrite)
+	m.HandleFunc("GET /events", c.serveEvents)
+	c.mux = m
+}
+
+// ServeHTTP implements http.Handler. Every request's body is bounded; a
+// handler that panics anyway answers 500 and is logged.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			c.log.Error("console: handler panic", "path", r.URL.Path, "panic", fmt.Sprint(v))
+			http.Error(w, "internal error", http.StatusInternalServerError)
+		}
+	}()
+	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("Referrer-Policy", "same-origin")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; form-action 'self'")
+	if c.cfg.BasePath != "" {
+		p := strings.TrimPrefix(r.URL.Path, c.cfg.BasePath)
+		if p == r.URL.Path {
+			http.NotFound(w, r)
+			return
+		}
+		if p == "" {
+			p = "/"
+		}
+		r2 := r.Clone(r.Context())
+		r2.URL.Path = p
+		r2.URL.RawPath = ""
+		r = r2
+	}
+	c.mux.ServeHTTP(w, r)
+}
+
+// reqCtx bounds a request's ZooKeeper work.
+func (c *Console) reqCtx(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Context(), c.cfg.RequestTimeout)
+}
+
+// connHolder keeps the shared anonymous session, reconnecting after the
+// session is lost.
+type connHolder struct {
+	servers string
+	opts    []zk.Option
+	// slot is a one-token lock that guards conn; it is held while
+	// connecting (a channel, so that waiters give up with their ctx).
+	slot chan struct{}
+	conn *zk.Conn
+}
+
+func newConnHolder(servers string, opts []zk.Option) connHolder {
+	return connHolder{servers: servers, opts: opts, slot: make(chan struct{}, 1)}
+}
+
+// get returns the shared session, connecting if there is none or it ended.
+func (h *connHolder) get(ctx context.Context) (*zk.Conn, error) {
+	select {
+	case h.slot <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-h.slot }()
+	if h.conn != nil {
+		switch h.conn.State() {
+		case zk.StateLost, zk.StateClosed:
+			h.conn.Close()
+			h.conn = nil
+		default:
+			return h.conn, nil
+		}
+	}
+	zc, err := zk.Connect(ctx, h.servers, h.opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", h.servers, err)
+	}
+	h.conn = zc
+	return zc, nil
+}
+
+func (h *connHolder) close() {
+	h.slot <- struct{}{}
+	defer func() { <-h.slot }()
+	if h.conn != nil {
+		h.conn.Close()
+		h.conn = nil
+	}
+}

@@ -1,0 +1,112 @@
+package console
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestRenderData(t *testing.T) {
+	for _, tt := range []struct {
+		desc string
+		data []byte
+		view View
+		want View
+		body string // a substring of the body
+	}{
+		{"empty is text", nil, ViewAuto, ViewText, ""},
+		{"text", []byte("hello\nworld"), ViewAuto, ViewText, "hello\nworld"},
+		{"json object is indented", []byte(`{"a":1,"b":[1,2]}`), ViewAuto, ViewJSON, "{\n  \"a\": 1,\n  \"b\": [\n    1,\n    2\n  ]\n}"},
+		{"a bare JSON number stays text", []byte(`42`), ViewAuto, ViewText, "42"},
+		{"binary is hex", []byte{0, 1, 2, 0xff, 'A'}, ViewAuto, ViewHex, "00000000  00 01 02 ff 41"},
+		{"hex shows ASCII", []byte("ABCDEFGHIJKLMNOPQ"), ViewHex, ViewHex, "|ABCDEFGHIJKLMNOP|\n00000010  51"},
+		{"text view of binary makes bytes visible", []byte{'a', 0, 0xff, 0x7f, '\t', 'b'}, ViewText, ViewText, "a\u2400\\xff\u2421\tb"},
+		{"json view of non-JSON falls back", []byte("{nope"), ViewJSON, ViewText, "{nope"},
+		{"markup is just text", []byte("<script>alert(1)</script>"), ViewAuto, ViewText, "<script>"},
+		{"mostly controls is hex", bytes.Repeat([]byte{1, 2, 3, 'a'}, 10), ViewAuto, ViewHex, "01 02 03 61"},
+	} {
+		t.Run(tt.desc, func(t *testing.T) {
+			r := RenderData(tt.data, tt.view)
+			if r.View != tt.want || !strings.Contains(r.Body, tt.body) {
+				t.Errorf("RenderData(%q, %q) = %q %q; want view %q containing %q", tt.data, tt.view, r.View, r.Body, tt.want, tt.body)
+			}
+		})
+	}
+}
+
+func TestRenderDataBounds(t *testing.T) {
+	big := bytes.Repeat([]byte("x"), maxTextRender+10)
+	if r := RenderData(big, ViewText); !r.Truncated || len(r.Body) != maxTextRender {
+		t.Errorf("text: truncated %v, %d bytes", r.Truncated, len(r.Body))
+	}
+	if r := RenderData(big, ViewHex); !r.Truncated || strings.Count(r.Body, "\n") != maxHexRender/16 {
+		t.Errorf("hex: truncated %v, %d lines", r.Truncated, strings.Count(r.Body, "\n"))
+	}
+	if r := RenderData(big, ViewJSON); r.View != ViewText || r.Note == "" {
+		t.Errorf("json of a large value: %q %q", r.View, r.Note)
+	}
+}
+
+func FuzzRenderData(f *testing.F) {
+	f.Add([]byte(`{"a":1}`), "json")
+	f.Add([]byte{0xff, 0, 0x80}, "text")
+	f.Fuzz(func(t *testing.T, data []byte, v string) {
+		for _, view := range []View{View(v), ViewAuto, ViewText, ViewHex, ViewJSON} {
+			r := RenderData(data, view)
+			if !slices.Contains([]View{ViewText, ViewHex, ViewJSON}, r.View) {
+				t.Fatalf("view %q", r.View)
+			}
+		}
+	})
+}
+
+func TestPageOf(t *testing.T) {
+	names := []string{"a", "b", "c", "d", "e", "f", "g"}
+	for _, tt := range []struct {
+		desc             string
+		after, from      string
+		size             int
+		want             []string
+		start            int
+		hasPrev, hasNext bool
+		prevAfter, next  string
+	}{
+		{"first page", "", "", 3, []string{"a", "b", "c"}, 0, false, true, "", "c"},
+		{"second page", "c", "", 3, []string{"d", "e", "f"}, 3, true, true, "", "f"},
+		{"third page", "f", "", 3, []string{"g"}, 6, true, false, "c", ""},
+		{"after a name that is gone", "cc", "", 3, []string{"d", "e", "f"}, 3, true, true, "", "f"},
+		{"from a prefix", "", "e", 3, []string{"e", "f", "g"}, 4, true, false, "a", ""},
+		{"after the end", "z", "", 3, []string{}, 7, true, false, "d", ""},
+		{"all on one page", "", "", 200, names, 0, false, false, "", ""},
+	} {
+		t.Run(tt.desc, func(t *testing.T) {
+			p := pageOf(names, tt.after, tt.from, tt.size)
+			if !slices.Equal(p.Names, tt.want) || p.Start != tt.start || p.HasPrev != tt.hasPrev || p.HasNext != tt.hasNext || p.PrevAfter != tt.prevAfter || p.NextAfter != tt.next || p.Total != len(names) {
+				t.Errorf("got %+v", p)
+			}
+		})
+	}
+	if p := pageOf(nil, "", "", 10); len(p.Names) != 0 || p.HasNext || p.HasPrev {
+		t.Errorf("empty: %+v", p)
+	}
+}
+
+func TestValidPath(t *testing.T) {
+	for p, ok := range map[string]bool{
+		"/": true, "/a": true, "/a/b": true, "/a b/<c>&?#%": true, "/ünï": true,
+		"": false, "a": false, "/a/": false, "//a": false, "/a/./b": false, "/a/..": false, "/\xff": false, "/a\x00": false,
+	} {
+		if validPath(p) != ok {
+			t.Errorf("validPath(%q) = %v", p, !ok)
+		}
+	}
+}
+
+func TestCrumbs(t *testing.T) {
+	got := crumbs("/a/bb/c")
+	want := []crumb{{"/", "/"}, {"a", "/a"}, {"bb", "/a/bb"}, {"c", "/a/bb/c"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("crumbs: %v", got)
+	}
+}
