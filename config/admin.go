@@ -40,6 +40,9 @@ type Admin struct {
 	// Pprof (zkgo.admin.pprof=true, zkgo's own key, default false) also
 	// serves Go's profiler under /debug/pprof/ on the AdminServer's port.
 	Pprof bool
+	// Console (zkgo.admin.console, zkgo's own key, default true) serves
+	// the web console at / of the AdminServer's port.
+	Console bool
 }
 
 // Addr returns the AdminServer's listen address for net.Listen.
@@ -49,7 +52,7 @@ func (a Admin) Addr() string {
 
 // isAdminKey reports whether k is an AdminServer key (under either name).
 func isAdminKey(k string) bool {
-	return strings.HasPrefix(k, "admin.") || strings.HasPrefix(k, "zookeeper.admin.") || k == "zkgo.admin.pprof"
+	return strings.HasPrefix(k, "admin.") || strings.HasPrefix(k, "zookeeper.admin.") || k == "zkgo.admin.pprof" || k == "zkgo.admin.console"
 }
 
 // adminProperty parses one AdminServer key.
@@ -58,6 +61,11 @@ func (p *parser) adminProperty(pr property) error {
 	if pr.key == "zkgo.admin.pprof" {
 		v, err := p.strictBool(pr)
 		a.Pprof = v
+		return err
+	}
+	if pr.key == "zkgo.admin.console" {
+		v, err := p.strictBool(pr)
+		a.Console = v
 		return err
 	}
 	switch strings.TrimPrefix(strings.TrimPrefix(pr.key, "zookeeper."), "admin.") {

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"github.com/zkgo/zkgo/console"
 	"log/slog"
 	"net"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 //	GET <url>/<name>      runs one, answering ZooKeeper's JSON (admin_commands.go)
 //	GET /metrics          Prometheus metrics, when they are served (metrics.go)
 //	GET /debug/pprof/...  Go's profiler, with Options.AdminPprof
+//	/ (everything else)   the web console, with Options.AdminConsole (console.go)
 //
 // Like ZooKeeper's, every command answers 200 with a JSON object that has
 // "command" and "error" fields, also an unknown command or one that needs
@@ -53,6 +55,9 @@ type adminServer struct {
 	ln   net.Listener
 	// slots holds a token per request being served (adminMaxConcurrent).
 	slots chan struct{}
+	// console is the web console (nil without Options.AdminConsole); it
+	// bounds its own requests and live streams, so it is not behind slots.
+	console *console.Console
 }
 
 // listenAdmin starts the AdminServer on s.opts.AdminAddr, serving in a
@@ -81,8 +86,26 @@ func (s *Server) listenAdmin() (*adminServer, error) {
 		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	}
+	handler := a.limit(mux)
+	if o.AdminConsole {
+		c, err := s.newConsole()
+		if err != nil {
+			s.log.Warn("web console not started", "err", err)
+		} else {
+			a.console = c
+			commands := handler
+			handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				p := r.URL.Path
+				if p == a.url || strings.HasPrefix(p, a.url+"/") || p == "/metrics" || strings.HasPrefix(p, "/debug/pprof/") {
+					commands.ServeHTTP(w, r)
+					return
+				}
+				c.ServeHTTP(w, r)
+			})
+		}
+	}
 	a.http = &http.Server{
-		Handler:           a.limit(mux),
+		Handler:           handler,
 		ReadHeaderTimeout: adminReadHeaderTimeout,
 		ReadTimeout:       adminReadTimeout,
 		WriteTimeout:      write,
@@ -143,6 +166,9 @@ func (a *adminServer) command(w http.ResponseWriter, r *http.Request) {
 func (a *adminServer) close() {
 	if a != nil {
 		a.http.Close()
+		if a.console != nil {
+			a.console.Close()
+		}
 	}
 }
 

@@ -288,6 +288,12 @@ type Options struct {
 	// AdminPprof also serves Go's profiler under /debug/pprof/ on the
 	// AdminServer (zkgo.admin.pprof=true).
 	AdminPprof bool
+	// AdminConsole serves the web console (package console) at / of the
+	// AdminServer (zkgo.admin.console, on by default in zoo.cfg): the
+	// tree, sessions, the ensemble, and the lock queues and elections it
+	// recognises; writes only for users who log in with a digest identity
+	// the ACLs allow.
+	AdminConsole bool
 	// InitialConfig is the configuration text the AdminServer's
 	// initial_configuration reports (zoo.cfg as read); "" without one.
 	InitialConfig string

@@ -44,7 +44,8 @@ clientPortAddress, maxClientCnxns, min/maxSessionTimeout,
 server.N lines, metricsProvider.* for Prometheus metrics on
 http://httpHost:httpPort/metrics, admin.* for the AdminServer, on by
 default at http://0.0.0.0:8080/commands, zkgo.admin.pprof=true for Go's
-profiler at /debug/pprof/ on it); keys that only make sense for the Java
+profiler at /debug/pprof/ on it, and the web console at / of it unless
+zkgo.admin.console=false); keys that only make sense for the Java
 server are accepted with a warning. SASL DIGEST-MD5 users come from the JAAS file named by the
 zkgo key zkgo.sasl.jaasConfig (section "Server": user_NAME="password");
 enforce.auth.enabled/enforce.auth.schemes and sessionRequireClientSASLAuth
@@ -290,6 +291,7 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 		AdminCommandURL:             cfg.Admin.CommandURL,
 		AdminIdleTimeout:            cfg.Admin.IdleTimeout,
 		AdminPprof:                  cfg.Admin.Pprof,
+		AdminConsole:                cfg.Admin.Console,
 		InitialConfig:               cfg.Text,
 		Addr:                        cfg.ClientAddr(),
 		TickTime:                    cfg.TickTime,

@@ -1,0 +1,223 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/zkgo/zkgo/console"
+	"github.com/zkgo/zkgo/raftnode"
+	"github.com/zkgo/zkgo/tree"
+)
+
+// The web console (package console) on the AdminServer's port, at "/":
+// it reads the tree as a ZooKeeper client of this member, and asks
+// consoleStatus for what a client cannot see (this member's raft state,
+// the ensemble, the sessions' connections). Options.AdminConsole turns it
+// on (zkgo.admin.console; on by default with the AdminServer).
+
+// newConsole builds the console for this server, reading through its own
+// client port. It needs a plain client port (a TLS-only member has none
+// to offer it yet).
+func (s *Server) newConsole() (*console.Console, error) {
+	if s.ln == nil {
+		return nil, errors.New("no plain client port to read the tree through (a TLS-only member)")
+	}
+	host, port, err := net.SplitHostPort(s.ln.Addr().String())
+	if err != nil {
+		return nil, err
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return console.New(console.Config{
+		Servers: net.JoinHostPort(host, port),
+		Status:  consoleStatus{s},
+		Logger:  s.log.With("part", "console"),
+	})
+}
+
+// consoleStatus implements console.StatusSource from the server's own
+// state. The console's handlers and its overview feed call it from
+// several goroutines; every answer is read from memory under the locks
+// the four-letter words take.
+type consoleStatus struct{ s *Server }
+
+func (cs consoleStatus) Member(ctx context.Context) (console.Member, error) {
+	s := cs.s
+	m := console.Member{
+		ID:      s.opts.ServerID,
+		Role:    roleOf(s.Mode()),
+		Version: Version,
+		Zxid:    s.lastZxid(),
+		Started: s.started,
+	}
+	m.Connections = len(s.connList())
+	s.sm.view(func(t *tree.Tree) {
+		m.Sessions = t.SessionCount()
+		m.Znodes = int64(t.NodeCount())
+	})
+	if zxid, at := s.lastSnapshot(); zxid >= 0 {
+		m.LastSnapshot = console.Snapshot{Zxid: zxid, Index: uint64(zxid), Size: s.stats.snapshotBytes.Load()}
+		if at >= 0 {
+			m.LastSnapshot.Time = time.Unix(at, 0)
+		}
+	}
+	st, _, _, _, ok := s.raft.status()
+	if ok {
+		m.RaftTerm, m.CommitIndex, m.AppliedIndex = st.Term, st.Commit, st.Applied
+	}
+	if s.clustered() {
+		if ok && st.Leader == 0 && m.Role != console.RoleObserver {
+			m.Role = console.RoleCandidate
+		}
+		lead := memberID(uint64(s.raft.leader.Load()))
+		for _, p := range s.raft.currentPeers() {
+			peer := console.Peer{ID: p.ID, PeerAddr: p.Addr, Voting: !p.Observer, Role: console.RoleUnknown}
+			if ms := s.currentMembership(); ms != nil {
+				if sv, ok := ms.server(p.ID); ok && sv.ClientPort > 0 {
+					host := sv.ClientAddr
+					if host == "" || host == "0.0.0.0" {
+						host = sv.Host
+					}
+					peer.ClientAddr = net.JoinHostPort(host, strconv.Itoa(sv.ClientPort))
+				}
+			}
+			switch {
+			case p.Observer:
+				peer.Role = console.RoleObserver
+			case p.ID == lead && lead != 0:
+				peer.Role = console.RoleLeader
+			case lead != 0:
+				peer.Role = console.RoleFollower
+			}
+			self := p.ID == s.opts.ServerID
+			// What this member knows of the others: on the leader, how
+			// far each has acknowledged the log; elsewhere, only that
+			// the leader it follows answers.
+			if ok && st.Role == raftnode.RoleLeader {
+				for id, match := range st.Match {
+					if memberID(id) == p.ID {
+						peer.Match = match
+						if st.Commit > match {
+							peer.Lag = st.Commit - match
+						}
+						peer.Reachable = self || match+promoteLag >= st.Commit
+					}
+				}
+			} else {
+				peer.Reachable = self || (p.ID == lead && lead != 0)
+			}
+			if self {
+				peer.Reachable = true
+				peer.Role = m.Role
+			}
+			m.Ensemble = append(m.Ensemble, peer)
+		}
+		sort.Slice(m.Ensemble, func(i, j int) bool { return m.Ensemble[i].ID < m.Ensemble[j].ID })
+	}
+	return m, ctx.Err()
+}
+
+func roleOf(mode string) console.Role {
+	switch mode {
+	case "standalone":
+		return console.RoleStandalone
+	case "leader":
+		return console.RoleLeader
+	case "follower", "read-only":
+		return console.RoleFollower
+	case "observer":
+		return console.RoleObserver
+	}
+	return console.RoleUnknown
+}
+
+func (cs consoleStatus) Sessions(ctx context.Context, after int64, limit int) ([]console.SessionInfo, int, error) {
+	ids := cs.sessionIDs()
+	i := sort.Search(len(ids), func(i int) bool { return ids[i] > after })
+	page := ids[i:]
+	if limit > 0 && len(page) > limit {
+		page = page[:limit]
+	}
+	conns := cs.connsBySession()
+	out := make([]console.SessionInfo, 0, len(page))
+	for _, id := range page {
+		out = append(out, cs.info(id, conns[id], 0))
+	}
+	return out, len(ids), ctx.Err()
+}
+
+func (cs consoleStatus) Session(ctx context.Context, id int64, limit int) (console.SessionInfo, error) {
+	found := false
+	cs.s.sm.view(func(t *tree.Tree) { found = t.Session(id) != nil })
+	if !found {
+		return console.SessionInfo{}, console.ErrNoSession
+	}
+	info := cs.info(id, cs.connsBySession()[id], max(limit, 1))
+	return info, ctx.Err()
+}
+
+// sessionIDs returns every session's id, sorted.
+func (cs consoleStatus) sessionIDs() []int64 {
+	var ids []int64
+	cs.s.sm.view(func(t *tree.Tree) {
+		for _, ss := range t.Sessions() {
+			ids = append(ids, ss.ID)
+		}
+	})
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// connsBySession returns this member's connections by session.
+func (cs consoleStatus) connsBySession() map[int64]*Conn {
+	out := make(map[int64]*Conn)
+	for _, c := range cs.s.connList() {
+		if c.sessionID != 0 {
+			out[c.sessionID] = c
+		}
+	}
+	return out
+}
+
+// info describes session id; with lists > 0 it includes its ephemerals'
+// paths and its watches, at most lists of each.
+func (cs consoleStatus) info(id int64, c *Conn, lists int) console.SessionInfo {
+	s := cs.s
+	si := console.SessionInfo{ID: id}
+	var eph []string
+	s.sm.view(func(t *tree.Tree) {
+		if ss := t.Session(id); ss != nil {
+			si.Timeout = time.Duration(ss.Timeout) * time.Millisecond
+		}
+		eph = t.Ephemerals(id)
+	})
+	si.EphemeralCount = len(eph)
+	if c != nil {
+		ci := c.info()
+		si.ClientAddr = ci.remote
+		if ci.lastResp > 0 {
+			si.LastSeen = time.UnixMilli(ci.lastResp)
+		}
+		for _, a := range *c.auth.Load() {
+			si.AuthIDs = append(si.AuthIDs, a.Scheme+":"+a.ID)
+		}
+		si.WatchCount = s.watches.WatchesOf(c)
+	}
+	if lists > 0 {
+		sort.Strings(eph)
+		si.Ephemerals = eph[:min(len(eph), lists)]
+		if c != nil {
+			paths := s.watches.BySession()[id]
+			sort.Strings(paths)
+			for _, p := range paths[:min(len(paths), lists)] {
+				si.Watches = append(si.Watches, console.Watch{Path: p})
+			}
+		}
+	}
+	return si
+}

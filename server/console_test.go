@@ -1,0 +1,63 @@
+package server_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkgo/zkgo/recipe/lock"
+	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/zk"
+	"github.com/zkgo/zkgo/zktest"
+)
+
+// The web console is served at / of the AdminServer (Options.AdminConsole)
+// beside the commands: it reads the tree through the member's client
+// port and the member's state through consoleStatus — this member's role,
+// the sessions with their client addresses, a lock queue with its holder.
+func TestAdminConsole(t *testing.T) {
+	zs := zktest.Start(t, withAdmin(func(o *server.Options) { o.AdminConsole = true }))
+	srv := zs.Server
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := zk.Connect(ctx, zs.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	m := lock.NewMutex(c, "/locks/jobs")
+	g, err := m.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Unlock(ctx)
+
+	if code, body := adminGet(t, srv, "/commands/ruok"); code != 200 || !strings.Contains(string(body), `"command"`) {
+		t.Fatalf("/commands/ruok beside the console: %d %s", code, body)
+	}
+	code, body := adminGet(t, srv, "/")
+	if code != 200 || !strings.Contains(string(body), "standalone") {
+		t.Fatalf("console overview: %d %.400s", code, body)
+	}
+	sid := "0x" + strconv.FormatUint(uint64(c.SessionID()), 16)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, body = adminGet(t, srv, "/")
+		if strings.Contains(string(body), "/locks/jobs") && strings.Contains(string(body), sid) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the overview does not show the lock /locks/jobs held by session %s (token %#x):\n%.2000s", sid, g.Token(), body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	code, body = adminGet(t, srv, "/sessions?id="+sid)
+	if code != 200 || !strings.Contains(string(body), "127.0.0.1:") || !strings.Contains(string(body), "/locks/jobs/") {
+		t.Fatalf("session page: %d %.2000s", code, body)
+	}
+	if code, _ := adminGet(t, srv, "/sessions?id=0x7777"); code != 404 {
+		t.Fatalf("an unknown session's page: %d, want 404", code)
+	}
+}
