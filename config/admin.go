@@ -40,6 +40,12 @@ type Admin struct {
 	// Pprof (zkgo.admin.pprof=true, zkgo's own key, default false) also
 	// serves Go's profiler under /debug/pprof/ on the AdminServer's port.
 	Pprof bool
+	// Snapshot (admin.snapshot.enabled, default true, as ZooKeeper 3.9)
+	// serves the snapshot command; RateLimit
+	// (admin.rateLimiterIntervalInMS, default 300000) is the least time
+	// between two snapshots.
+	Snapshot  bool
+	RateLimit time.Duration
 	// Console (zkgo.admin.console, zkgo's own key, default true) serves
 	// the web console at / of the AdminServer's port.
 	Console bool
@@ -113,6 +119,18 @@ func (p *parser) adminProperty(pr property) error {
 		if p.javaBool(pr) {
 			return p.errorf(pr, "HTTPS for the AdminServer is not implemented in zkgo; remove the key or set admin.enableServer=false")
 		}
+	case "snapshot.enabled":
+		// ZooKeeper 3.9: Boolean.parseBoolean, default true.
+		a.Snapshot = p.javaBool(pr)
+	case "rateLimiterIntervalInMS":
+		n, err := p.decode(pr)
+		if err != nil {
+			return err
+		}
+		if n <= 0 {
+			return p.errorf(pr, "interval %d ms must be positive", n)
+		}
+		a.RateLimit = time.Duration(n) * time.Millisecond
 	case "httpVersion":
 		p.warn(pr, "zkgo's AdminServer speaks HTTP/1.1; ignored")
 	default:

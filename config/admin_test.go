@@ -7,7 +7,7 @@ import (
 )
 
 func TestAdminKeys(t *testing.T) {
-	def := Admin{Enabled: true, ServerAddress: "0.0.0.0", ServerPort: 8080, CommandURL: "/commands", IdleTimeout: 30 * time.Second, Console: true}
+	def := Admin{Enabled: true, ServerAddress: "0.0.0.0", ServerPort: 8080, CommandURL: "/commands", IdleTimeout: 30 * time.Second, Console: true, Snapshot: true, RateLimit: 5 * time.Minute}
 	with := func(f func(a *Admin)) Admin { a := def; f(&a); return a }
 	tests := []struct {
 		name     string
@@ -37,6 +37,9 @@ func TestAdminKeys(t *testing.T) {
 		{name: "zero idle timeout", cfg: "admin.idleTimeout=0\n", wantErr: "zoo.cfg:1: admin.idleTimeout: idle timeout 0 ms must be positive"},
 		{name: "empty address", cfg: "admin.serverAddress=\n", wantErr: "zoo.cfg:1: admin.serverAddress: empty address"},
 		{name: "https asked for", cfg: "admin.forceHttps=true\n", wantErr: "zoo.cfg:1: admin.forceHttps: HTTPS for the AdminServer is not implemented"},
+		{name: "snapshot settings", cfg: "admin.snapshot.enabled=false\nzookeeper.admin.rateLimiterIntervalInMS=1000\n",
+			want: with(func(a *Admin) { a.Snapshot, a.RateLimit = false, time.Second })},
+		{name: "zero rate limit", cfg: "admin.rateLimiterIntervalInMS=0\n", wantErr: "zoo.cfg:1: admin.rateLimiterIntervalInMS: interval 0 ms must be positive"},
 		{name: "console off", cfg: "zkgo.admin.console=false\n", want: with(func(a *Admin) { a.Console = false })},
 		{name: "bad console flag", cfg: "zkgo.admin.console=no\n", wantErr: `zoo.cfg:1: zkgo.admin.console: invalid boolean "no"`},
 		{name: "bad pprof flag", cfg: "zkgo.admin.pprof=yes\n", wantErr: `zoo.cfg:1: zkgo.admin.pprof: invalid boolean "yes"`},

@@ -97,7 +97,7 @@ func TestDefault(t *testing.T) {
 		SSLQuorumStores:             TLS{HostnameVerification: true},
 		SASLSection:                 "Server",
 		Metrics:                     Metrics{HTTPHost: "0.0.0.0", HTTPPort: 7000},
-		Admin:                       Admin{Enabled: true, ServerAddress: "0.0.0.0", ServerPort: 8080, CommandURL: "/commands", IdleTimeout: 30 * time.Second, Console: true},
+		Admin:                       Admin{Enabled: true, ServerAddress: "0.0.0.0", ServerPort: 8080, CommandURL: "/commands", IdleTimeout: 30 * time.Second, Console: true, Snapshot: true, RateLimit: 5 * time.Minute},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Default() =\n%+v\nwant\n%+v", c, want)

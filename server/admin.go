@@ -55,6 +55,7 @@ type adminServer struct {
 	ln   net.Listener
 	// slots holds a token per request being served (adminMaxConcurrent).
 	slots chan struct{}
+	snap  adminSnapshot // the snapshot command (admin_snapshot.go)
 	// console is the web console (nil without Options.AdminConsole); it
 	// bounds its own requests and live streams, so it is not behind slots.
 	console *console.Console
@@ -74,6 +75,8 @@ func (s *Server) listenAdmin() (*adminServer, error) {
 	mux.HandleFunc("GET "+a.url, a.list)
 	mux.HandleFunc("GET "+a.url+"/{$}", a.list)
 	mux.HandleFunc("GET "+a.url+"/{name...}", a.command)
+	mux.HandleFunc("GET "+a.url+"/snapshot", a.snapshot)
+	mux.HandleFunc("GET "+a.url+"/snap", a.snapshot)
 	if s.met != nil {
 		mux.Handle("GET /metrics", s.met.handler())
 	}

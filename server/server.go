@@ -294,6 +294,11 @@ type Options struct {
 	// recognises; writes only for users who log in with a digest identity
 	// the ACLs allow.
 	AdminConsole bool
+	// AdminSnapshot serves the snapshot command (admin.snapshot.enabled,
+	// on by default in zoo.cfg; admin_snapshot.go), at most one per
+	// AdminRateLimit (admin.rateLimiterIntervalInMS; default 5 minutes).
+	AdminSnapshot  bool
+	AdminRateLimit time.Duration
 	// InitialConfig is the configuration text the AdminServer's
 	// initial_configuration reports (zoo.cfg as read); "" without one.
 	InitialConfig string
@@ -357,6 +362,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.AdminIdleTimeout <= 0 {
 		o.AdminIdleTimeout = 30 * time.Second
+	}
+	if o.AdminRateLimit <= 0 {
+		o.AdminRateLimit = 5 * time.Minute
 	}
 }
 

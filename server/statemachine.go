@@ -238,6 +238,43 @@ func (sm *stateMachine) Snapshot() (func(io.Writer) error, error) {
 	}, nil
 }
 
+// readStateSnapshot reads a state machine snapshot (Snapshot's format:
+// the optional formation prefix, then the tree's snapshot) to its end. No
+// data at all is the initial, empty tree.
+func readStateSnapshot(br *bufio.Reader, maxBuf int) (*tree.Tree, error) {
+	t, _, err := readStateSnapshotFormation(br, maxBuf)
+	return t, err
+}
+
+// readStateSnapshotFormation is readStateSnapshot that also returns the
+// formation the snapshot carries (0: none).
+func readStateSnapshotFormation(br *bufio.Reader, maxBuf int) (*tree.Tree, uint64, error) {
+	var formation uint64
+	if p, err := br.Peek(snapshotFormationLen); err == nil && string(p[:len(snapshotFormationMagic)]) == snapshotFormationMagic {
+		formation = binary.BigEndian.Uint64(p[len(snapshotFormationMagic):])
+		if formation < 2 {
+			return nil, 0, fmt.Errorf("%w: formation %d in its prefix", tree.ErrBadSnapshot, formation)
+		}
+		if _, err := br.Discard(snapshotFormationLen); err != nil {
+			return nil, 0, err
+		}
+	}
+	if _, err := br.Peek(1); errors.Is(err, io.EOF) {
+		return tree.New(), formation, nil
+	} else if err != nil {
+		return nil, 0, err
+	}
+	t, err := tree.ReadSnapshot(br, tree.ReadOptions{MaxBuffer: maxBuf})
+	if err != nil {
+		return nil, 0, err
+	}
+	// The reader checks the file's CRC at its end: read on to it.
+	if _, err := io.Copy(io.Discard, br); err != nil {
+		return nil, 0, err
+	}
+	return t, formation, nil
+}
+
 // A snapshot of a member whose ensemble has chosen its formation starts
 // with the formation: snapshotFormationMagic, then the formation as a
 // big-endian uint64, then the tree's snapshot (tree.ReadSnapshot's
@@ -260,26 +297,9 @@ func (sm *stateMachine) Restore(r io.Reader, index uint64) error {
 	t := tree.New()
 	var formation uint64
 	if r != nil {
-		br := bufio.NewReaderSize(r, 1<<16)
-		if p, err := br.Peek(snapshotFormationLen); err == nil && string(p[:len(snapshotFormationMagic)]) == snapshotFormationMagic {
-			formation = binary.BigEndian.Uint64(p[len(snapshotFormationMagic):])
-			if formation < 2 {
-				return fmt.Errorf("restore snapshot at index %d: %w: formation %d in its prefix", index, tree.ErrBadSnapshot, formation)
-			}
-			if _, err := br.Discard(snapshotFormationLen); err != nil {
-				return fmt.Errorf("restore snapshot at index %d: %w", index, err)
-			}
-		}
-		if _, err := br.Peek(1); err == nil {
-			t, err = tree.ReadSnapshot(br, tree.ReadOptions{MaxBuffer: sm.maxBuf})
-			if err != nil {
-				return fmt.Errorf("restore snapshot at index %d: %w", index, err)
-			}
-			// The reader checks the file's CRC at its end: read on to it.
-			if _, err := io.Copy(io.Discard, br); err != nil {
-				return fmt.Errorf("restore snapshot at index %d: %w", index, err)
-			}
-		} else if !errors.Is(err, io.EOF) {
+		var err error
+		t, formation, err = readStateSnapshotFormation(bufio.NewReaderSize(r, 1<<16), sm.maxBuf)
+		if err != nil {
 			return fmt.Errorf("restore snapshot at index %d: %w", index, err)
 		}
 	}

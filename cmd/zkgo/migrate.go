@@ -1,16 +1,20 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/zkgo/zkgo/config"
 	"github.com/zkgo/zkgo/server"
@@ -297,6 +301,8 @@ func syncDir(dir string) error {
 func runSnapshot(args []string) int {
 	usage := func() {
 		fmt.Fprint(os.Stderr, `Usage:
+  zkgo snapshot save -server HOST:ADMINPORT -auth USER:PASSWORD [DIR]
+                                                      a running member's tree, as DIR/snapshot.<zxid>
   zkgo snapshot status FILE                           what a snapshot file holds
   zkgo snapshot restore [-config zoo.cfg | -data-dir DIR] FILE
                                                       a new zkgo data directory from it
@@ -313,6 +319,8 @@ ensemble from the same file before starting any.
 		return 2
 	}
 	switch args[0] {
+	case "save":
+		return snapshotSave(args[1:])
 	case "status":
 		return snapshotStatus(args[1:])
 	case "restore":
@@ -324,6 +332,95 @@ ensemble from the same file before starting any.
 	fmt.Fprintf(os.Stderr, "zkgo snapshot: unknown subcommand %q\n", args[0])
 	usage()
 	return 2
+}
+
+// snapshotSave fetches a snapshot from a running member's AdminServer
+// (its snapshot command, as ZooKeeper 3.9's) into DIR/snapshot.<zxid>,
+// checked and fsynced before it is renamed into place.
+func snapshotSave(args []string) int {
+	fs := flag.NewFlagSet("snapshot save", flag.ContinueOnError)
+	addr := fs.String("server", "127.0.0.1:8080", "the member's AdminServer `host:port`")
+	urlPath := fs.String("command-url", "/commands", "the AdminServer's admin.commandURL")
+	auth := fs.String("auth", "", "`user:password` of a digest identity with every permission on / (or the super user)")
+	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return flagExit(err)
+	}
+	if fs.NArg() > 1 || *auth == "" {
+		fmt.Fprintln(os.Stderr, "usage: zkgo snapshot save -server HOST:ADMINPORT -auth USER:PASSWORD [DIR]")
+		return 2
+	}
+	dir := "."
+	if fs.NArg() == 1 {
+		dir = fs.Arg(0)
+	}
+	path, n, err := fetchSnapshot(*addr, *urlPath, *auth, dir, *timeout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zkgo snapshot save:", err)
+		return 1
+	}
+	fmt.Printf("saved %s (%d bytes, checksums good)\n", path, n)
+	return 0
+}
+
+func fetchSnapshot(addr, urlPath, auth, dir string, timeout time.Duration) (string, int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	u := "http://" + addr + "/" + strings.Trim(urlPath, "/") + "/snapshot?streaming=true"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return "", 0, err
+	}
+	req.Header.Set("Authorization", "digest "+auth)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return "", 0, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(body)))
+	}
+	zxid, err := strconv.ParseInt(strings.TrimPrefix(resp.Header.Get("last_zxid"), "0x"), 16, 64)
+	if err != nil {
+		return "", 0, fmt.Errorf("the answer has no last_zxid header (%q): is %s a zkgo or ZooKeeper 3.9 AdminServer?", resp.Header.Get("last_zxid"), addr)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", 0, err
+	}
+	f, err := os.CreateTemp(dir, ".snapshot-save-*")
+	if err != nil {
+		return "", 0, err
+	}
+	defer os.Remove(f.Name())
+	n, err := io.Copy(f, resp.Body)
+	if err == nil && resp.ContentLength >= 0 && n != resp.ContentLength {
+		err = fmt.Errorf("received %d of %d bytes", n, resp.ContentLength)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	path := filepath.Join(dir, zkdata.SnapshotName(zxid, ""))
+	// Check it whole (checksum seals, digest) before it takes the name.
+	rf, err := os.Open(f.Name())
+	if err != nil {
+		return "", 0, err
+	}
+	_, err = zkdata.ReadSnapshot(bufio.NewReaderSize(rf, 1<<16), zxid, zkdata.ReadOptions{})
+	rf.Close()
+	if err != nil {
+		return "", 0, fmt.Errorf("the received snapshot does not read back: %w", err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return "", 0, err
+	}
+	return path, n, syncDir(dir)
 }
 
 func snapshotStatus(args []string) int {

@@ -111,7 +111,7 @@ func TestMigrateWithApacheZooKeeper(t *testing.T) {
 	}
 
 	// 4. zkgo serves it.
-	cmd, addr := startServer(t, "-addr", "127.0.0.1:0", cfg)
+	cmd, addr, logs := startServerLog(t, "-addr", "127.0.0.1:0", cfg)
 	c = connect(addr)
 	data, st, err := c.Get(ctx, "/app")
 	if err != nil || string(data) != "config v2" || st.Czxid != appStat.Czxid || st.Mzxid != appStat.Mzxid || st.Version != appStat.Version {
@@ -128,6 +128,28 @@ func TestMigrateWithApacheZooKeeper(t *testing.T) {
 	}
 	mk(c, "/written-by-zkgo", []byte("yes"), zk.OpenACLUnsafe, zk.ModePersistent)
 	c.Close()
+	// A backup of the running server, over its AdminServer.
+	var adminURL string
+	for deadline := time.Now().Add(10 * time.Second); adminURL == ""; time.Sleep(20 * time.Millisecond) {
+		if m := adminURLRE.FindStringSubmatch(logs.String()); m != nil {
+			adminURL = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("no AdminServer in the log:\n%s", logs.String())
+		}
+	}
+	adminAddr := strings.TrimSuffix(strings.TrimPrefix(adminURL, "http://"), "/commands")
+	backups := t.TempDir()
+	out, err = exec.Command(binary, "snapshot", "save", "-server", adminAddr, "-auth", "ops:secret", backups).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "checksums good") {
+		t.Fatalf("zkgo snapshot save: %v\n%s", err, out)
+	}
+	saved, _ := filepath.Glob(filepath.Join(backups, "snapshot.*"))
+	if len(saved) != 1 {
+		t.Fatalf("snapshot save wrote %v", saved)
+	}
+	if out, err := exec.Command(binary, "snapshot", "status", saved[0]).CombinedOutput(); err != nil || !strings.Contains(string(out), "znodes:") {
+		t.Fatalf("zkgo snapshot status of the backup: %v\n%s", err, out)
+	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("zkgo server exit: %v", err)

@@ -292,6 +292,8 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 		AdminIdleTimeout:            cfg.Admin.IdleTimeout,
 		AdminPprof:                  cfg.Admin.Pprof,
 		AdminConsole:                cfg.Admin.Console,
+		AdminSnapshot:               cfg.Admin.Snapshot,
+		AdminRateLimit:              cfg.Admin.RateLimit,
 		InitialConfig:               cfg.Text,
 		Addr:                        cfg.ClientAddr(),
 		TickTime:                    cfg.TickTime,

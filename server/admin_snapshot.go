@@ -1,0 +1,190 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zkgo/zkgo/acl"
+	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/tree"
+	"github.com/zkgo/zkgo/zkdata"
+)
+
+// The AdminServer's snapshot command, as ZooKeeper 3.9's (ZOOKEEPER-4570):
+//
+//	curl -H 'Authorization: digest user:password' \
+//	    'http://host:8080/commands/snapshot?streaming=true' -o snapshot.file
+//
+// answers a snapshot of this member's tree in Apache ZooKeeper's format
+// (zkdata: a snapshot.<zxid> file ZooKeeper 3.8 loads, and zkgo snapshot
+// restore and zkgo import read), with the headers last_zxid ("0x…") and
+// snapshot_size. Like ZooKeeper's it needs an identity that holds every
+// permission on / — each one checked on its own, as ZooKeeper 3.9.4 does
+// after CVE-2025-58457 (an identity with only READ must not read the whole
+// tree this way); the super digest always does. It is rate limited (one per
+// Options.AdminRateLimit, ZooKeeper's admin.rateLimiterIntervalInMS,
+// default 5 minutes: 429 before that), and switched off with
+// admin.snapshot.enabled=false (503). streaming=false takes the snapshot
+// and answers only the headers.
+//
+// The tree is captured as a raft snapshot is (stateMachine.Snapshot: a
+// consistent view while applying goes on), written in zkgo's format to a
+// temporary file, read back into a private tree and written out in
+// ZooKeeper's: the member holds a second copy of the tree while the
+// command runs, never two captures at once (a raft snapshot that falls
+// due meanwhile is retried later, as after any failed snapshot).
+
+// adminSnapshot is the snapshot command's state.
+type adminSnapshot struct {
+	mu   sync.Mutex // guards last; held while one snapshot is taken
+	last time.Time  // when the last snapshot was allowed
+}
+
+func (a *adminServer) snapshot(w http.ResponseWriter, r *http.Request) {
+	s := a.s
+	fail := func(code int, msg string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		fmt.Fprintf(w, "{\n  \"command\" : \"snapshot\",\n  \"error\" : %s\n}\n", strconv.Quote(msg))
+	}
+	if !s.opts.AdminSnapshot {
+		fail(http.StatusServiceUnavailable, "the snapshot command is disabled (admin.snapshot.enabled=false)")
+		return
+	}
+	ids, ok := adminIdentity(r.Header.Get("Authorization"), s.opts.SuperDigest)
+	if !ok {
+		w.Header().Set("WWW-Authenticate", "digest")
+		fail(http.StatusUnauthorized, "the snapshot command needs an identity: Authorization: digest user:password")
+		return
+	}
+	var rootACL []proto.ACL
+	s.sm.view(func(t *tree.Tree) {
+		if n := t.Get("/"); n != nil {
+			rootACL = n.ACL()
+		}
+	})
+	for _, perm := range []proto.Perm{proto.PermRead, proto.PermWrite, proto.PermCreate, proto.PermDelete, proto.PermAdmin} {
+		if !acl.Check(rootACL, perm, ids) {
+			fail(http.StatusForbidden, "the snapshot command needs every permission on / for the identity")
+			return
+		}
+	}
+	if !s.running() {
+		fail(http.StatusServiceUnavailable, "This ZooKeeper instance is not currently serving requests")
+		return
+	}
+	snap := &a.snap
+	if !snap.mu.TryLock() {
+		fail(http.StatusTooManyRequests, "a snapshot is being taken")
+		return
+	}
+	defer snap.mu.Unlock()
+	if !snap.last.IsZero() && time.Since(snap.last) < s.opts.AdminRateLimit {
+		fail(http.StatusTooManyRequests, fmt.Sprintf("rate limited: one snapshot per %v", s.opts.AdminRateLimit))
+		return
+	}
+	snap.last = time.Now()
+	streaming := true
+	if v := r.URL.Query().Get("streaming"); v != "" {
+		streaming = strings.EqualFold(v, "true")
+	}
+	f, zxid, size, err := s.zkSnapshotFile()
+	if err != nil {
+		s.log.Warn("snapshot command failed", "err", err)
+		fail(http.StatusInternalServerError, err.Error())
+		return
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	s.log.Info("snapshot command", "zxid", fmt.Sprintf("0x%x", zxid), "bytes", size, "streaming", streaming)
+	w.Header().Set("last_zxid", fmt.Sprintf("0x%x", zxid))
+	w.Header().Set("snapshot_size", strconv.FormatInt(size, 10))
+	if !streaming {
+		fail(http.StatusOK, "")
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	// A large tree takes longer than the AdminServer's write timeout.
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(max(adminWriteTimeout, time.Duration(size/(1<<20))*time.Second)))
+	io.Copy(w, f)
+}
+
+// zkSnapshotFile writes this member's tree as an Apache ZooKeeper
+// snapshot into an unlinked-on-close temporary file and returns it
+// rewound, with the tree's zxid and the file's size.
+func (s *Server) zkSnapshotFile() (f *os.File, zxid int64, size int64, err error) {
+	write, err := s.sm.Snapshot()
+	if err != nil {
+		if errors.Is(err, tree.ErrSnapshotInProgress) {
+			err = errors.New("a raft snapshot is being written: try again in a moment")
+		}
+		return nil, 0, 0, err
+	}
+	dir := os.TempDir()
+	own, err := os.CreateTemp(dir, "zkgo-admin-snap-*")
+	if err != nil {
+		write(nil)
+		return nil, 0, 0, err
+	}
+	defer func() {
+		own.Close()
+		os.Remove(own.Name())
+	}()
+	bw := bufio.NewWriterSize(own, 1<<16)
+	if err := write(bw); err != nil {
+		return nil, 0, 0, err
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, 0, 0, err
+	}
+	if _, err := own.Seek(0, io.SeekStart); err != nil {
+		return nil, 0, 0, err
+	}
+	t, err := readStateSnapshot(bufio.NewReaderSize(own, 1<<16), s.sm.maxBuf)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	out, err := os.CreateTemp(dir, "zkgo-admin-zksnap-*")
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	bw = bufio.NewWriterSize(out, 1<<16)
+	err = zkdata.WriteSnapshot(bw, t, zkdata.WriteOptions{})
+	if err == nil {
+		err = bw.Flush()
+	}
+	var n int64
+	if err == nil {
+		n, err = out.Seek(0, io.SeekCurrent)
+	}
+	if err == nil {
+		_, err = out.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		out.Close()
+		os.Remove(out.Name())
+		return nil, 0, 0, err
+	}
+	return out, t.LastZxid(), n, nil
+}
+
+// adminIdentity reads ZooKeeper 3.9's admin Authorization header,
+// "digest user:password", into the identities it authenticates (with the
+// super user's when it is the super digest).
+func adminIdentity(header, superDigest string) ([]proto.Id, bool) {
+	scheme, auth, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, acl.SchemeDigest) || !strings.Contains(auth, ":") {
+		return nil, false
+	}
+	ids, err := acl.Authenticate(acl.SchemeDigest, []byte(strings.TrimSpace(auth)), superDigest)
+	return ids, err == nil && len(ids) > 0
+}
