@@ -3,10 +3,12 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -106,5 +108,100 @@ func TestAdminSnapshot(t *testing.T) {
 	off := zktest.Start(t, withAdmin(func(o *server.Options) { o.AdminSnapshot = false }))
 	if resp, _ := snapshotGet(t, off.Server, "", "digest alice:pw"); resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("switched off: %s", resp.Status)
+	}
+}
+
+// A snapshot taken while clients write is the tree at the zxid it names:
+// every key holds the last value written at or before that zxid, and
+// nothing written after it.
+func TestAdminSnapshotUnderWrites(t *testing.T) {
+	zs := zktest.Start(t, withAdmin(func(o *server.Options) { o.AdminSnapshot, o.AdminRateLimit = true, time.Nanosecond }))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	type write struct {
+		value string
+		zxid  int64
+	}
+	const writers, keys = 4, 20
+	var mu sync.Mutex
+	history := map[string][]write{} // per key, in zxid order (one writer per key)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		c, err := zk.Connect(ctx, zs.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				key := fmt.Sprintf("/k%d-%d", w, i%keys)
+				val := fmt.Sprintf("w%d-%d", w, i)
+				var zxid int64
+				if i < keys {
+					if _, err := c.Create(ctx, key, []byte(val), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+						t.Error(err)
+						return
+					}
+					st, err := c.Exists(ctx, key)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					zxid = st.Czxid
+				} else {
+					st, err := c.Set(ctx, key, []byte(val), -1)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					zxid = st.Mzxid
+				}
+				mu.Lock()
+				history[key] = append(history[key], write{val, zxid})
+				mu.Unlock()
+			}
+		}()
+	}
+	var snaps [][]byte
+	var zxids []int64
+	for len(snaps) < 3 {
+		time.Sleep(30 * time.Millisecond)
+		resp, body := snapshotGet(t, zs.Server, "", "digest ops:pw")
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s %s", resp.Status, body)
+		}
+		z, _ := strconv.ParseInt(strings.TrimPrefix(resp.Header.Get("last_zxid"), "0x"), 16, 64)
+		snaps, zxids = append(snaps, body), append(zxids, z)
+	}
+	close(stop)
+	wg.Wait()
+	for i, body := range snaps {
+		im, err := zkdata.ReadSnapshot(bytes.NewReader(body), zxids[i], zkdata.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked := 0
+		for key, ws := range history {
+			want, wantOK := "", false
+			for _, w := range ws {
+				if w.zxid <= zxids[i] {
+					want, wantOK = w.value, true
+				}
+			}
+			n, ok := im.Node(key)
+			if ok != wantOK || (ok && string(n.Data) != want) {
+				t.Fatalf("snapshot %d at zxid %#x: %s = %q (present %v), want %q (present %v)", i, zxids[i], key, n.Data, ok, want, wantOK)
+			}
+			checked++
+		}
+		t.Logf("snapshot %d at zxid %#x: %d keys as of that zxid", i, zxids[i], checked)
 	}
 }
