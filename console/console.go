@@ -5,7 +5,9 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"github.com/zkgo/zkgo/console/status"
 	"html/template"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -279,5 +281,20 @@ func (h *connHolder) close() {
 	if h.conn != nil {
 		h.conn.Close()
 		h.conn = nil
+	}
+}
+
+// ForServer returns what package server's Options.AdminConsole takes: a
+// function that builds the console for a server's AdminServer from base
+// (Servers, Status and Logger are the server's). cmd/zkgo passes it.
+func ForServer(base Config) func(servers string, src status.Source, log *slog.Logger) (http.Handler, io.Closer, error) {
+	return func(servers string, src status.Source, log *slog.Logger) (http.Handler, io.Closer, error) {
+		cfg := base
+		cfg.Servers, cfg.Status, cfg.Logger = servers, src, log
+		c, err := New(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, c, nil
 	}
 }

@@ -3,7 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
-	"github.com/zkgo/zkgo/console"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -56,9 +56,10 @@ type adminServer struct {
 	// slots holds a token per request being served (adminMaxConcurrent).
 	slots chan struct{}
 	snap  adminSnapshot // the snapshot command (admin_snapshot.go)
-	// console is the web console (nil without Options.AdminConsole); it
-	// bounds its own requests and live streams, so it is not behind slots.
-	console *console.Console
+	// console closes the web console (nil without Options.AdminConsole);
+	// the console bounds its own requests and live streams, so it is not
+	// behind slots.
+	console io.Closer
 }
 
 // listenAdmin starts the AdminServer on s.opts.AdminAddr, serving in a
@@ -90,12 +91,12 @@ func (s *Server) listenAdmin() (*adminServer, error) {
 		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	}
 	handler := a.limit(mux)
-	if o.AdminConsole {
-		c, err := s.newConsole()
+	if o.AdminConsole != nil {
+		c, closer, err := s.newConsole()
 		if err != nil {
 			s.log.Warn("web console not started", "err", err)
 		} else {
-			a.console = c
+			a.console = closer
 			commands := handler
 			handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				p := r.URL.Path

@@ -3,12 +3,15 @@ package server
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"net"
+	"net/http"
 	"sort"
 	"strconv"
 	"time"
 
-	"github.com/zkgo/zkgo/console"
+	"github.com/zkgo/zkgo/console/status"
 	"github.com/zkgo/zkgo/raftnode"
 	"github.com/zkgo/zkgo/tree"
 )
@@ -19,36 +22,40 @@ import (
 // the ensemble, the sessions' connections). Options.AdminConsole turns it
 // on (zkgo.admin.console; on by default with the AdminServer).
 
+// ConsoleFactory builds the web console the AdminServer serves at "/"
+// (package console; cmd/zkgo passes one that calls console.New): servers
+// is this member's client address for the console's own ZooKeeper
+// sessions, src answers about the member. The Closer is closed with the
+// AdminServer. Called once, by listenAdmin, after the client port
+// listens. package server does not import the console: the console is a
+// client of the server, and its tests start servers.
+type ConsoleFactory func(servers string, src status.Source, log *slog.Logger) (http.Handler, io.Closer, error)
+
 // newConsole builds the console for this server, reading through its own
-// client port. It needs a plain client port (a TLS-only member has none
-// to offer it yet).
-func (s *Server) newConsole() (*console.Console, error) {
+// plain client port (a TLS-only member has none to offer it yet).
+func (s *Server) newConsole() (http.Handler, io.Closer, error) {
 	if s.ln == nil {
-		return nil, errors.New("no plain client port to read the tree through (a TLS-only member)")
+		return nil, nil, errors.New("no plain client port to read the tree through (a TLS-only member)")
 	}
 	host, port, err := net.SplitHostPort(s.ln.Addr().String())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
 		host = "127.0.0.1"
 	}
-	return console.New(console.Config{
-		Servers: net.JoinHostPort(host, port),
-		Status:  consoleStatus{s},
-		Logger:  s.log.With("part", "console"),
-	})
+	return s.opts.AdminConsole(net.JoinHostPort(host, port), consoleStatus{s}, s.log.With("part", "console"))
 }
 
-// consoleStatus implements console.StatusSource from the server's own
+// consoleStatus implements status.Source from the server's own
 // state. The console's handlers and its overview feed call it from
 // several goroutines; every answer is read from memory under the locks
 // the four-letter words take.
 type consoleStatus struct{ s *Server }
 
-func (cs consoleStatus) Member(ctx context.Context) (console.Member, error) {
+func (cs consoleStatus) Member(ctx context.Context) (status.Member, error) {
 	s := cs.s
-	m := console.Member{
+	m := status.Member{
 		ID:      s.opts.ServerID,
 		Role:    roleOf(s.Mode()),
 		Version: Version,
@@ -61,7 +68,7 @@ func (cs consoleStatus) Member(ctx context.Context) (console.Member, error) {
 		m.Znodes = int64(t.NodeCount())
 	})
 	if zxid, at := s.lastSnapshot(); zxid >= 0 {
-		m.LastSnapshot = console.Snapshot{Zxid: zxid, Index: uint64(zxid), Size: s.stats.snapshotBytes.Load()}
+		m.LastSnapshot = status.Snapshot{Zxid: zxid, Index: uint64(zxid), Size: s.stats.snapshotBytes.Load()}
 		if at >= 0 {
 			m.LastSnapshot.Time = time.Unix(at, 0)
 		}
@@ -71,12 +78,12 @@ func (cs consoleStatus) Member(ctx context.Context) (console.Member, error) {
 		m.RaftTerm, m.CommitIndex, m.AppliedIndex = st.Term, st.Commit, st.Applied
 	}
 	if s.clustered() {
-		if ok && st.Leader == 0 && m.Role != console.RoleObserver {
-			m.Role = console.RoleCandidate
+		if ok && st.Leader == 0 && m.Role != status.RoleObserver {
+			m.Role = status.RoleCandidate
 		}
 		lead := memberID(uint64(s.raft.leader.Load()))
 		for _, p := range s.raft.currentPeers() {
-			peer := console.Peer{ID: p.ID, PeerAddr: p.Addr, Voting: !p.Observer, Role: console.RoleUnknown}
+			peer := status.Peer{ID: p.ID, PeerAddr: p.Addr, Voting: !p.Observer, Role: status.RoleUnknown}
 			if ms := s.currentMembership(); ms != nil {
 				if sv, ok := ms.server(p.ID); ok && sv.ClientPort > 0 {
 					host := sv.ClientAddr
@@ -88,11 +95,11 @@ func (cs consoleStatus) Member(ctx context.Context) (console.Member, error) {
 			}
 			switch {
 			case p.Observer:
-				peer.Role = console.RoleObserver
+				peer.Role = status.RoleObserver
 			case p.ID == lead && lead != 0:
-				peer.Role = console.RoleLeader
+				peer.Role = status.RoleLeader
 			case lead != 0:
-				peer.Role = console.RoleFollower
+				peer.Role = status.RoleFollower
 			}
 			self := p.ID == s.opts.ServerID
 			// What this member knows of the others: on the leader, how
@@ -122,21 +129,21 @@ func (cs consoleStatus) Member(ctx context.Context) (console.Member, error) {
 	return m, ctx.Err()
 }
 
-func roleOf(mode string) console.Role {
+func roleOf(mode string) status.Role {
 	switch mode {
 	case "standalone":
-		return console.RoleStandalone
+		return status.RoleStandalone
 	case "leader":
-		return console.RoleLeader
+		return status.RoleLeader
 	case "follower", "read-only":
-		return console.RoleFollower
+		return status.RoleFollower
 	case "observer":
-		return console.RoleObserver
+		return status.RoleObserver
 	}
-	return console.RoleUnknown
+	return status.RoleUnknown
 }
 
-func (cs consoleStatus) Sessions(ctx context.Context, after int64, limit int) ([]console.SessionInfo, int, error) {
+func (cs consoleStatus) Sessions(ctx context.Context, after int64, limit int) ([]status.SessionInfo, int, error) {
 	ids := cs.sessionIDs()
 	i := sort.Search(len(ids), func(i int) bool { return ids[i] > after })
 	page := ids[i:]
@@ -144,18 +151,18 @@ func (cs consoleStatus) Sessions(ctx context.Context, after int64, limit int) ([
 		page = page[:limit]
 	}
 	conns := cs.connsBySession()
-	out := make([]console.SessionInfo, 0, len(page))
+	out := make([]status.SessionInfo, 0, len(page))
 	for _, id := range page {
 		out = append(out, cs.info(id, conns[id], 0))
 	}
 	return out, len(ids), ctx.Err()
 }
 
-func (cs consoleStatus) Session(ctx context.Context, id int64, limit int) (console.SessionInfo, error) {
+func (cs consoleStatus) Session(ctx context.Context, id int64, limit int) (status.SessionInfo, error) {
 	found := false
 	cs.s.sm.view(func(t *tree.Tree) { found = t.Session(id) != nil })
 	if !found {
-		return console.SessionInfo{}, console.ErrNoSession
+		return status.SessionInfo{}, status.ErrNoSession
 	}
 	info := cs.info(id, cs.connsBySession()[id], max(limit, 1))
 	return info, ctx.Err()
@@ -186,9 +193,9 @@ func (cs consoleStatus) connsBySession() map[int64]*Conn {
 
 // info describes session id; with lists > 0 it includes its ephemerals'
 // paths and its watches, at most lists of each.
-func (cs consoleStatus) info(id int64, c *Conn, lists int) console.SessionInfo {
+func (cs consoleStatus) info(id int64, c *Conn, lists int) status.SessionInfo {
 	s := cs.s
-	si := console.SessionInfo{ID: id}
+	si := status.SessionInfo{ID: id}
 	var eph []string
 	s.sm.view(func(t *tree.Tree) {
 		if ss := t.Session(id); ss != nil {
@@ -215,7 +222,7 @@ func (cs consoleStatus) info(id int64, c *Conn, lists int) console.SessionInfo {
 			paths := s.watches.BySession()[id]
 			sort.Strings(paths)
 			for _, p := range paths[:min(len(paths), lists)] {
-				si.Watches = append(si.Watches, console.Watch{Path: p})
+				si.Watches = append(si.Watches, status.Watch{Path: p})
 			}
 		}
 	}

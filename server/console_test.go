@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkgo/zkgo/console"
 	"github.com/zkgo/zkgo/recipe/lock"
 	"github.com/zkgo/zkgo/server"
 	"github.com/zkgo/zkgo/zk"
@@ -18,7 +19,7 @@ import (
 // port and the member's state through consoleStatus — this member's role,
 // the sessions with their client addresses, a lock queue with its holder.
 func TestAdminConsole(t *testing.T) {
-	zs := zktest.Start(t, withAdmin(func(o *server.Options) { o.AdminConsole = true }))
+	zs := zktest.Start(t, withAdmin(func(o *server.Options) { o.AdminConsole = console.ForServer(console.Config{}) }))
 	srv := zs.Server
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -288,12 +288,12 @@ type Options struct {
 	// AdminPprof also serves Go's profiler under /debug/pprof/ on the
 	// AdminServer (zkgo.admin.pprof=true).
 	AdminPprof bool
-	// AdminConsole serves the web console (package console) at / of the
-	// AdminServer (zkgo.admin.console, on by default in zoo.cfg): the
-	// tree, sessions, the ensemble, and the lock queues and elections it
-	// recognises; writes only for users who log in with a digest identity
-	// the ACLs allow.
-	AdminConsole bool
+	// AdminConsole, if set, builds the web console served at / of the
+	// AdminServer (package console; zkgo.admin.console, on by default in
+	// zoo.cfg): the tree, sessions, the ensemble, and the lock queues and
+	// elections it recognises; writes only for users who log in with a
+	// digest identity the ACLs allow.
+	AdminConsole ConsoleFactory
 	// AdminSnapshot serves the snapshot command (admin.snapshot.enabled,
 	// on by default in zoo.cfg; admin_snapshot.go), at most one per
 	// AdminRateLimit (admin.rateLimiterIntervalInMS; default 5 minutes).
@@ -782,8 +782,10 @@ func (s *Server) acceptLoop(ln net.Listener, secure bool) {
 		}
 		backoff = 0
 		if ok, logNow, refused := s.throttle.take(time.Now()); !ok {
-			nc.Close()
+			// Counted before the close, so that a client that sees the
+			// connection closed finds it counted.
 			s.stats.throttledConns.Add(1) // zkgo_connections_rejected_total{reason="throttle"}
+			nc.Close()
 			if logNow {
 				s.log.Warn("new connections throttled (connection_throttle_tokens); closed", "refused", refused)
 			}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/config"
+	"github.com/zkgo/zkgo/console"
 	"github.com/zkgo/zkgo/internal/gctune"
 	"github.com/zkgo/zkgo/internal/tlsconf"
 	"github.com/zkgo/zkgo/raftnode"
@@ -285,13 +286,17 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 	if cfg.Admin.Enabled {
 		adminAddr = cfg.Admin.Addr()
 	}
+	var adminConsole server.ConsoleFactory
+	if cfg.Admin.Console {
+		adminConsole = console.ForServer(console.Config{})
+	}
 	return server.Options{
+		AdminConsole:                adminConsole,
 		MetricsAddr:                 metricsAddr,
 		AdminAddr:                   adminAddr,
 		AdminCommandURL:             cfg.Admin.CommandURL,
 		AdminIdleTimeout:            cfg.Admin.IdleTimeout,
 		AdminPprof:                  cfg.Admin.Pprof,
-		AdminConsole:                cfg.Admin.Console,
 		AdminSnapshot:               cfg.Admin.Snapshot,
 		AdminRateLimit:              cfg.Admin.RateLimit,
 		InitialConfig:               cfg.Text,
