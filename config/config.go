@@ -11,8 +11,12 @@
 // that configure TLS are refused with an error, because serving without
 // them would be less secure than the configuration asks for.
 //
-// SASL (DIGEST-MD5) users live in a JAAS file, as in ZooKeeper; since
-// zkgo has no JVM command line, zoo.cfg names the file with the zkgo key
+// The JVM system properties ZooKeeper would be started with
+// (SERVER_JVMFLAGS, JVMFLAGS, java.env: ReadJVM) are applied with WithJVM,
+// by ZooKeeper's precedence against zoo.cfg (sysprops.go).
+//
+// SASL (DIGEST-MD5) users live in a JAAS file, as in ZooKeeper, named by
+// -Djava.security.auth.login.config or, in zoo.cfg, by the zkgo key
 // zkgo.sasl.jaasConfig (see jaas.go). superUser, sasl.serverconfig,
 // enforce.auth.enabled, enforce.auth.schemes and
 // sessionRequireClientSASLAuth are honoured as ZooKeeper reads them.
@@ -24,8 +28,9 @@
 // Known departures from ZooKeeper, all deliberate:
 //   - jute.maxbuffer, readonlymode.enabled and
 //     znode.container.checkIntervalMs are honoured from zoo.cfg although
-//     ZooKeeper only reads them as JVM system properties (-D flags), and the
-//     "zookeeper."-prefixed spellings zookeeper.extendedTypesEnabled and
+//     ZooKeeper only reads them as JVM system properties (-D flags; those
+//     win when both are given), and the "zookeeper."-prefixed spellings
+//     zookeeper.extendedTypesEnabled and
 //     zookeeper.DigestAuthenticationProvider.superDigest are accepted too.
 //   - Numbers ZooKeeper reads as system properties (snapCount,
 //     globalOutstandingLimit, jute.maxbuffer,
