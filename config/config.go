@@ -11,8 +11,12 @@
 // that configure TLS are refused with an error, because serving without
 // them would be less secure than the configuration asks for.
 //
-// SASL (DIGEST-MD5) users live in a JAAS file, as in ZooKeeper; since
-// zkgo has no JVM command line, zoo.cfg names the file with the zkgo key
+// The JVM system properties ZooKeeper would be started with
+// (SERVER_JVMFLAGS, JVMFLAGS, java.env: ReadJVM) are applied with WithJVM,
+// by ZooKeeper's precedence against zoo.cfg (sysprops.go).
+//
+// SASL (DIGEST-MD5) users live in a JAAS file, as in ZooKeeper, named by
+// -Djava.security.auth.login.config or, in zoo.cfg, by the zkgo key
 // zkgo.sasl.jaasConfig (see jaas.go). superUser, sasl.serverconfig,
 // enforce.auth.enabled, enforce.auth.schemes and
 // sessionRequireClientSASLAuth are honoured as ZooKeeper reads them.
@@ -24,8 +28,9 @@
 // Known departures from ZooKeeper, all deliberate:
 //   - jute.maxbuffer, readonlymode.enabled and
 //     znode.container.checkIntervalMs are honoured from zoo.cfg although
-//     ZooKeeper only reads them as JVM system properties (-D flags), and the
-//     "zookeeper."-prefixed spellings zookeeper.extendedTypesEnabled and
+//     ZooKeeper only reads them as JVM system properties (-D flags; those
+//     win when both are given), and the "zookeeper."-prefixed spellings
+//     zookeeper.extendedTypesEnabled and
 //     zookeeper.DigestAuthenticationProvider.superDigest are accepted too.
 //   - Numbers ZooKeeper reads as system properties (snapCount,
 //     globalOutstandingLimit, jute.maxbuffer,
@@ -206,6 +211,12 @@ type Config struct {
 	// Text is the zoo.cfg text as read (Parse, Load), for the
 	// AdminServer's initial_configuration; "" for Default.
 	Text string
+	// SystemProperties lists the JVM system properties that were applied
+	// (WithJVM), as "-Dkey (where it was set)", for the log; values are
+	// left out, as they may be passwords.
+	SystemProperties []string
+
+	jaasFrom string // where JAASConfigFile was set, for messages
 }
 
 // FourLetterWordsKnown lists every four-letter word ZooKeeper 3.8 knows;
@@ -379,13 +390,14 @@ func (c *Config) Validate() error {
 // Load reads the configuration file at path, the dynamic configuration file
 // it names (relative to path's directory), and dataDir/myid; it then takes
 // the client address and peer type from this server's server.N entry as
-// ZooKeeper does, and validates the result.
-func Load(path string) (*Config, []string, error) {
+// ZooKeeper does, and validates the result. WithJVM adds the JVM system
+// properties ZooKeeper would have been started with.
+func Load(path string, opts ...LoadOption) (*Config, []string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, warnings, err := parse(string(data), path)
+	c, warnings, err := parse(string(data), path, newLoadOptions(opts))
 	if err != nil {
 		return nil, warnings, err
 	}
@@ -410,7 +422,7 @@ func Load(path string) (*Config, []string, error) {
 		users, w, err := LoadSASLUsers(jaas, c.SASLSection)
 		warnings = append(warnings, w...)
 		if err != nil {
-			return nil, warnings, fmt.Errorf("zkgo.sasl.jaasConfig: %w", err)
+			return nil, warnings, fmt.Errorf("%s: %w", c.jaasFrom, err)
 		}
 		c.SASLUsers = users
 	}
@@ -426,6 +438,29 @@ func Load(path string) (*Config, []string, error) {
 		return nil, warnings, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, warnings, nil
+}
+
+// LoadOption is an option of Load and Parse.
+type LoadOption func(*loadOptions)
+
+type loadOptions struct {
+	jvm *JVM
+}
+
+func newLoadOptions(opts []LoadOption) loadOptions {
+	var o loadOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// WithJVM applies the JVM system properties of j (ReadJVM) together with
+// the file, as ZooKeeper would see them had it been started with those
+// flags: see sysprops.go for which properties count and which side wins.
+// j's warnings are returned with the file's.
+func WithJVM(j *JVM) LoadOption {
+	return func(o *loadOptions) { o.jvm = j }
 }
 
 // readMyID reads the server id from the first line of dataDir/myid, if that

@@ -10,8 +10,8 @@ import (
 
 // JAAS login configuration files: the file Java reads from
 // -Djava.security.auth.login.config, where ZooKeeper keeps its SASL
-// users. zkgo reads it from the file named by the zoo.cfg key
-// zkgo.sasl.jaasConfig. A server's users are the options user_NAME="password"
+// users. zkgo reads it from the file named by that property (sysprops.go)
+// or by the zoo.cfg key zkgo.sasl.jaasConfig. A server's users are the options user_NAME="password"
 // of the entries of its section ("Server", or sasl.serverconfig), as
 // ZooKeeper's SaslServerCallbackHandler collects them:
 //

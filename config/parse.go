@@ -14,12 +14,12 @@ import (
 // Parse parses zoo.cfg text; name is used in messages. It neither reads the
 // dynamic configuration file nor myid, nor validates the result: Load does.
 // Warnings are one line each, for the caller to log.
-func Parse(r io.Reader, name string) (*Config, []string, error) {
+func Parse(r io.Reader, name string, opts ...LoadOption) (*Config, []string, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, nil, err
 	}
-	return parse(string(data), name)
+	return parse(string(data), name, newLoadOptions(opts))
 }
 
 // javaOnlyKeys are settings of the Java server that zkgo does not need: they
@@ -73,12 +73,21 @@ type parser struct {
 	requireSASL *property // sessionRequireClientSASLAuth=true
 }
 
+// where names a setting in messages: "zoo.cfg:3: snapCount", or for a
+// system property "SERVER_JVMFLAGS: -Dzookeeper.snapCount".
+func (p *parser) where(pr property) string {
+	if pr.origin != "" {
+		return pr.origin
+	}
+	return fmt.Sprintf("%s:%d: %s", p.name, pr.line, pr.key)
+}
+
 func (p *parser) warn(pr property, format string, args ...any) {
-	p.warnings = append(p.warnings, fmt.Sprintf("%s:%d: %s: %s", p.name, pr.line, pr.key, fmt.Sprintf(format, args...)))
+	p.warnings = append(p.warnings, p.where(pr)+": "+fmt.Sprintf(format, args...))
 }
 
 func (p *parser) errorf(pr property, format string, args ...any) error {
-	return fmt.Errorf("%s:%d: %s: %s", p.name, pr.line, pr.key, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%s: %s", p.where(pr), fmt.Sprintf(format, args...))
 }
 
 // dedup keeps the last value of each key, as java.util.Properties does, in
@@ -100,7 +109,7 @@ func dedup(props []property, name string, warnings *[]string) []property {
 	return out
 }
 
-func parse(text, name string) (*Config, []string, error) {
+func parse(text, name string, o loadOptions) (*Config, []string, error) {
 	raw, err := readProperties(text, name)
 	if err != nil {
 		return nil, nil, err
@@ -108,14 +117,17 @@ func parse(text, name string) (*Config, []string, error) {
 	p := &parser{c: base(), name: name, minTO: -1, maxTO: -1}
 	props := dedup(raw, name, &p.warnings)
 	hasDynamic := false
-	for _, pr := range props {
-		if strings.TrimSpace(pr.key) == "dynamicConfigFile" {
+	for i, pr := range props {
+		props[i].key = strings.TrimSpace(pr.key)
+		props[i].value = strings.TrimSpace(pr.value)
+		if props[i].key == "dynamicConfigFile" {
 			hasDynamic = true
 		}
 	}
+	if o.jvm != nil {
+		props = p.systemProperties(o.jvm, props)
+	}
 	for _, pr := range props {
-		pr.key = strings.TrimSpace(pr.key)
-		pr.value = strings.TrimSpace(pr.value)
 		if err := p.property(pr, hasDynamic); err != nil {
 			return nil, p.warnings, err
 		}
@@ -272,6 +284,7 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 	// SASL and authentication enforcement (AuthenticationHelper).
 	case k == "zkgo.sasl.jaasConfig":
 		c.JAASConfigFile = v
+		c.jaasFrom = p.where(pr)
 	case k == "sasl.serverconfig" || k == "zookeeper.sasl.serverconfig":
 		if v == "" {
 			return p.errorf(pr, "empty JAAS section name")
@@ -324,6 +337,8 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 		}
 		if javaOnlyKeys[k] || hasAnyPrefix(k, javaOnlyPrefixes) {
 			p.warn(pr, "setting of the Java server; ignored")
+		} else if pr.origin != "" {
+			p.warn(pr, "not a ZooKeeper server property zkgo knows; ignored")
 		} else {
 			p.warn(pr, "unknown key; ignored")
 		}
@@ -379,7 +394,7 @@ func (p *parser) enforcement() error {
 		switch scheme {
 		case "sasl":
 			if c.JAASConfigFile == "" {
-				return p.errorf(at, "sasl authentication is enforced but no SASL users are configured: set zkgo.sasl.jaasConfig to the JAAS file with the %q section", c.SASLSection)
+				return p.errorf(at, "sasl authentication is enforced but no SASL users are configured: set zkgo.sasl.jaasConfig (or -Djava.security.auth.login.config in SERVER_JVMFLAGS) to the JAAS file with the %q section", c.SASLSection)
 			}
 		case "digest":
 			if !c.DigestAuthEnabled {

@@ -13,6 +13,9 @@ import (
 type property struct {
 	key, value string
 	line       int // line on which the logical line starts
+	// origin names a property that did not come from the file, for
+	// messages: "SERVER_JVMFLAGS: -Dzookeeper.snapCount" (sysprops.go).
+	origin string
 }
 
 // readProperties parses Java properties text (java.util.Properties.load):

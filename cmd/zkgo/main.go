@@ -8,6 +8,7 @@
 //	zkgo import [flags] [ZK_DATA_DIR] an Apache ZooKeeper data directory into a zkgo one
 //	zkgo export [flags] OUT_DIR     a stopped member's tree as an Apache ZooKeeper snapshot
 //	zkgo snapshot status|restore    snapshot files (Apache ZooKeeper's format)
+//	zkgo fourlw [flags] WORD        a four-letter word, as zkServer.sh status sends it
 //	zkgo torture [flags]            faults against a local ensemble, checked (build with -tags zkgofaults)
 //
 // Run "zkgo help" or "zkgo COMMAND -help" for details.
@@ -36,6 +37,7 @@ func init() {
 		{"import", "import an Apache ZooKeeper data directory into a zkgo one", runImport},
 		{"export", "export a stopped member's tree as an Apache ZooKeeper snapshot", runExport},
 		{"snapshot", "status and restore of snapshot files (Apache ZooKeeper's format)", runSnapshot},
+		{"fourlw", "send a four-letter word (srvr, ruok, mntr, ...) and print the answer", runFourLW},
 		{"torture", "inject faults into a local ensemble while checkers watch the clients (needs -tags zkgofaults)", runTorture},
 		{"version", "print the version", func([]string) int { fmt.Println("zkgo", version); return 0 }},
 	}

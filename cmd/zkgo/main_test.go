@@ -74,8 +74,16 @@ func (s *syncBuf) String() string {
 // stderr) as it grows.
 func startServerLog(t *testing.T, args ...string) (*exec.Cmd, string, *syncBuf) {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"server"}, args...)...)
-	cmd.Dir = t.TempDir()
+	return startServerCmd(t, exec.Command(binary, append([]string{"server"}, args...)...))
+}
+
+// startServerCmd is startServerLog for a "zkgo server" command prepared by
+// the caller (its environment, say).
+func startServerCmd(t *testing.T, cmd *exec.Cmd) (*exec.Cmd, string, *syncBuf) {
+	t.Helper()
+	if cmd.Dir == "" {
+		cmd.Dir = t.TempDir()
+	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -32,6 +32,7 @@ func runServer(args []string) int {
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	logFormat := fs.String("log-format", "text", "log line format: text (key=value) or json (one JSON object per line, for log shippers)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the whole run to `file`, finished at shutdown")
+	javaEnv := fs.String("java-env", "", "shell `file` setting SERVER_JVMFLAGS/JVMFLAGS, read without running a shell (simple assignments); default: zookeeper-env.sh and java.env in $ZOOCFGDIR, or else next to zoo.cfg; \"off\": none (zkServer.sh has sourced them)")
 	gcHeadroom := fs.Int("gc-headroom-mb", 128, "let the heap grow this many `MB` beyond the live heap between garbage collections (raises GOGC while the tree is small; 0: Go's default; ignored when GOGC is set)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: zkgo server [flags] [zoo.cfg]
@@ -51,6 +52,13 @@ server are accepted with a warning. SASL DIGEST-MD5 users come from the JAAS fil
 zkgo key zkgo.sasl.jaasConfig (section "Server": user_NAME="password");
 enforce.auth.enabled/enforce.auth.schemes and sessionRequireClientSASLAuth
 are honoured.
+
+As zkServer.sh would give java, the JVM system properties (-Dkey=value) in
+the environment variables SERVER_JVMFLAGS and JVMFLAGS, and in java.env
+next to zoo.cfg (or in $ZOOCFGDIR), are applied when they have a
+ZooKeeper meaning: -Djava.security.auth.login.config (the JAAS file),
+-Djute.maxbuffer, -Dreadonlymode.enabled, and -Dzookeeper.KEY as zoo.cfg's
+KEY (zoo.cfg wins where both set it, as in ZooKeeper).
 
 Data is durable: every change is written to a log in dataLogDir/zkgo
 (dataDir/zkgo when dataLogDir is not set) and fsynced before it is
@@ -86,16 +94,25 @@ Flags:
 	source := "embedded defaults"
 	if fs.NArg() == 1 {
 		var warnings []string
-		var err error
-		cfg, warnings, err = config.Load(fs.Arg(0))
+		jvm, err := config.ReadJVM(fs.Arg(0), *javaEnv, os.Getenv)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "zkgo server: %v\n", err)
 			return 1
 		}
+		cfg, warnings, err = config.Load(fs.Arg(0), config.WithJVM(jvm))
 		for _, w := range warnings {
 			log.Warn(w)
 		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "zkgo server: %v\n", err)
+			return 1
+		}
+		if len(cfg.SystemProperties) > 0 {
+			log.Info("JVM system properties applied", "properties", cfg.SystemProperties)
+		}
 		source = fs.Arg(0)
+	} else if os.Getenv("SERVER_JVMFLAGS") != "" || os.Getenv("JVMFLAGS") != "" {
+		log.Warn("SERVER_JVMFLAGS and JVMFLAGS are read only with a zoo.cfg; ignored")
 	}
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(os.Stderr, "zkgo server: %v\n", err)
