@@ -56,24 +56,40 @@ func CreateNode(ctx context.Context, conn *zk.Conn, base, lockName string, data 
 
 // DeleteNode deletes our node, also when ctx is already done (a cancelled
 // acquire must still clean up): it retries across connection losses for up
-// to the session timeout. A node that is already gone is not an error.
+// to the session timeout, and if the outcome is still unknown then, goes on
+// in the background (zk.Conn.DeleteGuaranteed, Curator's guaranteed
+// delete) until the node is gone or the session ends. A node left behind
+// by a live session would block every later waiter of its lock for good:
+// a reconnection can take longer than the session timeout while the
+// session lives on (a new leader gives every session a fresh timeout).
+// A node that is already gone is not an error.
 func DeleteNode(ctx context.Context, conn *zk.Conn, path string) error {
 	to := conn.SessionTimeout()
 	if to <= 0 {
 		to = 10 * time.Second
 	}
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), to)
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupBound(to))
 	defer cancel()
 	for {
 		err := conn.Delete(dctx, path, -1)
 		if err == nil || errors.Is(err, zk.ErrNoNode) {
 			return nil
 		}
+		if dctx.Err() != nil && (errors.Is(err, zk.ErrConnectionLoss) || errors.Is(err, dctx.Err())) {
+			// dctx is done: DeleteGuaranteed's first try fails at once
+			// and the delete goes on in the background.
+			conn.DeleteGuaranteed(dctx, path, -1)
+			return err
+		}
 		if !errors.Is(err, zk.ErrConnectionLoss) {
 			return err
 		}
 	}
 }
+
+// cleanupBound is how long DeleteNode waits for its delete before handing
+// it to the background (tests shorten it).
+var cleanupBound = func(sessionTimeout time.Duration) time.Duration { return sessionTimeout }
 
 // Decide looks at the sorted children of a lock's base node and says
 // whether our node (ours, a name) gets the grant; if not, it names the

@@ -183,7 +183,10 @@ func (c *Conn) CreateProtected(ctx context.Context, path string, data []byte, ac
 
 // deleteProtected deletes the children of parent that start with prefix,
 // retrying across connection losses for up to the session timeout, even
-// though ctx is done.
+// though ctx is done; if it could not look then, it goes on in the
+// background until the session ends (Curator's
+// findAndDeleteProtectedNodeInBackground): a protected node left behind
+// by a live session would block a lock's later waiters for good.
 func (c *Conn) deleteProtected(ctx context.Context, parent, prefix string) {
 	to := c.SessionTimeout()
 	if to <= 0 {
@@ -191,27 +194,42 @@ func (c *Conn) deleteProtected(ctx context.Context, parent, prefix string) {
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), to)
 	defer cancel()
-	for dctx.Err() == nil {
-		children, _, err := c.Children(dctx, parent)
+	if !c.deleteProtectedUntil(dctx, parent, prefix) {
+		go c.deleteProtectedUntil(c.ctx, parent, prefix)
+	}
+}
+
+// deleteProtectedUntil looks for parent's children with prefix and deletes
+// them (guaranteed deletes) until it could list parent, ctx ends or the
+// session does; it reports whether it listed parent.
+func (c *Conn) deleteProtectedUntil(ctx context.Context, parent, prefix string) bool {
+	pause := 10 * time.Millisecond
+	for ctx.Err() == nil {
+		children, _, err := c.Children(ctx, parent)
 		if err != nil {
 			if errors.Is(err, ErrConnectionLoss) {
+				t := time.NewTimer(pause)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+				}
+				pause = min(2*pause, time.Second)
 				continue
 			}
-			return
+			return !errors.Is(err, ctx.Err())
 		}
-		failed := false
 		for _, ch := range children {
 			if strings.HasPrefix(ch, prefix) {
-				err := c.Delete(dctx, joinPath(parent, ch), AnyVersion)
-				if err != nil && !errors.Is(err, ErrNoNode) {
-					failed = true
+				p := joinPath(parent, ch)
+				if err := c.Delete(ctx, p, AnyVersion); err != nil && unknownOutcome(ctx, err) {
+					c.startGuaranteed(p, AnyVersion, nil)
 				}
 			}
 		}
-		if !failed {
-			return
-		}
+		return true
 	}
+	return false
 }
 
 // newUUID returns a random (version 4) UUID in its canonical form.
