@@ -51,7 +51,7 @@ func (cs consoleStatus) Member(ctx context.Context) (console.Member, error) {
 	m := console.Member{
 		ID:      s.opts.ServerID,
 		Role:    roleOf(s.Mode()),
-		Version: Version,
+		Version: Version(),
 		Zxid:    s.lastZxid(),
 		Started: s.started,
 	}
