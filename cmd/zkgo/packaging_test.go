@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -261,5 +264,62 @@ func TestContainerEnsemble(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(base, "data2", "myid")); string(b) != "2\n" {
 		t.Errorf("data2/myid %q", b)
+	}
+}
+
+// TestReleaseScript runs scripts/release.sh for this machine's platform:
+// a static binary whose version, commit and commit time come from the
+// linker, listed in SHA256SUMS.
+func TestReleaseScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds zkgo once more")
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	dist := t.TempDir()
+	cmd := exec.Command("bash", "../../scripts/release.sh")
+	cmd.Env = append(os.Environ(), "TARGETS="+runtime.GOOS+"/"+runtime.GOARCH, "DIST="+dist, "VERSION=v9.8.7-test")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("release.sh: %v\n%s", err, out)
+	}
+	name := "zkgo-v9.8.7-test-" + runtime.GOOS + "-" + runtime.GOARCH
+	bin := filepath.Join(dist, name)
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, _ := os.ReadFile(filepath.Join(dist, "SHA256SUMS"))
+	if want := fmt.Sprintf("%x  %s\n", sha256.Sum256(data), name); string(sums) != want {
+		t.Fatalf("SHA256SUMS %q, want %q", sums, want)
+	}
+	if runtime.GOOS == "linux" {
+		f, err := elf.Open(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP {
+				t.Error("the binary has a dynamic loader: not static")
+			}
+		}
+	}
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s version: %v\n%s", name, err, out)
+	}
+	text := string(out)
+	reports := versionField(text, "reports")
+	if !strings.HasPrefix(text, "zkgo v9.8.7-test\n") || !fullVersionRE.MatchString(reports) || !strings.HasPrefix(reports, "3.8.0-zkgo-9.8.7-test") {
+		t.Fatalf("version:\n%s", text)
+	}
+	if head := gitHead(t); head != "" {
+		if rev := versionField(text, "revision"); rev != head {
+			t.Errorf("revision %q, want HEAD %s", rev, head)
+		}
+		if !strings.HasPrefix(reports, "3.8.0-zkgo-9.8.7-test-"+head[:12]) || versionField(text, "time") == "" {
+			t.Errorf("reports %q, time %q: want the commit and its time", reports, versionField(text, "time"))
+		}
 	}
 }
