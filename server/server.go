@@ -470,7 +470,9 @@ func New(opts Options) (*Server, error) {
 	s.throttle = newConnThrottle(opts.ConnectionThrottleTokens, opts.ConnectionThrottleFillTime, opts.ConnectionThrottleFillCount, time.Now())
 	s.sm = newStateMachine(s.log, s.watches, s.setupTree, opts.MaxBuffer)
 	s.prop = newProposer(s.log)
-	s.sessions = newSessionTracker(s.log, opts.TickTime, opts.ServerID, s.prop, s.isLeader)
+	// A stopping member expires no session: Shutdown keeps them for the
+	// restart (while it drains, readers no longer see the clients' pings).
+	s.sessions = newSessionTracker(s.log, opts.TickTime, opts.ServerID, s.prop, func() bool { return s.isLeader() && !s.draining.Load() })
 	if opts.clustered() {
 		// Writes that neither commit nor fail (a forwarded proposal lost
 		// in transit) must not hang their clients forever.
