@@ -502,6 +502,15 @@ func (c *Conn) readLoop() {
 			}
 			return
 		}
+		if c.s.draining.Load() {
+			// Shutdown began: requests read from now on are not
+			// served (the client sees the connection close and
+			// resends elsewhere or after the restart); what was
+			// already proposed is handed to raft and finishes.
+			c.releaseHeld()
+			<-c.closed
+			return
+		}
 		if !c.acquireSlot() {
 			return
 		}

@@ -58,7 +58,7 @@ func (cs consoleStatus) Member(ctx context.Context) (status.Member, error) {
 	m := status.Member{
 		ID:      s.opts.ServerID,
 		Role:    roleOf(s.Mode()),
-		Version: Version,
+		Version: Version(),
 		Zxid:    s.lastZxid(),
 		Started: s.started,
 	}

@@ -12,11 +12,6 @@ import (
 	"time"
 )
 
-// Version is the version string the four-letter words report. Tools such
-// as zkServer.sh parse only the "Mode:" line, so the ZooKeeper-like prefix
-// is informational.
-const Version = "3.8.0-zkgo-0.1.0, built on 11/21/2026 00:00 GMT"
-
 var fourLetterWords = map[string]bool{
 	"ruok": true, "srvr": true, "stat": true, "conf": true, "cons": true, "crst": true,
 	"srst": true, "envi": true, "mntr": true, "wchs": true, "wchc": true, "wchp": true,

@@ -215,6 +215,20 @@ func (p *proposer) stop() {
 	p.mu.Unlock()
 }
 
+// waiting returns how many proposals made here wait to be handed to raft
+// or for their entry to apply (Shutdown's drain).
+func (p *proposer) waiting() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.queue)
+	for _, pp := range p.pending {
+		if pp.w != nil {
+			n++
+		}
+	}
+	return n
+}
+
 // take removes and returns the waiter of the proposal id made here (nil
 // for entries proposed elsewhere or before a restart). This member's
 // proposals enter the log in the order they were made (one submitter at a

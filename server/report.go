@@ -56,7 +56,7 @@ type serverStatsView struct {
 // (gauges.go) without the ones srvr does not print (file descriptors,
 // raft), so that polling srvr stays cheap.
 func (s *Server) serverStatsView() serverStatsView {
-	v := serverStatsView{version: Version, readOnly: s.readOnly.Load(), mode: s.Mode(),
+	v := serverStatsView{version: Version(), readOnly: s.readOnly.Load(), mode: s.Mode(),
 		received: s.stats.packetsReceived.Load(), sent: s.stats.packetsSent.Load(),
 		uptime: time.Since(s.started), response: s.stats.response.get()}
 	v.minLat, v.avgLat, v.maxLat, _ = s.stats.lat.get()
@@ -245,7 +245,7 @@ func (s *Server) environment() []envEntry {
 	runtime.ReadMemStats(&ms)
 	mb := func(b uint64) string { return strconv.FormatUint(b>>20, 10) + "MB" }
 	return []envEntry{
-		{"zookeeper.version", Version},
+		{"zookeeper.version", Version()},
 		{"host.name", host},
 		{"go.version", runtime.Version()},
 		{"go.compiler", runtime.Compiler},
@@ -341,7 +341,7 @@ func (s *Server) monitorValues() []monitorValue {
 	var out []monitorValue
 	zk := func(k string, v any) { out = append(out, monitorValue{key: k, value: v}) }
 	own := func(k string, v any) { out = append(out, monitorValue{key: k, value: v, own: true}) }
-	zk("version", Version)
+	zk("version", Version())
 	zk("server_state", s.Mode())
 	zk("avg_latency", g.avgLatency)
 	zk("max_latency", g.maxLatency)

@@ -412,6 +412,7 @@ type Server struct {
 	electionStart time.Time
 
 	readOnly  atomic.Bool // serving read-only sessions only (readonlymode)
+	draining  atomic.Bool // Shutdown began: no new connections or requests
 	closing   atomic.Bool
 	closeOnce sync.Once
 	done      chan struct{}
@@ -469,7 +470,9 @@ func New(opts Options) (*Server, error) {
 	s.throttle = newConnThrottle(opts.ConnectionThrottleTokens, opts.ConnectionThrottleFillTime, opts.ConnectionThrottleFillCount, time.Now())
 	s.sm = newStateMachine(s.log, s.watches, s.setupTree, opts.MaxBuffer)
 	s.prop = newProposer(s.log)
-	s.sessions = newSessionTracker(s.log, opts.TickTime, opts.ServerID, s.prop, s.isLeader)
+	// A stopping member expires no session: Shutdown keeps them for the
+	// restart (while it drains, readers no longer see the clients' pings).
+	s.sessions = newSessionTracker(s.log, opts.TickTime, opts.ServerID, s.prop, func() bool { return s.isLeader() && !s.draining.Load() })
 	if opts.clustered() {
 		// Writes that neither commit nor fail (a forwarded proposal lost
 		// in transit) must not hang their clients forever.
@@ -759,7 +762,7 @@ func (s *Server) acceptLoop(ln net.Listener, secure bool) {
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
-			if s.closing.Load() {
+			if s.closing.Load() || s.draining.Load() {
 				return
 			}
 			var ne net.Error
@@ -879,8 +882,23 @@ func (s *Server) SetReadOnly(ro bool) {
 // ReadOnly reports whether the server is in read-only mode.
 func (s *Server) ReadOnly() bool { return s.readOnly.Load() }
 
-// Shutdown is Close bounded by ctx.
+// drainTimeout bounds how long Shutdown waits for the writes already
+// proposed here to apply, and then for their replies to be written.
+const drainTimeout = 3 * time.Second
+
+// Shutdown stops the server gracefully (zkgo server on SIGTERM): it stops
+// accepting connections and reading requests, waits (up to drainTimeout,
+// and half of what ctx leaves) until the writes this member already
+// proposed have applied and their replies have been written, then Closes:
+// the log is closed after its last fsynced entry, and an entry that was
+// persisted but not yet applied applies at the next start. Client
+// sessions are not closed (no closeSession is proposed): as with
+// ZooKeeper, they resume, with their ephemerals and watches, when the
+// clients reconnect to the restarted member (or another one) within
+// their timeout. Shutdown returns ctx.Err() if ctx ends before the
+// server has stopped; it goes on stopping.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.drain(ctx)
 	ch := make(chan struct{})
 	go func() { s.Close(); close(ch) }()
 	select {
@@ -889,6 +907,50 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// drain is the graceful part of Shutdown.
+func (s *Server) drain(ctx context.Context) {
+	if s.draining.Swap(true) || s.closing.Load() {
+		return
+	}
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	if s.sln != nil {
+		s.sln.Close()
+	}
+	deadline := time.Now().Add(drainTimeout)
+	if d, ok := ctx.Deadline(); ok {
+		if half := time.Now().Add(time.Until(d) / 2); half.Before(deadline) {
+			deadline = half
+		}
+	}
+	wait := func(done func() bool) bool {
+		for !done() {
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				return false
+			}
+			select {
+			case <-s.done:
+				return false
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		return true
+	}
+	if !wait(func() bool { return s.prop.waiting() == 0 }) {
+		s.log.Warn("shutting down with writes proposed here not yet applied: their clients see the connection close", "waiting", s.prop.waiting())
+	}
+	// Each connection closes once its queued replies are written.
+	for _, c := range s.connList() {
+		c.closeAfterFlush()
+	}
+	wait(func() bool {
+		s.connsMu.Lock()
+		defer s.connsMu.Unlock()
+		return len(s.conns) == 0
+	})
 }
 
 // reapLoop periodically proposes the deletion of empty containers and

@@ -10,6 +10,9 @@
 //	zkgo snapshot status|restore    snapshot files (Apache ZooKeeper's format)
 //	zkgo fourlw [flags] WORD        a four-letter word, as zkServer.sh status sends it
 //	zkgo torture [flags]            faults against a local ensemble, checked (build with -tags zkgofaults)
+//	zkgo health [flags]             exit 0 if the server answers ruok with imok
+//	zkgo container [-- SERVER FLAGS] a container's entrypoint (ZOO_* variables as the official image's)
+//	zkgo version [-short]           the version, commit and build time
 //
 // Run "zkgo help" or "zkgo COMMAND -help" for details.
 package main
@@ -39,11 +42,11 @@ func init() {
 		{"snapshot", "status and restore of snapshot files (Apache ZooKeeper's format)", runSnapshot},
 		{"fourlw", "send a four-letter word (srvr, ruok, mntr, ...) and print the answer", runFourLW},
 		{"torture", "inject faults into a local ensemble while checkers watch the clients (needs -tags zkgofaults)", runTorture},
-		{"version", "print the version", func([]string) int { fmt.Println("zkgo", version); return 0 }},
+		{"health", "exit 0 if a server answers ruok with imok (a container or service health check)", runHealth},
+		{"container", "a container's entrypoint: zoo.cfg and myid from the official image's ZOO_* variables, then the server", runContainer},
+		{"version", "print the version, the commit it was built from and what srvr reports", runVersion},
 	}
 }
-
-const version = "0.1.0-dev"
 
 func usage() {
 	fmt.Fprintf(os.Stderr, `zkgo %s — a ZooKeeper-compatible coordination service

@@ -26,15 +26,26 @@ import (
 
 var binary string
 
+// vcsStamped: binary carries the commit it was built from (-buildvcs).
+var vcsStamped bool
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "zkgo-bin")
 	if err != nil {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "zkgo")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		os.RemoveAll(dir)
-		panic("building zkgo: " + err.Error() + "\n" + string(out))
+	// Stamped with the commit, as a go build in a checkout is by default
+	// (this machine's GOFLAGS may say -buildvcs=false); without git or a
+	// repository, or in a git worktree, which Go does not stamp, without.
+	if exec.Command("go", "build", "-buildvcs=true", "-o", binary, ".").Run() != nil {
+		if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+			os.RemoveAll(dir)
+			panic("building zkgo: " + err.Error() + "\n" + string(out))
+		}
+	}
+	if out, err := exec.Command("go", "version", "-m", binary).Output(); err == nil {
+		vcsStamped = strings.Contains(string(out), "vcs.revision=")
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -75,6 +86,18 @@ func (s *syncBuf) String() string {
 func startServerLog(t *testing.T, args ...string) (*exec.Cmd, string, *syncBuf) {
 	t.Helper()
 	return startServerCmd(t, exec.Command(binary, append([]string{"server"}, args...)...))
+}
+
+// startCommandLog runs "zkgo args..." with env added to the environment, a
+// command that starts a server ("server", "container"), and returns the
+// process, the address it prints and its log.
+func startCommandLog(t *testing.T, env []string, args ...string) (*exec.Cmd, string, *syncBuf) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	return startServerCmd(t, cmd)
 }
 
 // startServerCmd is startServerLog for a "zkgo server" command prepared by
