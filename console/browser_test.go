@@ -237,6 +237,18 @@ func TestBrowser(t *testing.T) {
 				continue
 			}
 			go m.Lock(ctx)
+			// Queue the waiters in order: the test expects them to get the
+			// lock in this order.
+			for {
+				kids, _, err := c.Children(ctx, "/locks/jobs")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(kids) == i+1 {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
 		}
 		waiters := `document.querySelectorAll('section.recipe[data-path="/locks/jobs"] tr.waiter').length`
 		holder := `(document.querySelector('section.recipe[data-path="/locks/jobs"] tr.holder') || {innerText: ""}).innerText`

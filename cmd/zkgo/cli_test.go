@@ -42,6 +42,12 @@ func runCLIBinary(t *testing.T, stdin string, args ...string) (int, string, stri
 func TestCLIOneShot(t *testing.T) {
 	srv := zktest.Start(t)
 	addr := srv.Addr()
+	// The binary's version (stamped by go build), as zkgo version -short says.
+	short, err := exec.Command(binary, "version", "-short").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := strings.TrimSpace(string(short))
 	for _, tc := range []struct {
 		args     []string
 		code     int

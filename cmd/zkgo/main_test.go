@@ -26,8 +26,12 @@ import (
 
 var binary string
 
-// vcsStamped: binary carries the commit it was built from (-buildvcs).
-var vcsStamped bool
+// vcsStamped: binary carries the commit it was built from (-buildvcs),
+// stampedRev.
+var (
+	vcsStamped bool
+	stampedRev string
+)
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "zkgo-bin")
@@ -45,7 +49,11 @@ func TestMain(m *testing.M) {
 		}
 	}
 	if out, err := exec.Command("go", "version", "-m", binary).Output(); err == nil {
-		vcsStamped = strings.Contains(string(out), "vcs.revision=")
+		for _, l := range strings.Split(string(out), "\n") {
+			if _, rev, ok := strings.Cut(l, "vcs.revision="); ok {
+				vcsStamped, stampedRev = true, strings.TrimSpace(rev)
+			}
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
