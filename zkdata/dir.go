@@ -181,7 +181,7 @@ func (im *Image) replayLogs(logDir string, dig *zxidDigest, l limits) error {
 			return fmt.Errorf("zkdata: %w", err)
 		}
 		used := false
-		end, off, err := readLog(fh, f.name, l, func(t *txn, at int64) error {
+		end, off, err := readLog(l.track(fh, f.name), f.name, l, func(t *txn, at int64) error {
 			if seeking && t.hdr.zxid < start {
 				return nil
 			}

@@ -1,6 +1,9 @@
 package zkdata
 
 import (
+	"io"
+	"os"
+
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/tree"
 )
@@ -26,6 +29,11 @@ type ReadOptions struct {
 	// MaxSnapshots is how many snapshots ReadDir tries, newest first,
 	// before it gives up; 0 means 100, as ZooKeeper.
 	MaxSnapshots int
+	// Progress, if set, is told as the files are read: the file's name,
+	// the bytes read from it so far and its size (on the reading
+	// goroutine, at most every 64 KiB; zkgo import draws its progress bar
+	// with it).
+	Progress func(file string, done, size int64)
 }
 
 const (
@@ -37,10 +45,42 @@ const (
 
 type limits struct {
 	buf, nodes, sessions, acls, snapshots int
+	progress                              func(file string, done, size int64)
+}
+
+// progressReader tells l.progress how much of a file was read.
+type progressReader struct {
+	r          io.Reader
+	name       string
+	done, size int64
+	last       int64 // done when progress was last told
+	fn         func(file string, done, size int64)
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.done += int64(n)
+	if p.done-p.last >= 64<<10 || (p.done != p.last && (err != nil || p.done == p.size)) {
+		p.last = p.done
+		p.fn(p.name, p.done, p.size)
+	}
+	return n, err
+}
+
+// track wraps f (named name) so that its reading is reported, if l asks.
+func (l limits) track(f *os.File, name string) io.Reader {
+	if l.progress == nil {
+		return f
+	}
+	var size int64
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
+	}
+	return &progressReader{r: f, name: name, size: size, fn: l.progress}
 }
 
 func (o ReadOptions) limits() limits {
-	l := limits{buf: o.MaxBuffer, nodes: o.MaxNodes, sessions: o.MaxSessions, acls: o.MaxACLs, snapshots: o.MaxSnapshots}
+	l := limits{buf: o.MaxBuffer, nodes: o.MaxNodes, sessions: o.MaxSessions, acls: o.MaxACLs, snapshots: o.MaxSnapshots, progress: o.Progress}
 	if l.buf <= 0 {
 		l.buf = jute.DefaultMaxBuffer
 	}

@@ -91,16 +91,16 @@ func readSnapshotFile(path, name string, zxid int64, mode string, l limits) (*Im
 		return nil, nil, err
 	}
 	defer f.Close()
-	var r io.Reader = f
+	r := l.track(f, name)
 	switch mode {
 	case "gz":
-		zr, err := gzip.NewReader(f)
+		zr, err := gzip.NewReader(r)
 		if err != nil {
 			return nil, nil, &FormatError{File: name, Msg: "gzip: " + err.Error(), kind: ErrBadSnapshot}
 		}
 		r = zr
 	case "snappy":
-		r = newXerialReader(f)
+		r = newXerialReader(r)
 	}
 	return readSnapshot(r, name, zxid, l)
 }
