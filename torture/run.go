@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -329,6 +330,9 @@ func (e *env) freeze(ctx context.Context) (client int, resume func(), err error)
 			f.Close()
 			last += "; goroutines in " + filepath.Base(name)
 		}
+		if q := e.lockQueue(ctx); q != "" {
+			last += "; the lock's queue: " + q
+		}
 		return 0, nil, fmt.Errorf("no lock holder reached a fenced write within %v (%s)", wait, last)
 	}
 	<-g.caught // caught just now
@@ -511,4 +515,31 @@ func leftoverSessions(ctx context.Context, e *ensemble, timeout time.Duration) c
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// lockQueue describes the lock workload's queue as a fresh session sees
+// it: each node with its owner session and age ("" if it cannot be read).
+func (e *env) lockQueue(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := zk.Connect(ctx, e.direct)
+	if err != nil {
+		return ""
+	}
+	defer c.Close()
+	kids, _, err := c.Children(ctx, root+"/lock")
+	if err != nil {
+		return ""
+	}
+	sort.Strings(kids)
+	var parts []string
+	for _, k := range kids {
+		st, err := c.Exists(ctx, root+"/lock/"+k)
+		if err != nil || st == nil {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s owner %#x czxid %#x age %v", k[max(0, len(k)-15):], st.EphemeralOwner, st.Czxid,
+			time.Since(time.UnixMilli(st.Ctime)).Round(time.Second)))
+	}
+	return strings.Join(parts, ", ")
 }
