@@ -235,8 +235,21 @@ func TestApache(t *testing.T) {
 		if sum.LastZxid != lastZxid || len(sum.Logs) == 0 || sum.Txns == 0 || sum.Snapshot == "snapshot.0" {
 			t.Errorf("want a later snapshot and logs after it up to zxid %#x: %+v", lastZxid, sum)
 		}
-		if sum.DigestChecks == 0 || len(sum.DigestMismatches) != 0 || len(sum.Notes) != 0 {
+		// Every log entry's digest must match. The snapshot's own digest
+		// may not when ZooKeeper wrote the snapshot while applying (a
+		// fuzzy snapshot; ZooKeeper logs the same mismatch when it loads
+		// one): the entries replayed after it still check the tree.
+		logMismatches := 0
+		for _, m := range sum.DigestMismatches {
+			if !strings.Contains(m, "(snapshot)") {
+				logMismatches++
+			}
+		}
+		if sum.DigestChecks < 2 || logMismatches != 0 || len(sum.Notes) != 0 {
 			t.Errorf("digests: %d checks, mismatches %v, notes %v", sum.DigestChecks, sum.DigestMismatches, sum.Notes)
+		}
+		if len(sum.DigestMismatches) > 0 {
+			t.Logf("the snapshot's digest differs (a fuzzy snapshot): %v", sum.DigestMismatches)
 		}
 		compareImage(t, im, seen, nil)
 		var gotOwner, gotMain bool

@@ -113,7 +113,9 @@ func TestValue(t *testing.T) {
 		if err := admin.Delete(ctx, path, zk.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := admin.Create(ctx, path, []byte("again"), recipetest.OpenACL, zk.ModePersistent); err != nil {
+		// CreateAll: the parent is a container, which Apache ZooKeeper's
+		// reaper may delete once its only child is gone.
+		if _, err := admin.CreateAll(ctx, path, []byte("again"), recipetest.OpenACL, zk.ModePersistent); err != nil {
 			t.Fatal(err)
 		}
 		if ev := nextValue(t, bev); string(ev.Value.Value) != "again" || ev.Value.Version != 0 {
