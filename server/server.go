@@ -27,6 +27,7 @@
 //	session.go       sessionTracker: liveness and expiry of sessions
 //	replica.go       replica, the cluster glue: the raft node over the WAL
 //	                 (or memory), leader tracking, touch batches
+//	options.go       Options: the configuration New takes, and its defaults
 //	fourlw.go, stats.go  four-letter words and their counters
 //	report.go        the numbers four-letter words and AdminServer commands
 //	                 print (one source for text and JSON)
@@ -78,7 +79,6 @@ package server
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -88,294 +88,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/raftnode"
 	"github.com/zkgo/zkgo/tree"
 	"github.com/zkgo/zkgo/watch"
 )
-
-// Options configure a server. Zero values take ZooKeeper's defaults.
-type Options struct {
-	// Addr is the client address to listen on ("host:port"; port 0 picks
-	// a free port). Default ":2181", unless SecureAddr is set: then no
-	// plaintext port unless Addr is set.
-	Addr string
-	// TLS, if set, is the TLS configuration of the client ports (see
-	// internal/tlsconf): it is served on SecureAddr (secureClientPort),
-	// and on Addr too with PortUnification (client.portUnification: TLS
-	// and plaintext on one port, told apart by the first byte).
-	TLS             *tls.Config
-	SecureAddr      string
-	PortUnification bool
-	// X509SuperUser is the certificate subject of the super user: a TLS
-	// client presenting it is also authenticated as super
-	// (X509AuthenticationProvider.superUser).
-	X509SuperUser string
-	// TickTime is ZooKeeper's basic time unit. Default 2s.
-	TickTime time.Duration
-	// MinSessionTimeout and MaxSessionTimeout bound negotiated session
-	// timeouts. Defaults 2× and 20× TickTime.
-	MinSessionTimeout, MaxSessionTimeout time.Duration
-	// MaxClientCnxns limits concurrent connections per client IP; 0 means
-	// unlimited. Default 60 is applied by the config package, not here.
-	MaxClientCnxns int
-	// MaxConnections limits client connections in all (maxCnxns); 0
-	// means unlimited.
-	MaxConnections int
-	// ConnectionThrottleTokens, if positive, throttles new connections
-	// with a token bucket of that size, refilled with
-	// ConnectionThrottleFillCount tokens every ConnectionThrottleFillTime
-	// (ZooKeeper's connection_throttle_*; defaults 1 and 1 ms): a
-	// connection accepted when the bucket is empty is closed at once.
-	ConnectionThrottleTokens    int
-	ConnectionThrottleFillTime  time.Duration
-	ConnectionThrottleFillCount int
-	// HandshakeTimeout closes a connection that has not completed its
-	// connect handshake (or four-letter word) in time (ZooKeeper's
-	// zookeeper.nio.sessionlessCnxnTimeout). Default 10s.
-	HandshakeTimeout time.Duration
-	// MaxQueuedBytes is the backpressure bound of a connection's unsent
-	// replies and notifications: above it the server reads no further
-	// request from the connection until its client has taken enough.
-	// Default 256 KiB.
-	MaxQueuedBytes int
-	// MaxWatches bounds the watches one connection holds (a persistent
-	// watch counts twice): a request that would register more is answered
-	// Throttled without being executed. Default 1<<20.
-	MaxWatches int
-	// MaxQueuedBytesHard closes a connection whose unsent output exceeds
-	// it (replies of requests read before the backpressure began, and
-	// notifications, which no backpressure holds back). Default 64 MiB.
-	MaxQueuedBytesHard int
-	// MaxBuffer is jute.maxbuffer: the largest accepted frame. Default
-	// 0xfffff.
-	MaxBuffer int
-	// FourLetterWords is the whitelist of enabled four-letter words; "*"
-	// enables all. Default: srvr only.
-	FourLetterWords []string
-	// ExtendedTypes enables TTL nodes.
-	ExtendedTypes bool
-	// SuperDigest is the DigestAuthenticationProvider.superDigest value
-	// ("super:<base64 sha1>"), or "".
-	SuperDigest string
-	// ServerID (myid) goes in the top byte of session ids.
-	ServerID int64
-	// ContainerCheckInterval is how often empty containers and expired TTL
-	// nodes are reaped. Default 60s.
-	ContainerCheckInterval time.Duration
-	// MaxOutstanding bounds the requests in flight per connection; the
-	// server stops reading from a connection that reaches it. Default 1000.
-	MaxOutstanding int
-	// GlobalOutstanding bounds the requests in flight in the whole server
-	// (globalOutstandingLimit): at the bound the server reads no further
-	// request from any connection until some are answered. Default 10
-	// times MaxOutstanding.
-	GlobalOutstanding int
-	// EnforceQuota makes hard quota limits fail writes. Default true via
-	// the config package.
-	EnforceQuota bool
-	// DisableDigestAuth turns the digest scheme off
-	// (DigestAuthenticationProvider.enabled=false).
-	DisableDigestAuth bool
-	// DataDir holds the durable log and snapshots (in DataDir/zkgo, or
-	// DataLogDir/zkgo if set). Empty means in-memory: nothing survives a
-	// restart, and the server says so.
-	DataDir, DataLogDir string
-	// NoSync skips fsync (tests that are not about durability only: an
-	// acknowledged write may be lost if the machine crashes).
-	NoSync bool
-	// SnapCount is the number of log entries between snapshots
-	// (ZooKeeper's snapCount). Default 100000.
-	SnapCount int
-	// SnapRetainCount is how many snapshots (and the log after the oldest
-	// of them) are kept (autopurge.snapRetainCount; default and minimum 3).
-	// Older ones are deleted after each new snapshot.
-	SnapRetainCount int
-	// Peers, when it lists more than one member, makes this server (the
-	// member ServerID) part of an ensemble (zoo.cfg's server.N lines):
-	// writes are replicated with raft over the members' peer addresses,
-	// observers are raft learners. Needs DataDir.
-	Peers []Peer
-	// DisableStandalone (standaloneEnabled=false): a server whose Peers
-	// list only itself is an ensemble member all the same, a quorum of
-	// one over its peer port, which reconfig can grow. Otherwise such a
-	// server runs standalone, as ZooKeeper does by default.
-	DisableStandalone bool
-	// ReadOnlyMode (readonlymode.enabled): an ensemble member that loses
-	// its leader serves read-only clients (local sessions, reads only)
-	// until a leader is back.
-	ReadOnlyMode bool
-	// ConfigText, if set, is the data of /zookeeper/config (the
-	// membership in ZooKeeper's dynamic-configuration format; see
-	// config.DynamicText).
-	ConfigText string
-	// PeerTransport, if set, carries this member's raft messages instead
-	// of TCP (zktest's in-process clusters use raftnode's in-memory
-	// network, whose links tests can cut). PeerListener is then unused.
-	PeerTransport raftnode.Transport
-	// RaftTicks, if set, replaces raft's wall clock (for tests and
-	// embedding; see raftnode.Config.Ticks): each value received is one
-	// raft tick, which elections, heartbeats and leader-loss detection
-	// count. Session timeouts and the other server timers still use wall
-	// time. zktest's clusters drive their members with it.
-	RaftTicks <-chan struct{}
-	// PeerServerTLS and PeerClientTLS, if set, run the peer connections
-	// over mutual TLS (sslQuorum; see raftnode.TCPConfig): the first for
-	// connections this member accepts, the second for those it dials.
-	PeerServerTLS, PeerClientTLS *tls.Config
-	// PeerClientTLSFunc, if set, replaces PeerClientTLS: the configuration
-	// of each peer connection this member dials (re-reading certificates
-	// that changed on disk; tlsconf.ReloadingClientConfig).
-	PeerClientTLSFunc func() *tls.Config
-	// PeerPortUnification (portUnification): with PeerServerTLS, the peer
-	// port accepts plaintext members too, for the rolling switch between
-	// plaintext and TLS. Members dial over TLS only if PeerClientTLS (or
-	// PeerClientTLSFunc) is set (sslQuorum).
-	PeerPortUnification bool
-	// PeerHostnameVerification (ssl.quorum.hostnameVerification): a peer's
-	// certificate must be valid for the host of the server.N address of
-	// the member it claims to be, on connections this member accepts too.
-	PeerHostnameVerification bool
-	// ReconfigEnabled (reconfigEnabled) allows the reconfig operation;
-	// otherwise it is answered ReconfigDisabled, ZooKeeper's default.
-	ReconfigEnabled bool
-	// SkipACL (skipACL=yes): reconfig needs no authorization. Otherwise
-	// the super user, or write permission on /zookeeper/config.
-	SkipACL bool
-	// OnConfigChange, if set, is called (on the apply goroutine) with the
-	// new /zookeeper/config text and version after every reconfig, on
-	// every member: zkgo server writes the dynamic configuration file.
-	OnConfigChange func(text string, version int64) error
-	// PeerListener, if set, is this member's listener for peer traffic
-	// (tests listen on port 0 first); otherwise the server listens on its
-	// own entry's Addr.
-	PeerListener net.Listener
-	// PeerDialAddr, if set, gives the address this member dials to reach
-	// member serverID, whose peer address is addr, for every connection
-	// it opens to it: raft messages, snapshot streams, and the probes of
-	// a member deciding how to start or learning the formation. Peers
-	// keep their addresses (and the ensemble its identity, which
-	// includes them). For tests that put a proxy on each peer link
-	// (zkgo server built with the zkgofaults tag); it must not block.
-	PeerDialAddr func(serverID int64, addr string) string
-	// SASL configures SASL DIGEST-MD5 authentication (sasl.go).
-	SASL SASLOptions
-	// EnforceAuthSchemes, if set, are the schemes of which a connection
-	// must hold an identity before any request other than auth and SASL
-	// (enforce.auth.enabled with enforce.auth.schemes;
-	// sessionRequireClientSASLAuth=true means "sasl"). Other requests are
-	// answered SessionClosedRequireSaslAuth and the connection is closed.
-	// Known schemes: sasl (needs SASL.Users), digest, ip.
-	EnforceAuthSchemes []string
-	// Logger receives the server's logs. Default slog.Default().
-	Logger *slog.Logger
-	// ConfigDump, if set, is printed by the conf four-letter word.
-	ConfigDump func() []string
-	// AdminAddr, if set, is where the AdminServer serves ZooKeeper's
-	// commands over HTTP (admin.serverAddress:admin.serverPort; port 0
-	// picks a free port, see Server.AdminAddr), and /metrics too when
-	// MetricsAddr is set. Empty (the default here; the config package's
-	// default is ZooKeeper's, 0.0.0.0:8080): no AdminServer. An address
-	// that cannot be bound is logged and the server runs without it.
-	AdminAddr string
-	// AdminCommandURL is the path of the commands (admin.commandURL),
-	// without a trailing slash. Default "/commands".
-	AdminCommandURL string
-	// AdminIdleTimeout closes AdminServer connections idle that long
-	// (admin.idleTimeout). Default 30s.
-	AdminIdleTimeout time.Duration
-	// AdminPprof also serves Go's profiler under /debug/pprof/ on the
-	// AdminServer (zkgo.admin.pprof=true).
-	AdminPprof bool
-	// AdminConsole, if set, builds the web console served at / of the
-	// AdminServer (package console; zkgo.admin.console, on by default in
-	// zoo.cfg): the tree, sessions, the ensemble, and the lock queues and
-	// elections it recognises; writes only for users who log in with a
-	// digest identity the ACLs allow.
-	AdminConsole ConsoleFactory
-	// AdminSnapshot serves the snapshot command (admin.snapshot.enabled,
-	// on by default in zoo.cfg; admin_snapshot.go), at most one per
-	// AdminRateLimit (admin.rateLimiterIntervalInMS; default 5 minutes).
-	AdminSnapshot  bool
-	AdminRateLimit time.Duration
-	// InitialConfig is the configuration text the AdminServer's
-	// initial_configuration reports (zoo.cfg as read); "" without one.
-	InitialConfig string
-	// MetricsAddr, if set, is where the server serves Prometheus metrics,
-	// at http://MetricsAddr/metrics (metricsProvider.className set to
-	// PrometheusMetricsProvider, with metricsProvider.httpHost:httpPort;
-	// port 0 picks a free port, see Server.MetricsAddr). Empty: nothing
-	// listens, and only the counters mntr reports are kept.
-	MetricsAddr string
-}
-
-func (o *Options) setDefaults() {
-	if o.Addr == "" && o.SecureAddr == "" {
-		o.Addr = ":2181"
-	}
-	if o.TickTime <= 0 {
-		o.TickTime = 2 * time.Second
-	}
-	if o.MinSessionTimeout <= 0 {
-		o.MinSessionTimeout = 2 * o.TickTime
-	}
-	if o.MaxSessionTimeout <= 0 {
-		o.MaxSessionTimeout = 20 * o.TickTime
-	}
-	if o.MaxBuffer <= 0 {
-		o.MaxBuffer = jute.DefaultMaxBuffer
-	}
-	if o.FourLetterWords == nil {
-		o.FourLetterWords = []string{"srvr"}
-	}
-	if o.ContainerCheckInterval <= 0 {
-		o.ContainerCheckInterval = time.Minute
-	}
-	if o.MaxOutstanding <= 0 {
-		o.MaxOutstanding = 1000
-	}
-	if o.GlobalOutstanding <= 0 {
-		o.GlobalOutstanding = 10 * o.MaxOutstanding
-	}
-	o.MaxOutstanding = min(o.MaxOutstanding, o.GlobalOutstanding)
-	if o.HandshakeTimeout <= 0 {
-		o.HandshakeTimeout = 10 * time.Second
-	}
-	if o.MaxQueuedBytes <= 0 {
-		o.MaxQueuedBytes = 256 << 10
-	}
-	if o.MaxWatches <= 0 {
-		o.MaxWatches = 1 << 20
-	}
-	if o.MaxQueuedBytesHard <= 0 {
-		o.MaxQueuedBytesHard = 64 << 20
-	}
-	o.MaxQueuedBytesHard = max(o.MaxQueuedBytesHard, o.MaxQueuedBytes)
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	if u := strings.Trim(o.AdminCommandURL, "/"); u != "" {
-		o.AdminCommandURL = "/" + u
-	} else {
-		o.AdminCommandURL = "/commands"
-	}
-	if o.AdminIdleTimeout <= 0 {
-		o.AdminIdleTimeout = 30 * time.Second
-	}
-	if o.AdminRateLimit <= 0 {
-		o.AdminRateLimit = 5 * time.Minute
-	}
-}
-
-// Peer is a member of an ensemble.
-type Peer struct {
-	ID int64
-	// Addr is the member's peer address (host:peerPort).
-	Addr string
-	// Observer members replicate and serve clients but never vote.
-	Observer bool
-}
 
 // Server is a zkgo server: standalone, or a member of an ensemble.
 type Server struct {
@@ -545,12 +262,6 @@ func (s *Server) currentMembership() *membership {
 
 // clustered reports whether the server is a member of an ensemble.
 func (s *Server) clustered() bool { return s.opts.clustered() }
-
-// clustered reports whether the options make an ensemble member: more
-// than one member, or one without standalone mode.
-func (o *Options) clustered() bool {
-	return len(o.Peers) > 1 || len(o.Peers) == 1 && o.DisableStandalone
-}
 
 // Mode returns ZooKeeper's name for the server's role: "standalone",
 // "leader", "follower", "observer" or "read-only".
