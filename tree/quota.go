@@ -23,15 +23,25 @@ const (
 	quotaStatNode  = "zookeeper_stats"
 )
 
-type statsTrack map[string]int64
+// StatsTrack is ZooKeeper's StatsTrack: the "key=value" pairs of a
+// quota's limits and usage nodes. Package zkdata uses it too, when it
+// replays quota updates of an imported ZooKeeper log.
+type StatsTrack map[string]int64
 
-func parseStats(b []byte) statsTrack {
-	st := statsTrack{}
+type statsTrack = StatsTrack
+
+// ParseStats reads "k=v" pairs separated by ',' or ';' as ZooKeeper's
+// StatsTrack(String) does: a value is what comes before a further '='
+// ("bytes=5=" is 5, as toString writes it before extra keys), and a value
+// that is not a number counts as -1.
+func ParseStats(b []byte) StatsTrack {
+	st := StatsTrack{}
 	for _, kv := range strings.FieldsFunc(string(b), func(r rune) bool { return r == ',' || r == ';' }) {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
 			continue
 		}
+		v, _, _ = strings.Cut(v, "=")
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil {
 			n = -1
@@ -41,30 +51,42 @@ func parseStats(b []byte) statsTrack {
 	return st
 }
 
-func (s statsTrack) get(k string) int64 {
+func parseStats(b []byte) StatsTrack { return ParseStats(b) }
+
+// Get returns the value of key k, -1 when it is absent.
+func (s StatsTrack) Get(k string) int64 {
 	if v, ok := s[k]; ok {
 		return v
 	}
 	return -1
 }
 
-// format writes the stats as ZooKeeper's StatsTrack.toString: count and
-// bytes first, then any other keys in sorted order.
-func (s statsTrack) format() []byte {
+func (s StatsTrack) get(k string) int64 { return s.Get(k) }
+
+// Format writes the stats as ZooKeeper's StatsTrack.toString: count and
+// bytes first; other keys, if any, after a '=' (so that 3.4's parser
+// ignores them) as ";key=value" in sorted order:
+// "count=4,bytes=5=;countHardLimit=10".
+func (s StatsTrack) Format() []byte {
 	var b strings.Builder
-	b.WriteString("count=" + strconv.FormatInt(s.get("count"), 10) + ",bytes=" + strconv.FormatInt(s.get("bytes"), 10))
+	b.WriteString("count=" + strconv.FormatInt(s.Get("count"), 10) + ",bytes=" + strconv.FormatInt(s.Get("bytes"), 10))
 	keys := make([]string, 0, len(s))
 	for k := range s {
 		if k != "count" && k != "bytes" {
 			keys = append(keys, k)
 		}
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		b.WriteString("," + k + "=" + strconv.FormatInt(s[k], 10))
+	if len(keys) > 0 {
+		sort.Strings(keys)
+		b.WriteByte('=')
+		for _, k := range keys {
+			b.WriteString(";" + k + "=" + strconv.FormatInt(s[k], 10))
+		}
 	}
 	return []byte(b.String())
 }
+
+func (s StatsTrack) format() []byte { return s.Format() }
 
 // setQuotaData replaces a quota node's data without a version change,
 // recording the undo step inside a multi.

@@ -2,7 +2,6 @@ package zkdata
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/zkgo/zkgo/tree"
@@ -83,8 +82,8 @@ func (im *Image) updateQuotaForPath(target string) {
 	})
 	sp := tree.QuotaPath + target + "/" + quotaStatNode
 	if n := im.nodes[sp]; n != nil {
-		st := statsTrack{"count": count, "bytes": bytes}
-		im.change(sp, n, func() { n.data = st.format() })
+		st := tree.StatsTrack{"count": count, "bytes": bytes}
+		im.change(sp, n, func() { n.data = st.Format() })
 	}
 }
 
@@ -106,60 +105,8 @@ func (im *Image) updateQuotaStat(prefix string, bytesDiff, countDiff int64) {
 	if n == nil {
 		return
 	}
-	st := parseStats(n.data)
-	st["count"] = st.get("count") + countDiff
-	st["bytes"] = st.get("bytes") + bytesDiff
-	im.change(sp, n, func() { n.data = st.format() })
-}
-
-// statsTrack is ZooKeeper's StatsTrack: "key=value" pairs.
-type statsTrack map[string]int64
-
-// parseStats reads "k=v" pairs separated by ',' or ';'; a value that is not
-// a number counts as -1.
-func parseStats(b []byte) statsTrack {
-	st := statsTrack{}
-	for _, kv := range strings.FieldsFunc(string(b), func(r rune) bool { return r == ',' || r == ';' }) {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			continue
-		}
-		v, _, _ = strings.Cut(v, "=")
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			n = -1
-		}
-		st[k] = n
-	}
-	return st
-}
-
-func (s statsTrack) get(k string) int64 {
-	if v, ok := s[k]; ok {
-		return v
-	}
-	return -1
-}
-
-// format writes the stats as StatsTrack.toString: count and bytes, then,
-// if there are other keys, "=" and ";key=value" for each in sorted order.
-func (s statsTrack) format() []byte {
-	b := []byte("count=" + strconv.FormatInt(s.get("count"), 10) + ",bytes=" + strconv.FormatInt(s.get("bytes"), 10))
-	var keys []string
-	for k := range s {
-		if k != "count" && k != "bytes" {
-			keys = append(keys, k)
-		}
-	}
-	if len(keys) > 0 {
-		slices.Sort(keys)
-		b = append(b, '=')
-		for _, k := range keys {
-			b = append(b, ';')
-			b = append(b, k...)
-			b = append(b, '=')
-			b = strconv.AppendInt(b, s[k], 10)
-		}
-	}
-	return b
+	st := tree.ParseStats(n.data)
+	st["count"] = st.Get("count") + countDiff
+	st["bytes"] = st.Get("bytes") + bytesDiff
+	im.change(sp, n, func() { n.data = st.Format() })
 }
