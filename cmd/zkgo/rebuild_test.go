@@ -235,6 +235,10 @@ func TestRebuildResumesSnapshot(t *testing.T) {
 		if attempt > 5 {
 			t.Fatal("the snapshot stream always ended before the member was killed")
 		}
+		// A partial file from an earlier attempt is of a snapshot the
+		// leader no longer sends: without it, the size watched below
+		// is the new stream's.
+		removePartialSnapshots(t, dataDir)
 		syscall.Kill(m.procs[lead].pid, syscall.SIGSTOP)
 		m.start(f)
 		syscall.Kill(m.procs[lead].pid, syscall.SIGCONT)
@@ -298,6 +302,19 @@ func partialSnapshot(dir string) (index uint64, size int64) {
 		return nil
 	})
 	return index, size
+}
+
+// removePartialSnapshots deletes the partial snapshot files under dir.
+func removePartialSnapshots(t *testing.T, dir string) {
+	t.Helper()
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".snap.partial") {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return nil
+	})
 }
 
 // waitLeader returns the index of the member mntr calls the leader.
