@@ -13,14 +13,68 @@ import (
 // unmarshalled), delivered in order per destination, and dropped when the
 // destination's inbound queue is full.
 type MemNetwork struct {
-	mu      sync.Mutex // guards members and cut
+	mu      sync.Mutex // guards members, cut and held
 	members map[uint64]*MemTransport
 	cut     map[[2]uint64]bool // directed links (from, to) that drop everything
+	// held: members whose proposals (MsgProp) are held back, in order,
+	// until ReleaseProposals (HoldProposals); nil slice: holding, none yet.
+	held map[uint64][]raftpb.Message
 }
 
 // NewMemNetwork returns an empty network.
 func NewMemNetwork() *MemNetwork {
-	return &MemNetwork{members: map[uint64]*MemTransport{}, cut: map[[2]uint64]bool{}}
+	return &MemNetwork{members: map[uint64]*MemTransport{}, cut: map[[2]uint64]bool{}, held: map[uint64][]raftpb.Message{}}
+}
+
+// HoldProposals holds back the proposals member id forwards to its
+// leader, as a paused process or a congested link would: they are neither
+// delivered nor reported lost until ReleaseProposals. Other messages flow.
+func (nw *MemNetwork) HoldProposals(id uint64) {
+	nw.mu.Lock()
+	defer nw.mu.Unlock()
+	if _, ok := nw.held[id]; !ok {
+		nw.held[id] = nil
+	}
+}
+
+// HeldProposals returns how many proposals of member id are held back.
+func (nw *MemNetwork) HeldProposals(id uint64) int {
+	nw.mu.Lock()
+	defer nw.mu.Unlock()
+	return len(nw.held[id])
+}
+
+// ReleaseProposals stops holding member id's proposals and delivers the
+// held ones, in order, before it returns (to members still reachable;
+// the others' are dropped).
+func (nw *MemNetwork) ReleaseProposals(id uint64) {
+	nw.mu.Lock()
+	msgs := nw.held[id]
+	delete(nw.held, id)
+	nw.mu.Unlock()
+	for _, m := range msgs {
+		if dst := nw.route(id, m.To); dst != nil {
+			select {
+			case dst.in <- m:
+			default:
+			}
+		}
+	}
+}
+
+// hold keeps m back if its sender's proposals are held; it reports
+// whether it did.
+func (nw *MemNetwork) hold(from uint64, m raftpb.Message) bool {
+	if m.Type != raftpb.MsgProp {
+		return false
+	}
+	nw.mu.Lock()
+	defer nw.mu.Unlock()
+	q, ok := nw.held[from]
+	if ok {
+		nw.held[from] = append(q, m)
+	}
+	return ok
 }
 
 // memQueue is the inbound queue length of a MemTransport.
@@ -144,6 +198,9 @@ func (t *MemTransport) Send(msgs []raftpb.Message) {
 		var cp raftpb.Message
 		if err := cp.Unmarshal(b); err != nil {
 			panic(err)
+		}
+		if t.nw.hold(t.id, cp) {
+			continue
 		}
 		select {
 		case dst.in <- cp:

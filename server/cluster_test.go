@@ -656,11 +656,7 @@ func TestClusterFollowerCutOffDropsClients(t *testing.T) {
 func TestClusterSessionMoves(t *testing.T) {
 	c := zktest.StartCluster(t, 3)
 	c.Leader()
-	a, err := rawzk.Dial(c.Addr(0), rawzk.Options{Timeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := dialRetry(t, c.Addr(0), rawzk.Options{Timeout: time.Minute})
 	if code := call(t, a, proto.OpCreate, &proto.CreateRequest{Path: "/moving", ACL: openACL, Flags: proto.ModeEphemeral}, nil); code != proto.ErrOk {
 		t.Fatal(code)
 	}
@@ -707,4 +703,82 @@ func waitMovedOrClosed(t *testing.T, c *rawzk.Conn) {
 		}
 	}
 	t.Fatal("the old connection still serves the moved session")
+}
+
+// TestClusterStaleProposalAfterSessionMove: a create proposed through a
+// member whose proposals are held up (a paused process, a congested link)
+// reaches the log only after its client has resumed the session on
+// another member and carried on there. It is refused (SessionMoved), as
+// ZooKeeper's leader refuses a request from a server that no longer owns
+// the session: applied, it would leave a node that the client does not
+// know it made and that lives as long as the session (a lock nobody
+// releases). The client's new connection sees everything the log ordered
+// before its move, and its own writes apply.
+func TestClusterStaleProposalAfterSessionMove(t *testing.T) {
+	c := zktest.StartCluster(t, 3)
+	lead := c.Leader()
+	f, other := (lead+1)%3, (lead+2)%3
+	a := dialRetry(t, c.Addr(f), rawzk.Options{Timeout: time.Minute})
+	if code := call(t, a, proto.OpCreate, &proto.CreateRequest{Path: "/before", ACL: openACL, Flags: proto.ModeEphemeral}, nil); code != proto.ErrOk {
+		t.Fatal(code)
+	}
+	c.HoldProposals(f)
+	released := false
+	defer func() {
+		if !released {
+			c.ReleaseProposals(f)
+		}
+	}()
+	if _, err := a.Send(proto.OpCreate, &proto.CreateRequest{Path: "/stale", ACL: openACL, Flags: proto.ModeEphemeral}); err != nil {
+		t.Fatal(err)
+	}
+	for c.HeldProposals(f) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	// The client gives up on member f and resumes its session elsewhere.
+	b := dialRetry(t, c.Addr(other), rawzk.Options{Timeout: time.Minute, SessionID: a.Session.SessionID, Passwd: a.Session.Passwd})
+	if b.Session.SessionID != a.Session.SessionID {
+		t.Fatalf("resuming the session on member %d: got session %#x", other+1, b.Session.SessionID)
+	}
+	if code := call(t, b, proto.OpExists, &proto.ExistsRequest{Path: "/before"}, &proto.ExistsResponse{}); code != proto.ErrOk {
+		t.Fatalf("/before on the new connection: %v", code)
+	}
+	if code := call(t, b, proto.OpExists, &proto.ExistsRequest{Path: "/stale"}, &proto.ExistsResponse{}); code != proto.ErrNoNode {
+		t.Fatalf("/stale before its proposal was released: %v", code)
+	}
+	c.ReleaseProposals(f)
+	released = true
+	// Proposed after the release, so the log orders it after /stale's.
+	if code := call(t, b, proto.OpCreate, &proto.CreateRequest{Path: "/after", ACL: openACL, Flags: proto.ModeEphemeral}, nil); code != proto.ErrOk {
+		t.Fatalf("create on the new connection: %v", code)
+	}
+	for i := range 3 {
+		var after, stale bool
+		for deadline := time.Now().Add(30 * time.Second); !after; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("member %d never applied /after", i+1)
+			}
+			c.Member(i).Tree(func(tr *tree.Tree) { after, stale = tr.Get("/after") != nil, tr.Get("/stale") != nil })
+		}
+		if stale {
+			t.Fatalf("member %d applied the create its client's old connection proposed before the session moved", i+1)
+		}
+	}
+}
+
+// dialRetry connects to addr, trying again for up to 30 s while the
+// member refuses (it has not heard from a leader yet, or the proposal
+// that makes or moves the session was lost in an election).
+func dialRetry(t *testing.T, addr string, o rawzk.Options) *rawzk.Conn {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		c, err := rawzk.Dial(addr, o)
+		if err == nil {
+			t.Cleanup(func() { c.Close() })
+			return c
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("connecting to %s: %v", addr, err)
+		}
+	}
 }

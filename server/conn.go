@@ -63,6 +63,21 @@ type Conn struct {
 	// moved: the session was resumed on another member (sessionMoved).
 	moved atomic.Bool
 
+	// claim is the log position of this connection's claim on its
+	// session (entry.go): the createSession's zxid, or the index of the
+	// move that resumed the session here; 0: none (a standalone server's
+	// resumed session, a local session). Its writes carry it
+	// (tree.Txn.Claim). Set once, by the apply goroutine (replyWrite),
+	// before claimReady is closed.
+	claim atomic.Int64
+	// claimReady, if set (by the handshake, before the proposal that
+	// makes the claim), is closed once claim is set: the reader holds
+	// writes pipelined behind the handshake until then, so that they
+	// carry the claim. claimKnown: the reader saw it closed (reader
+	// goroutine only).
+	claimReady chan struct{}
+	claimKnown bool
+
 	auth atomic.Pointer[[]proto.Id] // copy-on-write authenticated ids
 	// certIDs are the identities of the verified client certificate (nil
 	// without one): set by startTLS, read by addauth x509 (reader

@@ -11,7 +11,7 @@ import (
 	"github.com/zkgo/zkgo/tree"
 )
 
-// goldenEntries fix the byte layout of raft log entries (entry format 3,
+// goldenEntries fix the byte layout of raft log entries (entry format 4,
 // documented in entry.go). WALs written by earlier releases hold exactly
 // these bytes: if this test fails, the change breaks reading existing
 // data directories and must become a new format read beside this one.
@@ -24,8 +24,16 @@ var goldenEntries = []struct {
 	{"touches", entry{kind: entryTouches, sessions: []int64{0x0100000000000001, 2}},
 		"0000000000000000" + "00000002" + "0100000000000001" + "0000000000000002"},
 	{"touches-empty", entry{kind: entryTouches, sessions: []int64{}}, "0000000000000000" + "00000000"},
-	{"move", entry{kind: entryMove, sessions: []int64{0x0300000000000009}, owner: 2, claim: 5},
+	{"move-3", entry{kind: entryMove, sessions: []int64{0x0300000000000009}, owner: 2, claim: 5, control: true},
 		"0000000000000000" + "ffffffff" + "0300000000000009" + "0000000000000002" + "0000000000000005"},
+	{"move", entry{kind: entryMove, id: 0x0102030400000006, sessions: []int64{0x0300000000000009}, owner: 2, claim: 5},
+		"0102030400000006" + "fff0bdbe" + "0300000000000009" + "0000000000000002" + "0000000000000005"},
+	{"claimed", entry{kind: entryTxn, id: 0x13, txn: &tree.Txn{
+		Op: proto.OpDelete, Session: 9, Time: 2, Claim: 0x4455,
+		Req: &proto.DeleteRequest{Path: "/a", Version: 3},
+	}}, "0000000000000013" + "fff0bdbf" + "0000000000004455" + // mark, claim
+		"00000002" + "0000000000000009" + "0000000000000002" + "00000000" + // op, session, time, auth
+		"00000002" + "2f61" + "00000003"}, // path, version
 	{"formation", entry{kind: entryFormation, formation: 0x8899aabbccddeeff},
 		"0000000000000000" + "fffffffe" + "8899aabbccddeeff"},
 	{"setData", entry{kind: entryTxn, id: 0xa1b2c3d400000001, txn: &tree.Txn{
@@ -83,6 +91,12 @@ func TestEntryRefused(t *testing.T) {
 		{"long formation", "0000000000000000" + "fffffffe" + "0000000000000002" + "00", nil},
 		{"short session move", "0000000000000000" + "ffffffff" + "0000000000000001", nil},
 		{"long session move", "0000000000000000" + "ffffffff" + "0000000000000001" + "0000000000000002" + "0000000000000003" + "00", nil},
+		{"newer mark", "0000000000000001" + "fff0bdbd" + "0000000000000001", errEntryFormat},
+		{"short marked move", "0000000000000001" + "fff0bdbe" + "0000000000000001", nil},
+		{"long marked move", "0000000000000001" + "fff0bdbe" + "0000000000000001" + "0000000000000002" + "0000000000000003" + "00", nil},
+		{"claim missing", "0000000000000001" + "fff0bdbf" + "0000", nil},
+		{"claim zero", "0000000000000001" + "fff0bdbf" + "0000000000000000" + "fffffff5" + "0000000000000009" + "0000000000000000" + "00000000", nil},
+		{"claimed bad txn", "0000000000000001" + "fff0bdbf" + "0000000000000001" + "00000063" + "0000000000000000" + "0000000000000000" + "00000000", tree.ErrBadTxn},
 		{"touch count beyond data", "0000000000000000" + "00000003" + "0000000000000001", nil},
 		{"control without kind", "0000000000000000" + "0000", nil},
 		{"unknown op", "0000000000000001" + "00000063" + "0000000000000000" + "0000000000000000" + "00000000", tree.ErrBadTxn},

@@ -5,7 +5,6 @@
 package server
 
 import (
-	"context"
 	"crypto/subtle"
 	"time"
 
@@ -74,6 +73,7 @@ func (c *Conn) handshake(body []byte) bool {
 		c.live = s.sessions.track(id, to, c)
 		c.handshaken.Store(true)
 		r := &request{c: c, op: proto.OpCreateSession, isWrite: true, body: txn.Req, noSlot: true, start: time.Now()}
+		c.claimReady = make(chan struct{})
 		c.pipeMu.Lock()
 		c.inflight++
 		c.queue = append(c.queue, r)
@@ -100,18 +100,28 @@ func (c *Conn) handshake(body []byte) bool {
 	c.sessionID, c.timeout = req.SessionID, to
 	c.live = s.sessions.track(req.SessionID, to, c)
 	c.handshaken.Store(true)
-	if s.clustered() {
-		// Tell the other members, through the log, that the session
-		// lives here now: a connection of it they still hold is closed
-		// (SessionMoved), as in ZooKeeper.
+	if s.clustered() && !s.readOnly.Load() {
 		if n := s.sessions.claim(req.SessionID, c); n != 0 {
-			go func() {
-				ctx, cancel := context.WithTimeout(context.Background(), s.opts.TickTime)
-				defer cancel()
-				if err := s.prop.proposeNow(ctx, moveEntry(req.SessionID, s.opts.ServerID, n)); err != nil {
-					s.log.Info("could not announce a resumed session to the other members", "session", hexID(req.SessionID), "err", err)
-				}
-			}()
+			// Tell the other members, through the log, that the
+			// session lives here now: a connection of it they still
+			// hold is closed (SessionMoved), and what the session's
+			// older connections proposed that the log orders after the
+			// move is refused (tree.Txn.Claim) — ZooKeeper's leader
+			// refuses requests from a server that no longer owns the
+			// session. The connect reply waits for the move to be
+			// applied here, like a createSession: the client then
+			// reads a state holding everything ordered before the move
+			// (a create its old connection proposed, say), and its
+			// writes carry the move as their claim. A lost move closes
+			// the connection; the client tries again.
+			r := &request{c: c, op: proto.OpCreateSession, isWrite: true, noSlot: true, start: time.Now(),
+				body: &tree.CreateSessionReq{Timeout: int32(to / time.Millisecond), Passwd: sess.Passwd}}
+			c.claimReady = make(chan struct{})
+			c.pipeMu.Lock()
+			c.inflight++
+			c.queue = append(c.queue, r)
+			c.pipeMu.Unlock()
+			return s.prop.propose(moveEntry(req.SessionID, s.opts.ServerID, n), r, false)
 		}
 	}
 	c.connectReply(to, req.SessionID, sess.Passwd, 0)

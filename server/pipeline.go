@@ -223,6 +223,16 @@ func (c *Conn) acquireSlot() bool {
 // submitWrite proposes a write. Reads that arrive before it is applied
 // queue behind it.
 func (c *Conn) submitWrite(r *request) {
+	if c.claimReady != nil && !c.claimKnown {
+		// Pipelined behind the handshake: wait for the connection's
+		// claim on its session, which the write carries.
+		select {
+		case <-c.claimReady:
+			c.claimKnown = true
+		case <-c.closed:
+			return
+		}
+	}
 	c.pipeMu.Lock()
 	c.inflight++
 	c.queue = append(c.queue, r)
@@ -231,7 +241,7 @@ func (c *Conn) submitWrite(r *request) {
 	if r.op == proto.OpSync {
 		e = syncEntry() // a barrier: nothing to apply
 	} else {
-		e = txnEntry(&tree.Txn{Op: r.op, Session: c.sessionID, Time: time.Now().UnixMilli(), Auth: r.auth, Req: r.body})
+		e = txnEntry(&tree.Txn{Op: r.op, Session: c.sessionID, Time: time.Now().UnixMilli(), Auth: r.auth, Req: r.body, Claim: c.claim.Load()})
 	}
 	ok := c.s.prop.propose(e, r, c.moreBuffered)
 	if c.moreBuffered {
@@ -347,6 +357,12 @@ func (c *Conn) drainQueueLocked() {
 
 func (c *Conn) replyWrite(r *request, zxid int64, res *tree.Result) {
 	if r.op == proto.OpCreateSession {
+		// The session's creation, or its move here, was applied: it is
+		// this connection's claim on the session.
+		c.claim.Store(zxid)
+		if c.claimReady != nil {
+			close(c.claimReady)
+		}
 		cs := r.body.(*tree.CreateSessionReq)
 		c.connectReply(time.Duration(cs.Timeout)*time.Millisecond, c.sessionID, cs.Passwd, zxid)
 		return

@@ -339,8 +339,8 @@ func (t *sessionTracker) applied(txn *tree.Txn, res *tree.Result) {
 		}
 		return
 	}
-	if txn.Op != proto.OpCloseSession {
-		return
+	if txn.Op != proto.OpCloseSession || res.Err != proto.ErrOk {
+		return // (a closeSession of an older claim is refused: SessionMoved)
 	}
 	t.mu.Lock()
 	ls := t.live[txn.Session]

@@ -85,9 +85,16 @@ type batchWaker interface{ endBatch() }
 func (b *applyBatch) join(w batchWaker) { b.wake = append(b.wake, w) }
 
 type applyItem struct {
-	zxid int64
-	txn  *tree.Txn // nil: a sync barrier
+	zxid int64 // for a move: its log index
+	txn  *tree.Txn
+	move *sessionMove // neither txn nor move: a sync barrier
 	w    waiter
+}
+
+// sessionMove is a session move entry being applied.
+type sessionMove struct {
+	id, owner int64
+	claim     uint64
 }
 
 func newStateMachine(log *slog.Logger, watches *watch.Manager, setup func(*tree.Tree), maxBuf int) *stateMachine {
@@ -137,7 +144,14 @@ func (sm *stateMachine) Apply(ents []raftpb.Entry) {
 		case entryTouches:
 			sm.sessions.remoteTouch(e.sessions)
 		case entryMove:
-			sm.sessions.moved(e.sessions[0], e.owner, e.claim)
+			// In log order with the transactions around it: the move
+			// is the session's newest claim from here on.
+			var w waiter
+			if e.id != 0 {
+				w = sm.waiters.take(e.id)
+			}
+			items = append(items, applyItem{zxid: int64(ent.Index), w: w,
+				move: &sessionMove{id: e.sessions[0], owner: e.owner, claim: e.claim}})
 		case entryFormation:
 			if sm.onFormation != nil {
 				sm.onFormation(e.formation)
@@ -178,6 +192,19 @@ func (sm *stateMachine) applyItems(items []applyItem) {
 	b := &sm.batch
 	for i := range items {
 		it := &items[i]
+		if m := it.move; m != nil {
+			// A client resumed session m.id on member m.owner: from now
+			// on the session refuses what its older connections
+			// proposed (tree.Txn.Claim), and those still open on other
+			// members are told (sessionMoved). The waiter, the resumed
+			// connection, learns its claim: the move's index.
+			sm.tree.ClaimSession(m.id, it.zxid)
+			sm.sessions.moved(m.id, m.owner, m.claim)
+			if it.w != nil {
+				it.w.applied(it.zxid, &tree.Result{}, b)
+			}
+			continue
+		}
 		if it.txn == nil {
 			// A sync barrier: nothing to apply. Its reply carries the
 			// last transaction's zxid, not the barrier's log index: a

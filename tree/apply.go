@@ -78,6 +78,13 @@ func (t *Tree) Apply(zxid int64, txn *Txn) Result {
 	t.lastZxid = zxid
 	t.events = t.events[:0]
 	var res Result
+	if txn.Claim != 0 && txn.Session != 0 {
+		if s := t.sessions[txn.Session]; s != nil && txn.Claim < s.Claim {
+			res.OpResult = OpResult{Op: txn.Op, Err: proto.ErrSessionMoved}
+			res.Events = t.events
+			return res
+		}
+	}
 	if txn.Op == proto.OpMulti {
 		m, ok := txn.Req.(*proto.MultiRequest)
 		if !ok {
@@ -216,7 +223,7 @@ var applyHandlers = map[proto.OpCode]applyHandler{
 	proto.OpCreateSession: handle(false, func(t *Tree, zxid int64, txn *Txn, op proto.OpCode, r *CreateSessionReq) OpResult {
 		pw := make([]byte, len(r.Passwd))
 		copy(pw, r.Passwd)
-		t.sessions[txn.Session] = &Session{ID: txn.Session, Timeout: r.Timeout, Passwd: pw}
+		t.sessions[txn.Session] = &Session{ID: txn.Session, Timeout: r.Timeout, Passwd: pw, Claim: zxid}
 		return OpResult{Op: op}
 	}),
 	proto.OpCloseSession: {apply: func(t *Tree, zxid int64, txn *Txn, op proto.OpCode, _ proto.Record) OpResult {

@@ -228,7 +228,7 @@ func (t *Tree) fixSnapshot() (*Snapshot, error) {
 	}
 	sn := &Snapshot{root: t.root, lastZxid: t.lastZxid, count: t.count}
 	for _, s := range t.Sessions() {
-		sn.sessions = append(sn.sessions, Session{ID: s.ID, Timeout: s.Timeout, Passwd: s.Passwd})
+		sn.sessions = append(sn.sessions, Session{ID: s.ID, Timeout: s.Timeout, Passwd: s.Passwd, Claim: s.Claim})
 	}
 	return sn, nil
 }

@@ -3,7 +3,7 @@ package tree
 // Snapshots: the whole replicated state of a Tree as a byte stream, written
 // by Tree.WriteSnapshot and read back by ReadSnapshot.
 //
-// # Format (version 1)
+// # Format (version 2)
 //
 // All integers are big-endian and encoded with package jute (int = 4 bytes,
 // long = 8 bytes, buffer/string = int length then bytes, a buffer of length
@@ -13,7 +13,7 @@ package tree
 //
 //	header (28 bytes)
 //	  magic         8 bytes  "ZKGOSNAP"
-//	  version       int      1
+//	  version       int      2 (1: sessions without a claim)
 //	  lastZxid      long     zxid of the last applied transaction (>= 0)
 //	  nodeCount     int      number of znodes (the root once)
 //	  sessionCount  int      number of sessions
@@ -32,7 +32,8 @@ package tree
 //	                counters, not what clients see: cversion counts child
 //	                creates (it names sequential children) and ephemeralOwner
 //	                carries the container and TTL markers.
-//	  'S' session   body = id long | timeout int | passwd buffer
+//	  'S' session   body = id long | timeout int | passwd buffer |
+//	                       claim long (Session.Claim; not in version 1)
 //
 //	trailer = CRC-32C (Castagnoli) of every byte before it, header
 //	          included, as a big-endian uint32.
@@ -67,7 +68,8 @@ package tree
 // Everything checked is an invariant Apply maintains, so a snapshot of any
 // tree Apply built reads back.
 //
-// A new version of the format must keep reading version 1 snapshots.
+// A new version of the format must keep reading the older versions:
+// version 1 snapshots read with every session's Claim 0.
 
 import (
 	"bufio"
@@ -85,7 +87,7 @@ import (
 )
 
 // SnapshotVersion is the format version WriteSnapshot writes.
-const SnapshotVersion = 1
+const SnapshotVersion = 2
 
 // snapshotMagic starts every snapshot.
 const snapshotMagic = "ZKGOSNAP"
@@ -222,6 +224,7 @@ func (sw *snapWriter) session(s *Session) {
 	e.WriteLong(s.ID)
 	e.WriteInt(s.Timeout)
 	e.WriteBuffer(s.Passwd)
+	e.WriteLong(s.Claim)
 	sw.end()
 }
 
@@ -298,8 +301,8 @@ func ReadSnapshot(r io.Reader, opts ReadOptions) (*Tree, error) {
 	lastZxid := d.ReadLong()
 	nodeCount := d.ReadInt()
 	sessionCount := d.ReadInt()
-	if version != SnapshotVersion {
-		return nil, sr.bad(8, "unsupported version %d (this build reads %d)", version, SnapshotVersion)
+	if version != SnapshotVersion && version != 1 {
+		return nil, sr.bad(8, "unsupported version %d (this build reads 1 to %d)", version, SnapshotVersion)
 	}
 	if lastZxid < 0 {
 		return nil, sr.bad(12, "negative lastZxid %d", lastZxid)
@@ -384,6 +387,9 @@ func ReadSnapshot(r io.Reader, opts ReadOptions) (*Tree, error) {
 		}
 		d.Reset(body, false)
 		s := &Session{ID: d.ReadLong(), Timeout: d.ReadInt(), Passwd: d.ReadBuffer()}
+		if version >= 2 {
+			s.Claim = d.ReadLong()
+		}
 		if err := d.Finish(); err != nil {
 			return nil, sr.bad(at, "session record %d: %v", i, err)
 		}

@@ -155,7 +155,7 @@ func diffTrees(a, b *Tree) []string {
 			add("session %s missing in b", ownerString(id))
 			continue
 		}
-		if sa.ID != sb.ID || sa.Timeout != sb.Timeout || (sa.Passwd == nil) != (sb.Passwd == nil) || !bytes.Equal(sa.Passwd, sb.Passwd) {
+		if sa.ID != sb.ID || sa.Timeout != sb.Timeout || sa.Claim != sb.Claim || (sa.Passwd == nil) != (sb.Passwd == nil) || !bytes.Equal(sa.Passwd, sb.Passwd) {
 			add("session %s: %+v vs %+v", ownerString(id), *sa, *sb)
 		}
 	}
@@ -204,7 +204,7 @@ func TestSnapshotCoversEveryField(t *testing.T) {
 		// pzxid, cversion: written in the parent's stat; the rest rebuilt
 		// (slots, tags, count, hashed) or a cache (list, handed, edits).
 		{reflect.TypeFor[children](), []string{"pzxid", "cversion", "hashed", "count", "slots", "tags", "list", "handed", "edits"}},
-		{reflect.TypeFor[Session](), []string{"ID", "Timeout", "Passwd"}},
+		{reflect.TypeFor[Session](), []string{"ID", "Timeout", "Passwd", "Claim"}},
 		// list: written; key, refs: rebuilt.
 		{reflect.TypeFor[aclEntry](), []string{"key", "list", "refs"}},
 		{reflect.TypeFor[aclCache](), []string{"byKey"}},
@@ -221,13 +221,15 @@ func TestSnapshotCoversEveryField(t *testing.T) {
 	}
 }
 
-// TestSnapshotGolden pins the version 1 encoding of a small tree. A change
-// here is a format change: bump SnapshotVersion and keep reading this.
+// TestSnapshotGolden pins the version 2 encoding of a small tree, and
+// reads the version 1 encoding of the same tree (sessions without a
+// claim). A change here is a format change: bump SnapshotVersion and keep
+// reading both.
 func TestSnapshotGolden(t *testing.T) {
 	tr := New()
 	tr.Apply(7, &Txn{Op: proto.OpCreateSession, Session: 0x1234, Req: &CreateSessionReq{Timeout: 30000, Passwd: []byte("pw")}})
 	want := unhexSnap(t, `
-		5a4b474f534e4150 00000001      // "ZKGOSNAP", version 1
+		5a4b474f534e4150 00000002      // "ZKGOSNAP", version 2
 		0000000000000007               // lastZxid
 		00000004 00000001              // 4 nodes, 1 session
 		41 0000001b                    // 'A' (ACL index 0), 27 bytes
@@ -256,10 +258,12 @@ func TestSnapshotGolden(t *testing.T) {
 		  00000010 2f7a6f6f6b65657065722f71756f7461 00000000 00000000 // "/zookeeper/quota", empty, ACL 0
 		  0000000000000000 0000000000000000 0000000000000000 0000000000000000
 		  00000000 00000000 00000000 0000000000000000 00000000 00000000 0000000000000000
-		53 00000012                    // 'S', 18 bytes
+		53 0000001a                    // 'S', 26 bytes
 		  0000000000001234 00007530 00000002 7077 // id, timeout 30000, passwd "pw"
+		  0000000000000007             // claim: the createSession's zxid
 		`)
-	want = binary.BigEndian.AppendUint32(want, crc32.Checksum(want, crc32.MakeTable(crc32.Castagnoli)))
+	crc := crc32.MakeTable(crc32.Castagnoli)
+	want = binary.BigEndian.AppendUint32(want, crc32.Checksum(want, crc))
 	got := writeSnap(t, tr)
 	if !bytes.Equal(got, want) {
 		t.Fatalf("snapshot\n got %x\nwant %x", got, want)
@@ -268,6 +272,24 @@ func TestSnapshotGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if d := diffTrees(tr, c); len(d) > 0 {
+		t.Fatal(strings.Join(d, "\n"))
+	}
+
+	// Version 1: the same but for the version and the session record.
+	v1 := bytes.Clone(want[:len(want)-4])
+	v1[11] = 1
+	sess := bytes.LastIndex(v1, []byte{0x53, 0, 0, 0, 0x1a})
+	v1 = append(v1[:sess], unhexSnap(t, `53 00000012 0000000000001234 00007530 00000002 7077`)...)
+	v1 = binary.BigEndian.AppendUint32(v1, crc32.Checksum(v1, crc))
+	c, err = ReadSnapshot(bytes.NewReader(v1), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.Session(0x1234); s == nil || s.Claim != 0 || string(s.Passwd) != "pw" {
+		t.Fatalf("version 1 session read as %+v", s)
+	}
+	tr.Session(0x1234).Claim = 0
 	if d := diffTrees(tr, c); len(d) > 0 {
 		t.Fatal(strings.Join(d, "\n"))
 	}
@@ -859,6 +881,7 @@ func TestSnapshotForged(t *testing.T) {
 		e.WriteLong(id)
 		e.WriteInt(1)
 		e.WriteBuffer([]byte("pw"))
+		e.WriteLong(0) // claim
 		return rawRec{'S', e.Bytes()}
 	}
 	first := func(kind byte) int {
@@ -904,7 +927,7 @@ func TestSnapshotForged(t *testing.T) {
 	}{
 		{name: "bad magic", raw: append([]byte("ZKGOSNAQ"), base.bytes()[8:]...), want: "magic"},
 		{name: "version 0", snap: func() rawSnap { c := base.clone(); c.head[11] = 0; return c }(), want: "version"},
-		{name: "version 2", snap: func() rawSnap { c := base.clone(); c.head[11] = 2; return c }(), want: "version"},
+		{name: "version 3", snap: func() rawSnap { c := base.clone(); c.head[11] = 3; return c }(), want: "version"},
 		{name: "negative lastZxid", snap: func() rawSnap { c := base.clone(); c.head[12] = 0x80; return c }(), want: "lastZxid"},
 		{name: "no nodes", snap: base.setCounts(0, sessions), want: "node count"},
 		{name: "node count over MaxNodes", snap: base, opts: ReadOptions{MaxNodes: int(nodes) - 1}, want: "node count"},

@@ -214,6 +214,12 @@ type Session struct {
 	ID      int64
 	Timeout int32
 	Passwd  []byte
+	// Claim is the log position of the newest claim on the session: the
+	// zxid of its createSession, or the log index of the last session
+	// move (ClaimSession). A transaction proposed for an older claim is
+	// refused with SessionMoved (see Txn.Claim). 0: no claim recorded
+	// (a snapshot of format version 1).
+	Claim int64
 }
 
 // New returns a tree holding "/", "/zookeeper", "/zookeeper/quota" and
@@ -392,6 +398,17 @@ func (t *Tree) EphemeralCount() int {
 
 // Session returns the replicated session with the given id, or nil.
 func (t *Tree) Session(id int64) *Session { return t.sessions[id] }
+
+// ClaimSession records that a client resumed session id, the claim being
+// at log index claim (a session move, applied in log order between
+// transactions): transactions of the session proposed for an older claim
+// are refused from now on (Txn.Claim). Claims only grow; an unknown
+// session is ignored.
+func (t *Tree) ClaimSession(id, claim int64) {
+	if s := t.sessions[id]; s != nil && claim > s.Claim {
+		s.Claim = claim
+	}
+}
 
 // SessionCount returns the number of replicated sessions.
 func (t *Tree) SessionCount() int { return len(t.sessions) }

@@ -26,6 +26,16 @@ type Txn struct {
 	Time    int64      // proposer's wall clock, ms since the epoch
 	Auth    []proto.Id // the session's authenticated ids when proposed
 	Req     proto.Record
+	// Claim is the log position of the claim on the session that the
+	// proposing connection holds (the createSession's zxid, or the index
+	// of the session move that resumed it there); 0: not checked.
+	// Apply refuses the transaction with SessionMoved when the session
+	// has a newer claim: the client resumed its session elsewhere after
+	// this was proposed (a proposal held up in a paused or cut-off
+	// member), as ZooKeeper's leader refuses a request from a server
+	// that no longer owns the session. It is carried by the log entry
+	// around the encoding below, which does not include it.
+	Claim int64
 }
 
 // CreateSessionReq is the body of a createSession transaction.

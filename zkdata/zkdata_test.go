@@ -33,9 +33,14 @@ func TestSessionPassword(t *testing.T) {
 }
 
 // A zkgo tree written as a ZooKeeper snapshot (every compression) and read
-// back is the same tree, byte for byte in zkgo's own format.
+// back is the same tree, byte for byte in zkgo's own format — but for the
+// sessions' claims (tree.Session.Claim), which ZooKeeper's format has no
+// place for: an imported session has none until a client resumes it.
 func TestRoundTrip(t *testing.T) {
 	tr := testTree(t)
+	for _, s := range tr.Sessions() {
+		s.Claim = 0
+	}
 	want := zkgoBytes(t, tr)
 	for _, comp := range []string{"", "gz", "snappy"} {
 		t.Run("compression="+comp, func(t *testing.T) {

@@ -380,5 +380,17 @@ func (c *Cluster) Isolate(i int) { c.net.Isolate(uint64(i + 1)) }
 // Cut cuts the link between members i and j (0-based), both ways.
 func (c *Cluster) Cut(i, j int) { c.net.Cut(uint64(i+1), uint64(j+1)) }
 
+// HoldProposals holds back the proposals member i (0-based) forwards to
+// its leader, neither delivered nor lost, as a paused member would, until
+// ReleaseProposals delivers them in order.
+func (c *Cluster) HoldProposals(i int) { c.net.HoldProposals(uint64(i + 1)) }
+
+// HeldProposals returns how many of member i's proposals are held back.
+func (c *Cluster) HeldProposals(i int) int { return c.net.HeldProposals(uint64(i + 1)) }
+
+// ReleaseProposals delivers member i's held proposals and stops holding
+// them.
+func (c *Cluster) ReleaseProposals(i int) { c.net.ReleaseProposals(uint64(i + 1)) }
+
 // Heal restores every link.
 func (c *Cluster) Heal() { c.net.Heal() }
