@@ -121,6 +121,7 @@ func (c *Conn) handshake(body []byte) bool {
 			c.inflight++
 			c.queue = append(c.queue, r)
 			c.pipeMu.Unlock()
+			s.stats.revalidations.Add(1)
 			return s.prop.propose(moveEntry(req.SessionID, s.opts.ServerID, n), r, false)
 		}
 	}

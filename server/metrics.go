@@ -45,6 +45,8 @@ type metricsServer struct {
 	fsyncTime, snapshotTime, batchSize prometheus.Summary
 	readLatency, updateLatency         prometheus.Summary
 	propagationLatency, electionTime   prometheus.Summary
+	// Watchers fired per event, by event type (watchFanOut).
+	fanOut map[proto.EventType]prometheus.Summary
 	walFsync, walEntries, snapDuration prometheus.Histogram
 	requestDuration                    map[proto.OpCode]*opObserver // read-only after newMetrics
 	http                               *http.Server
@@ -97,6 +99,12 @@ func newMetrics(s *Server) *metricsServer {
 	m.updateLatency = summary("updatelatency")
 	m.propagationLatency = summary("propagation_latency")
 	m.electionTime = summary("election_time")
+	m.fanOut = map[proto.EventType]prometheus.Summary{
+		proto.EventNodeCreated:         summary("node_created_watch_count"),
+		proto.EventNodeDeleted:         summary("node_deleted_watch_count"),
+		proto.EventNodeDataChanged:     summary("node_changed_watch_count"),
+		proto.EventNodeChildrenChanged: summary("node_children_watch_count"),
+	}
 	m.walFsync = histogram("zkgo_wal_fsync_duration_seconds", fsyncBuckets)
 	m.walEntries = histogram("zkgo_wal_fsync_entries", entriesBuckets)
 	m.snapDuration = histogram("zkgo_snapshot_duration_seconds", snapshotBuckets)
@@ -126,6 +134,7 @@ func newMetrics(s *Server) *metricsServer {
 	counter("zkgo_raft_proposals_dropped_total", s.prop.dropped.Load)
 	counter("zkgo_session_expirations_total", s.sessions.expirations.Load)
 	counter("zkgo_watch_notifications_total", st.watchNotifications.Load)
+	counter("revalidate_count", st.revalidations.Load)
 
 	d = metricByName("zkgo_connections_rejected_total")
 	for _, r := range []struct {
@@ -208,6 +217,17 @@ func (m *metricsServer) applied(now, txnTime int64) {
 		return
 	}
 	m.propagationLatency.Observe(float64(now - txnTime))
+}
+
+// watchFanOut records that an event of type typ fired n watchers
+// (watch.Manager.SetFanOutHook).
+func (m *metricsServer) watchFanOut(typ proto.EventType, n int) {
+	if m == nil {
+		return
+	}
+	if sm := m.fanOut[typ]; sm != nil {
+		sm.Observe(float64(n))
+	}
 }
 
 // election records the time a member spent without a leader.

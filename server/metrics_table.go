@@ -58,7 +58,6 @@ const (
 	whyAuth     = "SASL between ensemble members is not implemented"
 	whyJVM      = "there is no JVM"
 	whyQuota    = "per-namespace quota metrics need a walk of the quota subtree per scrape; not implemented"
-	whyWatchFan = "the watch manager does not report per-event fan-out yet"
 	whyThrottle = "ZooKeeper's request throttler, stale-request dropping and large-request limit do not exist in zkgo (it bounds requests per connection and in all, and frames by jute.maxbuffer)"
 )
 
@@ -176,10 +175,14 @@ var metricTable = []metricDef{
 	{name: "bytes_received_count", kind: kindCounter, scope: always, help: "Bytes of request packets received from clients (the connect request included, length prefixes not).",
 		source: "each frame's length, counted by the connection's reader"},
 	{name: "unrecoverable_error_count", kind: kindCounter, source: "not exported: on an unrecoverable error zkgo stops, and its metrics endpoint with it: the counter would always read 0"},
-	{name: "node_created_watch_count", kind: kindSummary, source: "not exported: " + whyWatchFan},
-	{name: "node_deleted_watch_count", kind: kindSummary, source: "not exported: " + whyWatchFan},
-	{name: "node_changed_watch_count", kind: kindSummary, source: "not exported: " + whyWatchFan},
-	{name: "node_children_watch_count", kind: kindSummary, source: "not exported: " + whyWatchFan},
+	{name: "node_created_watch_count", kind: kindSummary, scope: always, help: "Watchers one NodeCreated event fired (events that fired none are not counted).",
+		source: "watch.Manager.Trigger (SetFanOutHook): the data and child watchers a NodeCreated event fires together, persistent and recursive ones included"},
+	{name: "node_deleted_watch_count", kind: kindSummary, scope: always, help: "Watchers one NodeDeleted event fired (events that fired none are not counted).",
+		source: "watch.Manager.Trigger (SetFanOutHook): the data and child watchers a NodeDeleted event fires together, persistent and recursive ones included"},
+	{name: "node_changed_watch_count", kind: kindSummary, scope: always, help: "Watchers one NodeDataChanged event fired (events that fired none are not counted).",
+		source: "watch.Manager.Trigger (SetFanOutHook): the data and child watchers a NodeDataChanged event fires together, persistent and recursive ones included"},
+	{name: "node_children_watch_count", kind: kindSummary, scope: always, help: "Watchers one NodeChildrenChanged event fired (events that fired none are not counted).",
+		source: "watch.Manager.Trigger (SetFanOutHook): the data and child watchers a NodeChildrenChanged event fires together, persistent and recursive ones included"},
 	{name: "add_dead_watcher_stall_time", kind: kindCounter, source: "not exported: zkgo removes a closed connection's watches at once; it has no dead-watcher cleaner"},
 	{name: "dead_watchers_queued", kind: kindCounter, source: "not exported: zkgo has no dead-watcher cleaner"},
 	{name: "dead_watchers_cleared", kind: kindCounter, source: "not exported: zkgo has no dead-watcher cleaner"},
@@ -199,7 +202,8 @@ var metricTable = []metricDef{
 	{name: "prep_process_time", kind: kindSummary, source: "not exported: " + whyPipeline},
 	{name: "proposal_process_time", kind: kindSummary, source: "not exported: " + whyPipeline},
 	{name: "close_session_prep_time", kind: kindSummary, source: "not exported: " + whyPipeline},
-	{name: "revalidate_count", kind: kindCounter, source: "not exported: a zkgo member revalidates a resumed session through the log (a move entry), not with a request to the leader"},
+	{name: "revalidate_count", kind: kindCounter, scope: always, help: "Resumed sessions this member revalidated (took over) through the log.",
+		source: "the handshake of a resumed session on an ensemble member: the session move it proposes, which the connect reply waits for (ZooKeeper's follower asks its leader instead)"},
 	{name: "connection_drop_count", kind: kindCounter, source: "not exported: zkgo never drops connections by probability"},
 	{name: "connection_revalidate_count", kind: kindCounter, source: "not exported: see revalidate_count"},
 	{name: "sessionless_connections_expired", kind: kindCounter, scope: always, help: "Connections closed for not completing their handshake in time.",

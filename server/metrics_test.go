@@ -430,3 +430,68 @@ func TestMetricsEnsemble(t *testing.T) {
 		}
 	}
 }
+
+// The watch fan-out summaries count, per event type, the watchers each
+// event fired; events that fire none are not counted (as ZooKeeper).
+func TestMetricsWatchFanOut(t *testing.T) {
+	srv := zktest.Start(t, withMetrics())
+	w := dial(t, srv.Addr())
+	c := dial(t, srv.Addr())
+	c2 := dial(t, srv.Addr())
+	if code := call(t, c, proto.OpCreate, &proto.CreateRequest{Path: "/f", Data: []byte("a"), ACL: openACL}, &proto.CreateResponse{}); code != proto.ErrOk {
+		t.Fatal(code)
+	}
+	// Two data watches on /f, one child watch on /.
+	for _, cl := range []*rawzk.Conn{w, c2} {
+		if code := call(t, cl, proto.OpGetData, &proto.GetDataRequest{Path: "/f", Watch: true}, &proto.GetDataResponse{}); code != proto.ErrOk {
+			t.Fatal(code)
+		}
+	}
+	if code := call(t, w, proto.OpGetChildren, &proto.GetChildrenRequest{Path: "/", Watch: true}, &proto.GetChildrenResponse{}); code != proto.ErrOk {
+		t.Fatal(code)
+	}
+	if code := call(t, c, proto.OpSetData, &proto.SetDataRequest{Path: "/f", Data: []byte("b"), Version: -1}, &proto.SetDataResponse{}); code != proto.ErrOk {
+		t.Fatal(code)
+	}
+	// Fires the child watch; the data watches fired already (one-shot).
+	if code := call(t, c, proto.OpCreate, &proto.CreateRequest{Path: "/g", ACL: openACL}, &proto.CreateResponse{}); code != proto.ErrOk {
+		t.Fatal(code)
+	}
+	// Fires nothing.
+	if code := call(t, c, proto.OpSetData, &proto.SetDataRequest{Path: "/f", Data: []byte("c"), Version: -1}, &proto.SetDataResponse{}); code != proto.ErrOk {
+		t.Fatal(code)
+	}
+	fams := scrape(t, srv.Server)
+	for _, tt := range []struct {
+		name       string
+		count, sum float64
+	}{
+		{"node_changed_watch_count", 1, 2},
+		{"node_children_watch_count", 1, 1},
+		{"node_created_watch_count", 0, 0},
+		{"node_deleted_watch_count", 0, 0},
+	} {
+		f := fams[tt.name]
+		if f == nil || len(f.Metric) != 1 || f.Metric[0].Summary == nil {
+			t.Fatalf("%s: not a summary in the scrape", tt.name)
+		}
+		s := f.Metric[0].Summary
+		if float64(s.GetSampleCount()) != tt.count || s.GetSampleSum() != tt.sum {
+			t.Errorf("%s: %d events, %v watchers; want %v, %v", tt.name, s.GetSampleCount(), s.GetSampleSum(), tt.count, tt.sum)
+		}
+	}
+}
+
+// A session resumed on another member of an ensemble is revalidated
+// there through the log: that member's revalidate_count goes up.
+func TestMetricsRevalidate(t *testing.T) {
+	c := zktest.StartCluster(t, 3, withMetrics())
+	c.Leader()
+	a := dialRetry(t, c.Addr(0), rawzk.Options{Timeout: time.Minute})
+	before, _ := value(scrape(t, c.Member(1).Server), "revalidate_count")
+	dialRetry(t, c.Addr(1), rawzk.Options{Timeout: time.Minute, SessionID: a.Session.SessionID, Passwd: a.Session.Passwd})
+	// (A move lost in an election and tried again counts twice.)
+	if got := mustValue(t, scrape(t, c.Member(1).Server), "revalidate_count") - before; got < 1 {
+		t.Errorf("revalidate_count went up by %v on the member the session moved to, want 1", got)
+	}
+}

@@ -208,6 +208,7 @@ func New(opts Options) (*Server, error) {
 	if opts.MetricsAddr != "" {
 		s.met = newMetrics(s)
 		s.sm.met = s.met
+		s.watches.SetFanOutHook(s.met.watchFanOut)
 		s.raft.onWALSync = s.met.walSynced
 	}
 	s.raft.onSnapshot = func(bytes int64, d time.Duration) {

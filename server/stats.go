@@ -35,6 +35,7 @@ type serverStats struct {
 	responseBytes      atomic.Int64 // reply bytes queued, length prefixes included
 	watchBytes         atomic.Int64 // notification bytes queued, likewise
 	watchNotifications atomic.Int64 // notifications queued
+	revalidations      atomic.Int64 // resumed sessions moved here through the log (handshake)
 	leaderChanges      atomic.Int64 // raft leader changes seen
 	lookingCount       atomic.Int64 // changes to no leader (ensemble members)
 	snapshotBytes      atomic.Int64 // size of the last snapshot written here

@@ -113,7 +113,17 @@ type Manager struct {
 	mu    sync.Mutex // guards data and child
 	data  table
 	child table
+	// fanOut, if set (SetFanOutHook, before the manager is used), is
+	// told after each event that fired watchers how many it fired.
+	fanOut func(typ proto.EventType, watchers int)
 }
+
+// SetFanOutHook makes Trigger call f, on Trigger's goroutine and without
+// the manager's lock, with the type of each event that fired at least one
+// watcher and how many it fired (the server's watch fan-out summaries,
+// ZooKeeper's node_*_watch_count). It must be called before the manager
+// is used.
+func (m *Manager) SetFanOutHook(f func(typ proto.EventType, watchers int)) { m.fanOut = f }
 
 // NewManager returns an empty manager.
 func NewManager() *Manager {
@@ -246,6 +256,9 @@ func (m *Manager) Trigger(events []tree.Event) {
 	for _, o := range out {
 		for _, w := range o.watchers {
 			w.Deliver(o.ev, o.acl)
+		}
+		if m.fanOut != nil {
+			m.fanOut(o.ev.Type, len(o.watchers))
 		}
 	}
 }
