@@ -46,7 +46,7 @@ type metricsServer struct {
 	readLatency, updateLatency         prometheus.Summary
 	propagationLatency, electionTime   prometheus.Summary
 	// Watchers fired per event, by event type (watchFanOut).
-	fanOut map[proto.EventType]prometheus.Summary
+	fanOut                             map[proto.EventType]prometheus.Summary
 	walFsync, walEntries, snapDuration prometheus.Histogram
 	requestDuration                    map[proto.OpCode]*opObserver // read-only after newMetrics
 	http                               *http.Server
