@@ -37,6 +37,9 @@ import (
 type Node struct {
 	cfg Config
 	id  uint64
+	// load is how Start loaded the state (set before Start returns,
+	// read-only after).
+	load StartupLoad
 
 	rnMu      sync.Mutex // guards rn and rnStopped
 	rn        *raft.RawNode
@@ -201,7 +204,9 @@ func Start(cfg Config) (*Node, error) {
 		if err != nil {
 			return nil, fmt.Errorf("raftnode: opening snapshot %d: %w", snap.Metadata.Index, err)
 		}
+		restoreStart := time.Now()
 		err = n.sm.Restore(rc, snap.Metadata.Index)
+		n.load.Snapshot = time.Since(restoreStart)
 		rc.Close()
 		if err != nil {
 			return nil, fmt.Errorf("raftnode: restoring snapshot %d: %w", snap.Metadata.Index, err)
@@ -260,9 +265,14 @@ func Start(cfg Config) (*Node, error) {
 	// Entries committed before a restart are applied before Start
 	// returns, so the caller sees the state it left (the apply goroutine
 	// would otherwise still be replaying them).
+	replayStart := time.Now()
 	if err := n.WaitApplied(context.Background(), hs.Commit); err != nil {
 		n.Stop()
 		return nil, fmt.Errorf("raftnode: replaying the log: %w", err)
+	}
+	n.load.Replay = time.Since(replayStart)
+	if hs.Commit > snap.Metadata.Index {
+		n.load.Entries = hs.Commit - snap.Metadata.Index
 	}
 	if alone {
 		// Alone: no need to wait for an election timeout.
@@ -272,6 +282,19 @@ func Start(cfg Config) (*Node, error) {
 	}
 	return n, nil
 }
+
+// StartupLoad is how Start loaded the state machine: the snapshot's
+// restore, and the replay of the committed log entries after it (what
+// ZooKeeper's startup_snap_load_time, startup_txns_loaded and
+// startup_txns_load_time report).
+type StartupLoad struct {
+	Snapshot time.Duration // restoring the snapshot (0: none)
+	Entries  uint64        // committed entries replayed after the snapshot
+	Replay   time.Duration // applying them
+}
+
+// StartupLoad returns how Start loaded the state machine.
+func (n *Node) StartupLoad() StartupLoad { return n.load }
 
 // HasState reports whether st holds raft state: false for a fresh
 // directory that was not bootstrapped or joined to a group yet.

@@ -45,6 +45,8 @@ type metricsServer struct {
 	fsyncTime, snapshotTime, batchSize prometheus.Summary
 	readLatency, updateLatency         prometheus.Summary
 	propagationLatency, electionTime   prometheus.Summary
+	dbInit, snapLoad, txnsLoad         prometheus.Summary
+	txnsLoaded                         prometheus.Summary
 	// Watchers fired per event, by event type (watchFanOut).
 	fanOut                             map[proto.EventType]prometheus.Summary
 	walFsync, walEntries, snapDuration prometheus.Histogram
@@ -99,6 +101,10 @@ func newMetrics(s *Server) *metricsServer {
 	m.updateLatency = summary("updatelatency")
 	m.propagationLatency = summary("propagation_latency")
 	m.electionTime = summary("election_time")
+	m.dbInit = summary("dbinittime")
+	m.snapLoad = summary("startup_snap_load_time")
+	m.txnsLoad = summary("startup_txns_load_time")
+	m.txnsLoaded = summary("startup_txns_loaded")
 	m.fanOut = map[proto.EventType]prometheus.Summary{
 		proto.EventNodeCreated:         summary("node_created_watch_count"),
 		proto.EventNodeDeleted:         summary("node_deleted_watch_count"),
@@ -217,6 +223,19 @@ func (m *metricsServer) applied(now, txnTime int64) {
 		return
 	}
 	m.propagationLatency.Observe(float64(now - txnTime))
+}
+
+// startupLoad records how the member loaded its state when raft started
+// (replica.onStartupLoad): the storage's open (reading the WAL), the
+// snapshot's restore, and the replay of the committed entries after it.
+func (m *metricsServer) startupLoad(open time.Duration, l raftnode.StartupLoad) {
+	if m == nil {
+		return
+	}
+	m.dbInit.Observe(float64((open + l.Snapshot + l.Replay).Milliseconds()))
+	m.snapLoad.Observe(float64(l.Snapshot.Milliseconds()))
+	m.txnsLoad.Observe(float64((open + l.Replay).Milliseconds()))
+	m.txnsLoaded.Observe(float64(l.Entries))
 }
 
 // watchFanOut records that an event of type typ fired n watchers

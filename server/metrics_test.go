@@ -3,6 +3,7 @@ package server_test
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -493,5 +494,60 @@ func TestMetricsRevalidate(t *testing.T) {
 	// (A move lost in an election and tried again counts twice.)
 	if got := mustValue(t, scrape(t, c.Member(1).Server), "revalidate_count") - before; got < 1 {
 		t.Errorf("revalidate_count went up by %v on the member the session moved to, want 1", got)
+	}
+}
+
+// A server restarted on its data directory reports how it loaded its
+// state: one dbinittime and snapshot load, and the entries it replayed
+// after the snapshot.
+func TestMetricsStartupLoad(t *testing.T) {
+	dir := t.TempDir()
+	start := func() *server.Server {
+		s, err := server.New(server.Options{
+			Addr: "127.0.0.1:0", TickTime: 100 * time.Millisecond, DataDir: dir, SnapCount: 20, NoSync: true,
+			MetricsAddr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := start()
+	c := dial(t, s.Addr().String())
+	const creates = 30 // a snapshot after 20 or more entries, then some (not 20 more)
+	for i := range creates {
+		if code := call(t, c, proto.OpCreate, &proto.CreateRequest{Path: fmt.Sprintf("/s%d", i), ACL: openACL}, &proto.CreateResponse{}); code != proto.ErrOk {
+			t.Fatal(code)
+		}
+	}
+	var snapIndex, applied float64
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		fams := scrape(t, s)
+		snapIndex, applied = mustValue(t, fams, "zkgo_raft_snapshot_index"), mustValue(t, fams, "zkgo_raft_applied_index")
+		if snapIndex > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no snapshot after 30 writes with snapCount 20")
+		}
+	}
+	c.Close()
+	s.Close()
+	s = start()
+	defer s.Close()
+	fams := scrape(t, s)
+	for _, name := range []string{"dbinittime", "startup_snap_load_time", "startup_txns_load_time", "startup_txns_loaded"} {
+		if got := mustValue(t, fams, name); got != 1 {
+			t.Errorf("%s: %v observations after one start, want 1", name, got)
+		}
+	}
+	// The log after the newest snapshot was replayed (a snapshot may
+	// have been written after the scrape above: at most applied-snap).
+	loaded := fams["startup_txns_loaded"].Metric[0].Summary.GetSampleSum()
+	if loaded < 1 || loaded > applied-snapIndex+1 {
+		t.Errorf("replayed %v entries, but only %v followed the snapshot at %v", loaded, applied-snapIndex, snapIndex)
 	}
 }

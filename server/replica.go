@@ -78,6 +78,13 @@ type replica struct {
 	// metrics hooks (storage.Options.OnWALSync, raftnode.Config.OnSnapshot).
 	onWALSync  func(entries int, d time.Duration)
 	onSnapshot func(bytes int64, d time.Duration)
+	// onStartupLoad, if set, is told how the member loaded its state when
+	// raft started: opening the storage (reading the WAL), and raftnode's
+	// snapshot restore and log replay.
+	onStartupLoad func(open time.Duration, load raftnode.StartupLoad)
+	// openTook is how long opening an existing storage took (0: created
+	// or in memory); set before startNode, by the goroutine that calls it.
+	openTook time.Duration
 
 	leader atomic.Int64  // the raft leader's id, 0 while unknown
 	quit   chan struct{} // closed by stop; ends the helper goroutines
@@ -118,9 +125,11 @@ func (r *replica) start() error {
 				return err
 			}
 			var err error
+			openStart := time.Now()
 			if st, err = storage.Open(filepath.Join(r.dir, "zkgo"), sopts); err != nil {
 				return fmt.Errorf("open data directory: %w", err)
 			}
+			r.openTook = time.Since(openStart)
 		}
 		r.setStorage(st, id)
 		tr, err := r.transport()
@@ -239,6 +248,9 @@ func (r *replica) startNode(tr raftnode.Transport, peers []raftnode.Peer, join b
 	r.view.mu.Lock()
 	r.node, r.view.joining = node, false
 	r.view.mu.Unlock()
+	if r.onStartupLoad != nil {
+		r.onStartupLoad(r.openTook, node.StartupLoad())
+	}
 	// Connect to every member of the configuration now, not when raft
 	// first writes to it, so that a member the handshake refuses (a
 	// wrong server.N line) shows in the logs at once.
@@ -288,10 +300,12 @@ func (r *replica) openExisting(sopts storage.Options) (restarted bool, err error
 	if !storage.Exists(dir) {
 		return false, nil
 	}
+	openStart := time.Now()
 	st, err := storage.Open(dir, sopts) // no Metadata: read what it records
 	if err != nil {
 		return false, fmt.Errorf("open data directory: %w", err)
 	}
+	r.openTook = time.Since(openStart)
 	md := st.Recovered().Metadata
 	if len(md) != 16 || binary.BigEndian.Uint64(md[8:]) != clusterID || memberID(binary.BigEndian.Uint64(md)) != r.opts.ServerID {
 		st.Close()

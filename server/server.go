@@ -209,6 +209,7 @@ func New(opts Options) (*Server, error) {
 		s.met = newMetrics(s)
 		s.sm.met = s.met
 		s.watches.SetFanOutHook(s.met.watchFanOut)
+		s.raft.onStartupLoad = s.met.startupLoad
 		s.raft.onWALSync = s.met.walSynced
 	}
 	s.raft.onSnapshot = func(bytes int64, d time.Duration) {
