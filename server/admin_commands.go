@@ -249,13 +249,13 @@ func (s *Server) AdminCommand(name string, args map[string]string) []byte {
 
 func (s *Server) adminServerStats(r *cmdResponse) {
 	v := s.serverStatsView()
+	g := s.gauges()
 	data, log := s.dirSizes()
 	resp := jsonObject{{"last_buffer_size", v.response.last}, {"min_buffer_size", v.response.min}, {"max_buffer_size", v.response.max}}
 	r.put("version", v.version)
 	r.put("read_only", v.readOnly)
 	// ServerStats as Jackson writes its getters. zkgo counts no fsyncs
-	// over a threshold, failed authentications or non-mTLS connections:
-	// those are 0.
+	// over a threshold: that is 0.
 	r.put("server_stats", jsonObject{
 		{"packets_sent", v.sent},
 		{"packets_received", v.received},
@@ -272,9 +272,9 @@ func (s *Server) adminServerStats(r *cmdResponse) {
 		{"min_latency", v.minLat},
 		{"num_alive_client_connections", v.connections},
 		{"uptime", v.uptime.Milliseconds()},
-		{"auth_failed_count", 0},
-		{"non_mtlsremote_conn_count", 0},
-		{"non_mtlslocal_conn_count", 0},
+		{"auth_failed_count", g.authFailed},
+		{"non_mtlsremote_conn_count", g.nonMTLSRemote},
+		{"non_mtlslocal_conn_count", g.nonMTLSLocal},
 	})
 	r.put("client_response", resp)
 	r.put("node_count", v.nodeCount)

@@ -46,6 +46,10 @@ type Conn struct {
 	raw      net.Conn
 	nc       net.Conn
 	secure   bool // accepted on the TLS port
+	// mtls: the client presented a verified certificate (set by the
+	// reader's startTLS before the handshake completes; read by others
+	// only once handshaken is set).
+	mtls bool
 	remoteIP string
 	created  time.Time
 

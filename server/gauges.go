@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net/netip"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -16,16 +17,21 @@ type gaugeSnapshot struct {
 	packetsReceived        int64
 	packetsSent            int64
 	aliveConnections       int // handshaken client connections
-	localSessions          int // read-only connections' local sessions
-	outstanding            int // requests in flight on those connections
-	znodes                 int
-	dataSize               int64 // approximate_data_size
-	ephemerals             int
-	globalSessions         int
-	watches                int
-	openFDs, maxFDs        int64
-	uptime                 time.Duration
-	response               responseSizes
+	// handshaken connections without mutual TLS, from loopback
+	// addresses and from others
+	nonMTLSLocal, nonMTLSRemote int
+	tlsHandshakes               int64 // in progress
+	authFailed                  int64
+	localSessions               int // read-only connections' local sessions
+	outstanding                 int // requests in flight on those connections
+	znodes                      int
+	dataSize                    int64 // approximate_data_size
+	ephemerals                  int
+	globalSessions              int
+	watches                     int
+	openFDs, maxFDs             int64
+	uptime                      time.Duration
+	response                    responseSizes
 
 	raftOK     bool            // raft runs: raft is valid
 	raft       raftnode.Status // Match only on a leader
@@ -68,11 +74,20 @@ func (s *Server) gauges() gaugeSnapshot {
 		}
 		g.aliveConnections++
 		g.outstanding += len(c.slots)
+		if !c.mtls {
+			if isLoopback(c.remoteIP) {
+				g.nonMTLSLocal++
+			} else {
+				g.nonMTLSRemote++
+			}
+		}
 		if c.localSession {
 			g.localSessions++
 		}
 	}
 	s.connsMu.Unlock()
+	g.tlsHandshakes = s.stats.tlsHandshakes.Load()
+	g.authFailed = s.stats.authFailed.Load()
 	g.watches = s.watches.Count()
 	g.openFDs, g.maxFDs = int64(openFDs()), maxFDs()
 	g.uptime = time.Since(s.started)
@@ -147,4 +162,11 @@ func (r *responseStats) add(n int64) {
 
 func (r *responseStats) get() responseSizes {
 	return responseSizes{last: r.last.Load(), min: r.min.Load(), max: r.max.Load()}
+}
+
+// isLoopback reports whether ip (a connection's remote address, without
+// the port) is a loopback address: ZooKeeper's "local" connections.
+func isLoopback(ip string) bool {
+	a, err := netip.ParseAddr(ip)
+	return err == nil && a.Unmap().IsLoopback()
 }

@@ -36,6 +36,8 @@ type serverStats struct {
 	watchBytes         atomic.Int64 // notification bytes queued, likewise
 	watchNotifications atomic.Int64 // notifications queued
 	revalidations      atomic.Int64 // resumed sessions moved here through the log (handshake)
+	tlsHandshakes      atomic.Int64 // client TLS handshakes in progress (startTLS)
+	authFailed         atomic.Int64 // failed client TLS handshakes and SASL authentications
 	leaderChanges      atomic.Int64 // raft leader changes seen
 	lookingCount       atomic.Int64 // changes to no leader (ensemble members)
 	snapshotBytes      atomic.Int64 // size of the last snapshot written here

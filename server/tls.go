@@ -32,12 +32,17 @@ func (c *Conn) startTLS() bool {
 		conn = pc
 	}
 	tc := tls.Server(conn, cfg)
-	if err := tc.Handshake(); err != nil {
+	c.s.stats.tlsHandshakes.Add(1)
+	err := tc.Handshake()
+	c.s.stats.tlsHandshakes.Add(-1)
+	if err != nil {
+		c.s.stats.authFailed.Add(1)
 		c.s.log.Info("closing connection: TLS handshake failed", "remote", c.raw.RemoteAddr().String(), "err", err)
 		return false
 	}
 	c.nc = tc
 	if certs := tc.ConnectionState().PeerCertificates; len(certs) > 0 {
+		c.mtls = true
 		c.certIDs = c.x509IDs(certs[0])
 		c.addIDs(c.certIDs)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	dto "github.com/prometheus/client_model/go"
 	"io"
 	"net"
 	"testing"
@@ -19,7 +20,7 @@ import (
 // tlsServer starts a server with a TLS port and, with unified, TLS on
 // the plaintext port too. Files holds server.pem, client.pem,
 // other.pem, admin.pem and ca.pem.
-func tlsServer(t *testing.T, unified bool) (*zktest.Server, *tlstest.Files) {
+func tlsServer(t *testing.T, unified bool, more ...func(*server.Options)) (*zktest.Server, *tlstest.Files) {
 	t.Helper()
 	files := tlstest.WriteFiles(t, t.TempDir(), "server", "client", "other", "admin")
 	cfg, err := tlsconf.ServerConfig(tlsconf.Options{
@@ -37,6 +38,9 @@ func tlsServer(t *testing.T, unified bool) (*zktest.Server, *tlstest.Files) {
 		o.X509SuperUser = "CN=admin,O=zkgo"
 		o.HandshakeTimeout = 500 * time.Millisecond
 		o.FourLetterWords = []string{"*"}
+		for _, f := range more {
+			f(o)
+		}
 	}))
 	return srv, files
 }
@@ -258,5 +262,61 @@ func TestTLSX509IdentityAndAddAuth(t *testing.T) {
 	anon := connectTLS(t, secure, clientTLS(t, files, ""))
 	if err := anon.AddAuth(ctx, "x509", []byte("CN=admin,O=zkgo")); !errors.Is(err, zk.ErrAuthFailed) {
 		t.Fatalf("addauth x509 without a certificate: %v, want ErrAuthFailed", err)
+	}
+}
+
+// The TLS gauges: connections without a verified client certificate
+// (plaintext, or TLS without one) by locality, handshakes in progress,
+// and failed handshakes (a certificate the trust store refuses).
+func TestTLSMetrics(t *testing.T) {
+	srv, files := tlsServer(t, true, func(o *server.Options) { o.MetricsAddr = "127.0.0.1:0" })
+	connectTLS(t, srv.Addr(), clientTLS(t, files, "client")) // mutual TLS
+	connectTLS(t, srv.Addr(), clientTLS(t, files, ""))       // TLS, no certificate
+	plainCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	plain, err := zk.Connect(plainCtx, srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	strangers := tlstest.WriteFiles(t, t.TempDir(), "mallory")
+	stranger, err := tls.LoadX509KeyPair(strangers.Path("mallory"), strangers.Path("mallory"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := clientTLS(t, files, "")
+	bad.Certificates = []tls.Certificate{stranger}
+	nc, err := tls.Dial("tcp", srv.Addr(), bad)
+	if err == nil {
+		// TLS 1.3: the server's verdict on the certificate arrives with
+		// the first read.
+		nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err = nc.Read(make([]byte, 1))
+		nc.Close()
+	}
+	if err == nil {
+		t.Fatal("a certificate of another CA was accepted")
+	}
+	want := map[string]float64{"non_mtls_local_conn_count": 2, "non_mtls_remote_conn_count": 0,
+		"auth_failed_count": 1, "outstanding_tls_handshake": 0}
+	var fams map[string]*dto.MetricFamily
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		fams = scrape(t, srv.Server)
+		ok := true
+		for name, v := range want {
+			if got, _ := value(fams, name); got != v {
+				ok = false
+			}
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			for name, v := range want {
+				got, _ := value(fams, name)
+				t.Errorf("%s = %v, want %v", name, got, v)
+			}
+			return
+		}
 	}
 }
