@@ -25,7 +25,16 @@ import (
 // session expired and another client took the lock: the guard must refuse
 // it. Checked: no two holders' fenced writes both succeed, tokens only
 // grow.
-type locks struct{ n int }
+type locks struct {
+	n   int
+	end atomic.Int64 // when the clients were told to stop (Recorder time)
+}
+
+// lockMaxGap is the longest the lock may go without a holder while its
+// clients try (the locks checker's liveness): far above what any fault
+// costs a handoff (a holder's session expiring: the session timeout plus
+// an election or two), far below a stall.
+const lockMaxGap = 60 * time.Second
 
 func (w *locks) name() string { return "locks" }
 func (w *locks) clients() int { return w.n }
@@ -34,6 +43,12 @@ const fencePath = root + "/fence"
 
 func (w *locks) start(ctx context.Context, e *env, first int, wg *sync.WaitGroup) {
 	goClients(wg, first, w.n, func(client, _ int) { w.loop(ctx, e, client) })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		<-ctx.Done()
+		w.end.Store(e.rec.Now())
+	}()
 }
 
 func (w *locks) loop(ctx context.Context, e *env, client int) {
@@ -148,7 +163,9 @@ func (w *locks) loop(ctx context.Context, e *env, client int) {
 }
 
 func (w *locks) check(ctx context.Context, e *env) []check.Result {
-	return []check.Result{check.Locks(e.rec.History().Locks)}
+	h := e.rec.History().Locks
+	h.End, h.MaxGap = w.end.Load(), int64(lockMaxGap)
+	return []check.Result{check.Locks(h)}
 }
 
 // leaders: participants of a LeaderLatch (recipe/leader, strict policy);

@@ -50,6 +50,10 @@ func (w FencedWrite) String() string {
 type LockHistory struct {
 	Holds  []LockHold
 	Writes []FencedWrite
+	// End is when the clients stopped trying to take the lock, and
+	// MaxGap the longest time the lock may go without a holder while
+	// they try (liveness); MaxGap 0 checks no liveness.
+	End, MaxGap int64
 }
 
 // Locks checks that the lock never had two holders whose fenced writes
@@ -70,6 +74,11 @@ type LockHistory struct {
 //
 // Writes of unknown outcome never count as successful; they fill holes in
 // the chain of versions.
+//
+// With MaxGap set, it also checks liveness: clients that keep trying get
+// the lock — no stretch longer than MaxGap, from the first holding to End,
+// in which nobody held it. (A lock node that no client knows about, left
+// by a session that lives on, stops every handoff behind it.)
 //
 // It assumes lock nodes are deleted only by their holder's release or
 // session end, and the fence is written only by recorded fenced writes.
@@ -94,7 +103,8 @@ func Locks(h LockHistory) Result {
 		}
 	}
 	slices.SortStableFunc(ok, func(a, b FencedWrite) int { return cmp.Compare(a.Call, b.Call) })
-	if !exclusion(&res, h.Holds, ok, holds) || !tokenOrder(&res, ok) || !fenceVersions(&res, ok, h.Writes) {
+	if !exclusion(&res, h.Holds, ok, holds) || !tokenOrder(&res, ok) || !fenceVersions(&res, ok, h.Writes) ||
+		!liveness(&res, h) {
 		return res
 	}
 	res.note("%d holdings, %d fenced writes (%d succeeded, %d of unknown outcome)", len(h.Holds), len(h.Writes), len(ok), unknown)
@@ -102,6 +112,54 @@ func Locks(h LockHistory) Result {
 		res.note("%d writes were not made during a recorded holding of their token", orphans)
 	}
 	return res
+}
+
+// liveness looks for the longest stretch without a holder, between the
+// first holding and h.End, and fails if it is longer than h.MaxGap.
+func liveness(res *Result, h LockHistory) bool {
+	if h.MaxGap <= 0 {
+		return true
+	}
+	if len(h.Holds) == 0 {
+		if h.End > h.MaxGap {
+			res.fail(fmt.Sprintf("lock liveness: nobody held the lock in %s of trying", ts(h.End)))
+			return false
+		}
+		return true
+	}
+	byStart := slices.Clone(h.Holds)
+	slices.SortFunc(byStart, func(a, b LockHold) int { return cmp.Compare(a.Acquired, b.Acquired) })
+	var gapFrom, gapTo int64
+	var before *LockHold // the holding that ended the longest gap
+	covered, last := byStart[0].Acquired, byStart[0]
+	for i, hd := range byStart {
+		if i > 0 && hd.Acquired-covered > gapTo-gapFrom {
+			gapFrom, gapTo, before = covered, hd.Acquired, &byStart[i]
+		}
+		end := hd.Released
+		if end == 0 {
+			end = max(h.End, hd.Acquired)
+		}
+		if end > covered {
+			covered, last = end, hd
+		}
+	}
+	tail := h.End > covered && h.End-covered > gapTo-gapFrom
+	if tail {
+		gapFrom, gapTo, before = covered, h.End, nil
+	}
+	if gapTo-gapFrom <= h.MaxGap {
+		res.note("longest time without a holder %s", ts(gapTo-gapFrom))
+		return true
+	}
+	if tail {
+		res.fail(fmt.Sprintf("lock liveness: nobody held the lock from %s to the end of the run at %s (%s), while clients kept trying",
+			ts(gapFrom), ts(gapTo), ts(gapTo-gapFrom)), "the last holding: "+last.String())
+	} else {
+		res.fail(fmt.Sprintf("lock liveness: nobody held the lock from %s to %s (%s), while clients kept trying",
+			ts(gapFrom), ts(gapTo), ts(gapTo-gapFrom)), "the holding after the gap: "+before.String())
+	}
+	return false
 }
 
 // exclusion looks for a successful write of a holding made after a later

@@ -70,3 +70,29 @@ func TestLocks(t *testing.T) {
 		})
 	}
 }
+
+func TestLocksLiveness(t *testing.T) {
+	tests := []struct {
+		name  string
+		holds []LockHold
+		end   int64
+		want  verdict
+	}{
+		{"handoffs within the bound", []LockHold{hold("a", 10, 0, 100), hold("b", 20, 150, 200), hold("c", 30, 240, 0)}, 1000, verdict{ok: true}},
+		{"overlapping holdings cover each other", []LockHold{hold("a", 10, 0, 500), hold("b", 20, 100, 150), hold("c", 30, 520, 900)}, 950, verdict{ok: true}},
+		{"a stall between holdings", []LockHold{hold("a", 10, 0, 100), hold("b", 20, 400, 500), hold("c", 30, 520, 600)}, 650, verdict{
+			problem:  []string{"nobody held the lock from 0.100000s to 0.400000s (0.300000s)"},
+			evidence: []string{"b holds the lock with token 0x14 [0.400000s"}}},
+		{"a stall to the end", []LockHold{hold("a", 10, 0, 100), hold("b", 20, 150, 200)}, 900, verdict{
+			problem:  []string{"from 0.200000s to the end of the run at 0.900000s"},
+			evidence: []string{"b holds the lock with token 0x14"}}},
+		{"held to the end", []LockHold{hold("a", 10, 0, 100), hold("b", 20, 150, 0)}, 900, verdict{ok: true}},
+		{"never held", nil, 900, verdict{problem: []string{"nobody held the lock in 0.900000s of trying"}}},
+		{"never held in a short run", nil, 100, verdict{ok: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			expectResult(t, Locks(LockHistory{Holds: tt.holds, End: ms(tt.end), MaxGap: ms(200)}), tt.want)
+		})
+	}
+}
