@@ -43,13 +43,13 @@ type Conn struct {
 	// what requests are read from and replies written to: raw, or the
 	// TLS connection over it. The reader sets nc (startTLS) before it
 	// reads the handshake, so before anything can be written.
-	raw      net.Conn
-	nc       net.Conn
-	secure   bool // accepted on the TLS port
+	raw    net.Conn
+	nc     net.Conn
+	secure bool // accepted on the TLS port
 	// mtls: the client presented a verified certificate (set by the
 	// reader's startTLS before the handshake completes; read by others
 	// only once handshaken is set).
-	mtls bool
+	mtls     bool
 	remoteIP string
 	created  time.Time
 
