@@ -173,6 +173,11 @@ type Config struct {
 	InitLimit           int    // initLimit (ticks)
 	SyncLimit           int    // syncLimit (ticks)
 	SnapCount           int    // snapCount, default 100000, at least 2
+	// SnapSizeLimitKB (snapSizeLimitInKb): a snapshot is due once the log
+	// since the last one holds this many KiB. 0: zkgo's default (64 MiB,
+	// not ZooKeeper's 4 GiB: zkgo holds that log in memory); -1: no
+	// limit by size (snapSizeLimitInKb of 0 or less, as in ZooKeeper).
+	SnapSizeLimitKB int64
 	// AutopurgeSnapRetainCount (autopurge.snapRetainCount) is at least 3.
 	AutopurgeSnapRetainCount int
 	// AutopurgePurgeInterval (autopurge.purgeInterval, in hours); 0

@@ -495,3 +495,41 @@ func TestStandaloneEnabled(t *testing.T) {
 		})
 	}
 }
+
+// snapSizeLimitInKb is read as ZooKeeper reads it (Long.getLong: decimal,
+// hex or octal); 0 or less means no limit by size, as in ZooKeeper.
+func TestSnapSizeLimit(t *testing.T) {
+	for _, tt := range []struct {
+		value string
+		want  int64
+		bad   bool
+	}{
+		{"", 0, false}, // not set: zkgo's default
+		{"1024", 1024, false},
+		{"0x400", 1024, false},
+		{"4194304", 4194304, false},
+		{"0", -1, false},
+		{"-5", -1, false},
+		{"12kb", 0, true},
+		{"1_000", 0, true},
+	} {
+		text := "dataDir=/tmp/x\nclientPort=2181\n"
+		if tt.value != "" {
+			text += "snapSizeLimitInKb=" + tt.value + "\n"
+		}
+		c, _, err := parseString(t, text)
+		if tt.bad {
+			if err == nil {
+				t.Errorf("snapSizeLimitInKb=%s: no error", tt.value)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("snapSizeLimitInKb=%s: %v", tt.value, err)
+			continue
+		}
+		if c.SnapSizeLimitKB != tt.want {
+			t.Errorf("snapSizeLimitInKb=%s: %d, want %d", tt.value, c.SnapSizeLimitKB, tt.want)
+		}
+	}
+}

@@ -39,7 +39,7 @@ var javaOnlyKeys = setOf(
 	"quorumListenOnAllIPs", "requestStaleConnectionCheck",
 	"requestStaleLatencyCheck", "requestThrottleDropStale", "requestThrottleLimit",
 	"requestThrottleStallTime", "serializeLastProcessedZxid.enabled",
-	"snapSizeLimitInKb", "sslQuorumReloadCertFiles", "syncEnabled",
+	"sslQuorumReloadCertFiles", "syncEnabled",
 	"txnLogSizeLimitInKb", "watchManagerName",
 )
 
@@ -258,6 +258,15 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 		if err == nil && n < 2 {
 			p.warn(pr, "snapCount should be 2 or more; using 2")
 			c.SnapCount = 2
+		}
+	case k == "snapSizeLimitInKb":
+		n, ok := javaDecodeLong(v)
+		if !ok {
+			return p.errorf(pr, "invalid integer %q", v)
+		}
+		c.SnapSizeLimitKB = max(n, -1)
+		if n == 0 {
+			c.SnapSizeLimitKB = -1
 		}
 	case k == "globalOutstandingLimit":
 		var n int32
@@ -524,6 +533,33 @@ func (p *parser) javaBool(pr property) bool {
 // javaParseInt is Integer.parseInt(s, 10) for ASCII input.
 func javaParseInt(s string) (int32, bool) {
 	return javanum.ParseInt(s, 10)
+}
+
+// javaDecodeLong is Long.decode (ZooKeeper's Long.getLong).
+func javaDecodeLong(s string) (int64, bool) {
+	neg := false
+	rest := s
+	if rest != "" && (rest[0] == '+' || rest[0] == '-') {
+		neg = rest[0] == '-'
+		rest = rest[1:]
+	}
+	radix := 10
+	switch {
+	case strings.HasPrefix(rest, "0x") || strings.HasPrefix(rest, "0X"):
+		radix, rest = 16, rest[2:]
+	case strings.HasPrefix(rest, "#"):
+		radix, rest = 16, rest[1:]
+	case strings.HasPrefix(rest, "0") && len(rest) > 1:
+		radix, rest = 8, rest[1:]
+	}
+	if rest == "" || rest[0] == '+' || rest[0] == '-' || strings.ContainsRune(rest, '_') {
+		return 0, false
+	}
+	if neg {
+		rest = "-" + rest
+	}
+	n, err := strconv.ParseInt(rest, radix, 64)
+	return n, err == nil
 }
 
 // javaDecode is Integer.decode.

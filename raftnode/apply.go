@@ -70,6 +70,7 @@ func (n *Node) applyJob(job applyJob) error {
 		}
 		n.snapIndex = snap.Metadata.Index
 		n.nextSnap = n.snapIndex + n.cfg.SnapCount
+		n.sinceSnap = 0
 		n.setApplied(snap.Metadata.Index)
 		n.log.Info("raftnode: restored snapshot from leader", "index", snap.Metadata.Index)
 	}
@@ -99,6 +100,7 @@ func (n *Node) apply(ents []raftpb.Entry) error {
 		if e.Index <= applied {
 			continue // already in a snapshot we restored
 		}
+		n.sinceSnap += uint64(len(e.Data))
 		switch e.Type {
 		case raftpb.EntryNormal:
 			if len(e.Data) > 0 {

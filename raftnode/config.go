@@ -20,6 +20,11 @@ const (
 	DefaultElectionTick    = 10
 	DefaultHeartbeatTick   = 1
 	DefaultSnapCount       = 100000 // ZooKeeper's snapCount
+	// DefaultSnapBytes: a snapshot is due once this many bytes of
+	// entries were applied since the last one, whatever their count —
+	// the log between snapshots is held in memory (ZooKeeper's
+	// snapSizeLimitInKb bounds its on-disk log at 4 GiB instead).
+	DefaultSnapBytes = 64 << 20
 	DefaultMaxSizePerMsg   = 1 << 20
 	DefaultMaxInflightMsgs = 256
 	// DefaultMaxUncommittedBytes bounds the proposals a leader holds that
@@ -127,6 +132,13 @@ type Config struct {
 	// SnapCount is the number of applied entries between snapshots
 	// (default 100000, ZooKeeper's snapCount).
 	SnapCount uint64
+	// SnapBytes makes a snapshot due once the entries applied since the
+	// last one hold this many bytes of data, before SnapCount of them
+	// (default DefaultSnapBytes; math.MaxUint64: never by size). The log
+	// between two snapshots is held in memory: this bounds it by size
+	// (with the snapshots' duty-cycle limit, snapDuty, as the exception:
+	// a snapshot that takes long delays the next).
+	SnapBytes uint64
 	// MaxSizePerMsg bounds the entries in one append message (default 1 MiB).
 	MaxSizePerMsg uint64
 	// MaxInflightMsgs bounds the append messages in flight to one follower
@@ -157,6 +169,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SnapCount == 0 {
 		c.SnapCount = DefaultSnapCount
+	}
+	if c.SnapBytes == 0 {
+		c.SnapBytes = DefaultSnapBytes
 	}
 	if c.MaxSizePerMsg == 0 {
 		c.MaxSizePerMsg = DefaultMaxSizePerMsg

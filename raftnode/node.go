@@ -59,6 +59,9 @@ type Node struct {
 	confState raftpb.ConfState
 	snapIndex uint64 // index of the newest snapshot
 	nextSnap  uint64 // applied index at which the next snapshot is due
+	// sinceSnap is the data size of the entries applied since the last
+	// snapshot (Config.SnapBytes).
+	sinceSnap uint64
 	// confSnap requests a snapshot after a configuration change, so that
 	// the snapshot raft sends to a member that joins (or lags) carries a
 	// configuration that contains it: raft refuses a snapshot whose

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -580,4 +581,26 @@ func TestManualClock(t *testing.T) {
 	c.propose(lead, "ticked")
 	close(stop)
 	<-done
+}
+
+// A snapshot is due once the entries applied since the last one hold
+// SnapBytes of data, long before SnapCount of them: the log held in
+// memory between snapshots is bounded by its size.
+func TestSnapshotDueBySize(t *testing.T) {
+	c := newCluster(t, voters(1))
+	c.mod = func(cfg *Config) { cfg.SnapCount, cfg.SnapBytes = 1_000_000, 8<<10 }
+	c.startAll()
+	lead := c.waitLeader()
+	first := c.stores[lead].SnapshotIndex()
+	big := strings.Repeat("v", 1000)
+	for i := range 10 { // 10 KB: over SnapBytes
+		c.propose(lead, fmt.Sprintf("k%d=%s", i, big))
+	}
+	deadline := time.Now().Add(waitTimeout)
+	for c.stores[lead].SnapshotIndex() == first {
+		if time.Now().After(deadline) {
+			t.Fatalf("no snapshot after 10 KB of entries with SnapBytes 8 KiB (SnapCount 1000000)")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -84,7 +84,8 @@ func (n *Node) maybeSnapshot() error {
 		n.confSnap = true
 	}
 	applied := n.applied.Load()
-	if (applied < n.nextSnap && !n.confSnap) || applied <= n.snapIndex {
+	due := applied >= n.nextSnap || n.sinceSnap >= n.cfg.SnapBytes
+	if (!due && !n.confSnap) || applied <= n.snapIndex {
 		return nil
 	}
 	if n.snapBusy.Load() {
@@ -110,6 +111,7 @@ func (n *Node) maybeSnapshot() error {
 	if err != nil {
 		n.log.Error("raftnode: snapshot failed; retrying later", "index", applied, "err", err)
 		n.nextSnap = applied + n.cfg.SnapCount
+		n.sinceSnap = 0
 		n.confSnap = confSnap
 		return nil
 	}
@@ -118,6 +120,7 @@ func (n *Node) maybeSnapshot() error {
 	n.confMu.Unlock()
 	n.snapIndex = applied
 	n.nextSnap = applied + n.cfg.SnapCount
+	n.sinceSnap = 0
 	n.snapStart = time.Now()
 	n.snapBusy.Store(true)
 	n.snapWG.Add(1)

@@ -104,6 +104,10 @@ type Options struct {
 	// SnapCount is the number of log entries between snapshots
 	// (ZooKeeper's snapCount). Default 100000.
 	SnapCount int
+	// SnapBytes makes a snapshot due once the log since the last one
+	// holds this many bytes (snapSizeLimitInKb; raftnode.Config.SnapBytes).
+	// 0: raftnode.DefaultSnapBytes; negative: no limit by size.
+	SnapBytes int64
 	// SnapRetainCount is how many snapshots (and the log after the oldest
 	// of them) are kept (autopurge.snapRetainCount; default and minimum 3).
 	// Older ones are deleted after each new snapshot.

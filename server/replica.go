@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -235,6 +236,7 @@ func (r *replica) startNode(tr raftnode.Transport, peers []raftnode.Peer, join b
 		Transport:    tr,
 		OnConfChange: r.confChanged,
 		SnapCount:    uint64(opts.SnapCount),
+		SnapBytes:    snapBytes(opts.SnapBytes),
 		TickInterval: RaftTickInterval(opts.TickTime),
 		Ticks:        opts.RaftTicks,
 		Logger:       r.log,
@@ -537,4 +539,12 @@ func refuseJavaDataDir(dir string) error {
 // 10–20 s, where ZooKeeper's takes about one.
 func RaftTickInterval(tickTime time.Duration) time.Duration {
 	return min(max(tickTime/2, 10*time.Millisecond), 100*time.Millisecond)
+}
+
+// snapBytes is Options.SnapBytes as raftnode.Config.SnapBytes.
+func snapBytes(n int64) uint64 {
+	if n < 0 {
+		return math.MaxUint64
+	}
+	return uint64(n)
 }

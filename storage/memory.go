@@ -85,10 +85,8 @@ func (p *PendingSnapshot) memCommit() error {
 	s.memSnap = data
 	s.memSnapMeta = p.meta
 	s.snapIndex = index
-	if index > s.opts.CatchUpEntries {
-		if err := s.ms.Compact(index - s.opts.CatchUpEntries); err != nil && err != raft.ErrCompacted {
-			return s.fail(err)
-		}
+	if err := s.compactBehind(index); err != nil {
+		return s.fail(err)
 	}
 	return nil
 }

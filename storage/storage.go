@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -25,6 +26,9 @@ const (
 	DefaultMaxSnapshotBytes = 4 << 30
 	DefaultSnapRetain       = 3
 	DefaultCatchUpEntries   = 5000
+	// DefaultCatchUpBytes bounds the data of the entries kept behind a
+	// snapshot (CatchUpEntries of 1 MiB each would be 5 GiB).
+	DefaultCatchUpBytes = 64 << 20
 )
 
 // Names inside the data directory; see doc.go.
@@ -64,6 +68,9 @@ type Options struct {
 	// entries rather than a whole snapshot (etcd's
 	// SnapshotCatchUpEntries). Default 5000.
 	CatchUpEntries uint64
+	// CatchUpBytes bounds the data of those entries: fewer are kept when
+	// they are large. Default DefaultCatchUpBytes.
+	CatchUpBytes uint64
 	// SyncHook, if set, is called after each durability step (see
 	// SyncPoint); tests use it to compute what a machine crash would
 	// leave on disk. SetSyncHook sets one for every Storage.
@@ -89,6 +96,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.CatchUpEntries == 0 {
 		o.CatchUpEntries = DefaultCatchUpEntries
+	}
+	if o.CatchUpBytes == 0 {
+		o.CatchUpBytes = DefaultCatchUpBytes
 	}
 	return o
 }
@@ -809,12 +819,49 @@ func (p *PendingSnapshot) Commit() error {
 		return s.fail(err)
 	}
 	s.snapIndex = index
-	if index > s.opts.CatchUpEntries {
-		if err := s.ms.Compact(index - s.opts.CatchUpEntries); err != nil && !errors.Is(err, raft.ErrCompacted) {
-			return s.fail(err)
-		}
+	if err := s.compactBehind(index); err != nil {
+		return s.fail(err)
 	}
 	s.purge()
+	return nil
+}
+
+// compactBehind compacts the MemoryStorage after a snapshot at index,
+// keeping at most CatchUpEntries entries up to index, and of those only
+// as many of the newest as hold at most CatchUpBytes of data. s.mu is
+// held.
+func (s *Storage) compactBehind(index uint64) error {
+	first, err := s.ms.FirstIndex()
+	if err != nil {
+		return err
+	}
+	to := first - 1
+	if index > s.opts.CatchUpEntries {
+		to = max(to, index-s.opts.CatchUpEntries)
+	}
+	if to < index {
+		// The entries (to, index] that would stay: keep the newest that
+		// fit in CatchUpBytes. (Entries returns the MemoryStorage's own
+		// slice: nothing is copied.)
+		ents, err := s.ms.Entries(to+1, index+1, math.MaxUint64)
+		if err != nil && !errors.Is(err, raft.ErrCompacted) {
+			return err
+		}
+		var kept uint64
+		for i := len(ents) - 1; i >= 0; i-- {
+			kept += uint64(ents[i].Size())
+			if kept > s.opts.CatchUpBytes {
+				to = ents[i].Index
+				break
+			}
+		}
+	}
+	if to < first {
+		return nil
+	}
+	if err := s.ms.Compact(to); err != nil && !errors.Is(err, raft.ErrCompacted) {
+		return err
+	}
 	return nil
 }
 

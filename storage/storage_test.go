@@ -407,3 +407,40 @@ func TestRetentionAndWALPurge(t *testing.T) {
 		t.Fatalf("renamed segment left by a crash survived Open: %v", err)
 	}
 }
+
+// The entries kept behind a snapshot are bounded by their size as well as
+// their count: large entries are compacted sooner.
+func TestCompactionBoundedByBytes(t *testing.T) {
+	sz := uint64(mkEntries(1, 1, 1, 64)[0].Size())
+	for _, tt := range []struct {
+		name      string
+		opts      Options
+		wantFirst uint64
+	}{
+		{"count bounds", Options{CatchUpEntries: 10, CatchUpBytes: 100 * sz}, 41},
+		{"bytes bound", Options{CatchUpEntries: 30, CatchUpBytes: 10 * sz}, 41},
+		{"bytes bound, not a whole entry", Options{CatchUpEntries: 30, CatchUpBytes: 10*sz + sz/2}, 41},
+		{"one entry over", Options{CatchUpEntries: 30, CatchUpBytes: sz - 1}, 51},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, mem := range []bool{false, true} {
+				var s *Storage
+				if mem {
+					s = OpenMemory(tt.opts)
+				} else {
+					s = openT(t, t.TempDir(), tt.opts)
+				}
+				if err := s.Save(raftpb.HardState{Term: 1, Vote: 1, Commit: 100}, mkEntries(1, 1, 100, 64)); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.CreateSnapshot(50, &cs1, []byte("state@50")); err != nil {
+					t.Fatal(err)
+				}
+				if fi, _ := s.RaftStorage().FirstIndex(); fi != tt.wantFirst {
+					t.Errorf("memory %v: first index %d after the snapshot at 50, want %d", mem, fi, tt.wantFirst)
+				}
+				closeT(t, s)
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -343,6 +344,7 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 		DataLogDir:                  cfg.DataLogDir,
 		NoSync:                      !cfg.ForceSync,
 		SnapCount:                   cfg.SnapCount,
+		SnapBytes:                   snapBytesOf(cfg.SnapSizeLimitKB),
 		SnapRetainCount:             cfg.AutopurgeSnapRetainCount,
 		Logger:                      log,
 		ConfigDump: func() []string {
@@ -373,4 +375,15 @@ func newLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, erro
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("bad -log-format %q: text or json", format)
+}
+
+// snapBytesOf is zoo.cfg's snapSizeLimitInKb as server.Options.SnapBytes.
+func snapBytesOf(kb int64) int64 {
+	switch {
+	case kb < 0:
+		return -1
+	case kb > math.MaxInt64>>10:
+		return math.MaxInt64
+	}
+	return kb << 10
 }
