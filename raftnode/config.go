@@ -16,15 +16,15 @@ import (
 
 // Defaults for Config fields left zero.
 const (
-	DefaultTickInterval    = 100 * time.Millisecond
-	DefaultElectionTick    = 10
-	DefaultHeartbeatTick   = 1
-	DefaultSnapCount       = 100000 // ZooKeeper's snapCount
+	DefaultTickInterval  = 100 * time.Millisecond
+	DefaultElectionTick  = 10
+	DefaultHeartbeatTick = 1
+	DefaultSnapCount     = 100000 // ZooKeeper's snapCount
 	// DefaultSnapBytes: a snapshot is due once this many bytes of
 	// entries were applied since the last one, whatever their count —
 	// the log between snapshots is held in memory (ZooKeeper's
 	// snapSizeLimitInKb bounds its on-disk log at 4 GiB instead).
-	DefaultSnapBytes = 64 << 20
+	DefaultSnapBytes       = 64 << 20
 	DefaultMaxSizePerMsg   = 1 << 20
 	DefaultMaxInflightMsgs = 256
 	// DefaultMaxUncommittedBytes bounds the proposals a leader holds that
