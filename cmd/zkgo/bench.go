@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -43,6 +44,9 @@ func runBench(args []string) int {
 	fs.StringVar(&cfg.Root, "root", "/zkgo-bench", "znode under which the run creates (and then deletes) its znodes")
 	jsonOut := fs.Bool("json", false, "print the result as JSON")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
+	scrape := fs.String("scrape", "", "while the run lasts, GET these `URLs` (comma-separated, e.g. a server's /metrics) every -scrape-interval, as Prometheus does")
+	scrapeEvery := fs.Duration("scrape-interval", time.Second, "time between two scrapes of each -scrape URL")
+	consoleURL := fs.String("console", "", "while the run lasts, keep this web console `URL` open on its overview, as a browser does (its event stream, and the page fetched again on each change)")
 	tlsFlags := tlsconf.AddClientFlags(fs)
 	fs.Usage = func() {
 		o := fs.Output()
@@ -151,10 +155,23 @@ Flags:
 	if !*quiet {
 		cfg.Progress = os.Stderr
 	}
+	if *scrapeEvery <= 0 {
+		fmt.Fprintln(os.Stderr, "zkgo bench: -scrape-interval must be positive")
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := bench.Run(ctx, cfg)
+	octx, ostop := context.WithCancel(ctx)
+	obs, err := startObservers(octx, *scrape, *scrapeEvery, *consoleURL)
 	if err != nil {
+		ostop()
+		fmt.Fprintf(os.Stderr, "zkgo bench: %v\n", err)
+		return 2
+	}
+	res, err := bench.Run(ctx, cfg)
+	ostop()
+	if err != nil {
+		obs.report(io.Discard)
 		fmt.Fprintf(os.Stderr, "zkgo bench: %v\n", err)
 		return 1
 	}
@@ -162,8 +179,10 @@ Flags:
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
 		enc.Encode(res)
+		obs.report(os.Stderr)
 	} else {
 		res.Print(os.Stdout)
+		obs.report(os.Stdout)
 	}
 	return 0
 }
