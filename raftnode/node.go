@@ -125,6 +125,9 @@ type Node struct {
 	// notifiedTerm is the term of the last LeaderChange sent with a
 	// leader (guarded by leadMu).
 	notifiedTerm uint64
+	// heardAt holds, by member id, the tickCount when a message from
+	// that member was last stepped (*atomic.Uint64): Status.Heard.
+	heardAt sync.Map
 
 	stopc    chan struct{} // closed by Stop
 	done     chan struct{} // closed when run returns
@@ -151,6 +154,12 @@ type Status struct {
 	// Snapshot is the index of the newest snapshot in the storage (what
 	// a lagging member is sent).
 	Snapshot uint64
+	// Heard lists, in increasing order, the other members a message was
+	// received from within the last election timeout (ElectionTick
+	// ticks). Every member answers the leader's heartbeats, so on the
+	// leader these are the members up and reachable; a follower hears
+	// from the leader and from candidates only.
+	Heard []uint64
 }
 
 // Start starts a member. With a fresh Storage it bootstraps the group
@@ -501,6 +510,15 @@ func (n *Node) Status() Status {
 			s.Match[id] = pr.Match
 		}
 	}
+	now := n.tickCount.Load()
+	n.heardAt.Range(func(id, at any) bool {
+		// at may be one tick ahead of now: heard raced with a tick.
+		if t := at.(*atomic.Uint64).Load(); now < t || now-t <= uint64(n.cfg.ElectionTick) {
+			s.Heard = append(s.Heard, id.(uint64))
+		}
+		return true
+	})
+	slices.Sort(s.Heard)
 	return s
 }
 

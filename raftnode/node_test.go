@@ -604,3 +604,44 @@ func TestSnapshotDueBySize(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestStatusHeard: Status.Heard lists the members heard from within an
+// election timeout. The leader hears every member's answers to its
+// heartbeats; a stopped member drops out after an election timeout (its
+// match index stays where it was) and comes back when it restarts. A
+// follower hears its leader.
+func TestStatusHeard(t *testing.T) {
+	c := newCluster(t, voters(1, 2, 3))
+	c.startAll()
+	lead := c.waitLeader()
+	c.propose(lead, "k")
+	var others []uint64
+	for _, id := range c.ids() {
+		if id != lead {
+			others = append(others, id)
+		}
+	}
+	heard := func(id uint64, want ...uint64) {
+		t.Helper()
+		deadline := time.Now().Add(waitTimeout)
+		for !slices.Equal(c.nodes[id].Status().Heard, want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("member %d heard from %v, want %v", id, c.nodes[id].Status().Heard, want)
+			}
+			time.Sleep(testTick)
+		}
+	}
+	heard(lead, others...)
+	for _, id := range others {
+		if h := c.nodes[id].Status().Heard; !slices.Contains(h, lead) {
+			t.Errorf("follower %d heard from %v, not from its leader %d", id, h, lead)
+		}
+	}
+	c.stop(others[0])
+	heard(lead, others[1])
+	if l := c.nodes[lead].Status(); l.Role != RoleLeader || l.Match[others[0]] == 0 {
+		t.Fatalf("leader's status after a follower stopped: %+v", l)
+	}
+	c.start(others[0], false)
+	heard(lead, others...)
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/raft/v3"
@@ -168,8 +169,16 @@ func (n *Node) tick() {
 	n.log.Warn("raftnode: no message from the leader for an election timeout; reporting it lost", "leader", n.raftLead.Load(), "role", role.String())
 }
 
-// heard records a message from the leader (for the silence check).
+// heard records a message from member from (Status.Heard) and, from the
+// leader, for the silence check.
 func (n *Node) heard(from uint64) {
+	if from != 0 && from != n.id {
+		at, ok := n.heardAt.Load(from)
+		if !ok {
+			at, _ = n.heardAt.LoadOrStore(from, new(atomic.Uint64))
+		}
+		at.(*atomic.Uint64).Store(n.tickCount.Load())
+	}
 	lead := n.raftLead.Load()
 	if from == 0 || from != lead {
 		return

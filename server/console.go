@@ -103,8 +103,10 @@ func (cs consoleStatus) Member(ctx context.Context) (status.Member, error) {
 			}
 			self := p.ID == s.opts.ServerID
 			// What this member knows of the others: on the leader, how
-			// far each has acknowledged the log; elsewhere, only that
-			// the leader it follows answers.
+			// far each has acknowledged the log and whether it answered
+			// within an election timeout (a member that did not is down
+			// or cut off: unknown, however close its match index);
+			// elsewhere, only that the leader it follows answers.
 			if ok && st.Role == raftnode.RoleLeader {
 				for id, match := range st.Match {
 					if memberID(id) == p.ID {
@@ -112,8 +114,15 @@ func (cs consoleStatus) Member(ctx context.Context) (status.Member, error) {
 						if st.Commit > match {
 							peer.Lag = st.Commit - match
 						}
-						peer.Reachable = self || match+promoteLag >= st.Commit
 					}
+				}
+				for _, id := range st.Heard {
+					if memberID(id) == p.ID {
+						peer.Reachable = true
+					}
+				}
+				if !peer.Reachable {
+					peer.Role = status.RoleUnknown
 				}
 			} else {
 				peer.Reachable = self || (p.ID == lead && lead != 0)

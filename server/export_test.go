@@ -1,6 +1,12 @@
 package server
 
-import dto "github.com/prometheus/client_model/go"
+import (
+	"context"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/zkgo/zkgo/console/status"
+)
 
 // MetricSpec is a row of metricTable, for the external tests.
 type MetricSpec struct {
@@ -34,4 +40,10 @@ func (k metricKind) promType() dto.MetricType {
 		return dto.MetricType_HISTOGRAM
 	}
 	return dto.MetricType_UNTYPED
+}
+
+// ConsoleMember is what s tells its web console about itself and the
+// ensemble (consoleStatus.Member).
+func ConsoleMember(ctx context.Context, s *Server) (status.Member, error) {
+	return consoleStatus{s}.Member(ctx)
 }
