@@ -99,12 +99,8 @@ Flags:
 		fmt.Fprintf(os.Stderr, "zkgo bench: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	tlsCfg, warnings, err := tlsFlags.Config()
-	for _, w := range warnings {
-		fmt.Fprintf(os.Stderr, "zkgo bench: %s\n", w)
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "zkgo bench: TLS: %v\n", err)
+	tlsCfg, ok := clientTLS("bench", tlsFlags)
+	if !ok {
 		return 2
 	}
 	cfg.TLS = tlsCfg

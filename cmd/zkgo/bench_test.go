@@ -15,7 +15,13 @@ import (
 
 func runBenchCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"bench"}, args...)...)
+	return runCommand(t, append([]string{"bench"}, args...)...)
+}
+
+// runCommand runs "zkgo args..." and returns its output and exit status.
+func runCommand(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

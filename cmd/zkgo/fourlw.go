@@ -36,36 +36,18 @@ func runFourLW(args []string) int {
 		fs.Usage()
 		return 2
 	}
-	cfg, warnings, err := tlsFlags.Config()
-	for _, w := range warnings {
-		fmt.Fprintf(os.Stderr, "zkgo fourlw: %s\n", w)
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "zkgo fourlw: TLS: %v\n", err)
+	cfg, ok := clientTLS("fourlw", tlsFlags)
+	if !ok {
 		return 2
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", *server)
-	if err == nil && cfg != nil {
-		host, _, _ := net.SplitHostPort(*server)
-		if cfg.ServerName == "" {
-			cfg.ServerName = host
-		}
-		tc := tls.Client(nc, cfg)
-		if err = tc.HandshakeContext(ctx); err != nil {
-			nc.Close()
-		}
-		nc = tc
-	}
+	nc, err := dialFourLW(ctx, *server, cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "zkgo fourlw: %v\n", err)
 		return 1
 	}
 	defer nc.Close()
-	dl, _ := ctx.Deadline()
-	nc.SetDeadline(dl)
 	if _, err := io.WriteString(nc, fs.Arg(0)); err != nil {
 		fmt.Fprintf(os.Stderr, "zkgo fourlw: %v\n", err)
 		return 1
@@ -75,4 +57,47 @@ func runFourLW(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// clientTLS returns the TLS configuration of a client command's TLS flags
+// (nil for plaintext), printing the client configuration file's warnings;
+// not ok (the error printed) when the flags or files are wrong.
+func clientTLS(cmd string, f *tlsconf.ClientFlags) (*tls.Config, bool) {
+	cfg, warnings, err := f.Config()
+	for _, w := range warnings {
+		fmt.Fprintf(os.Stderr, "zkgo %s: %s\n", cmd, w)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "zkgo %s: TLS: %v\n", cmd, err)
+		return nil, false
+	}
+	return cfg, true
+}
+
+// dialFourLW connects to a server's client port to send a four-letter
+// word (fourlw, top): over TLS when cfg is not nil, checking the name of
+// addr's host unless cfg names a server. The connection's deadline is
+// ctx's.
+func dialFourLW(ctx context.Context, addr string, cfg *tls.Config) (net.Conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if cfg != nil {
+		cfg = cfg.Clone()
+		if cfg.ServerName == "" {
+			cfg.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		tc := tls.Client(nc, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			nc.Close()
+			return nil, err
+		}
+		nc = tc
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		nc.SetDeadline(dl)
+	}
+	return nc, nil
 }

@@ -11,6 +11,7 @@
 //	zkgo fourlw [flags] WORD        a four-letter word, as zkServer.sh status sends it
 //	zkgo torture [flags]            faults against a local ensemble, checked (build with -tags zkgofaults)
 //	zkgo health [flags]             exit 0 if the server answers ruok with imok
+//	zkgo top [flags]                members' live numbers (mntr), one row each, refreshed
 //	zkgo container [-- SERVER FLAGS] a container's entrypoint (ZOO_* variables as the official image's)
 //	zkgo version [-short]           the version, commit and build time
 //
@@ -42,6 +43,7 @@ func init() {
 		{"snapshot", "status and restore of snapshot files (Apache ZooKeeper's format)", runSnapshot},
 		{"fourlw", "send a four-letter word (srvr, ruok, mntr, ...) and print the answer", runFourLW},
 		{"torture", "inject faults into a local ensemble while checkers watch the clients (needs -tags zkgofaults)", runTorture},
+		{"top", "a terminal view of a member's or an ensemble's live numbers (mntr), refreshed", runTop},
 		{"health", "exit 0 if a server answers ruok with imok (a container or service health check)", runHealth},
 		{"container", "a container's entrypoint: zoo.cfg and myid from the official image's ZOO_* variables, then the server", runContainer},
 		{"version", "print the version, the commit it was built from and what srvr reports", runVersion},

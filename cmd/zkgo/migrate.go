@@ -500,11 +500,16 @@ type progressBar struct {
 }
 
 func newProgressBar(w *os.File) *progressBar {
-	st, err := w.Stat()
-	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+	if !isTerminal(w) {
 		return nil
 	}
 	return &progressBar{w: w}
+}
+
+// isTerminal reports whether f is a terminal (a character device).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 func (b *progressBar) show(file string, done, size int64) {
