@@ -178,6 +178,9 @@ type Config struct {
 	// not ZooKeeper's 4 GiB: zkgo holds that log in memory); -1: no
 	// limit by size (snapSizeLimitInKb of 0 or less, as in ZooKeeper).
 	SnapSizeLimitKB int64
+	// DigestEnabled (digest.enabled, default true) keeps ZooKeeper's tree
+	// digest (the hash command).
+	DigestEnabled bool
 	// AutopurgeSnapRetainCount (autopurge.snapRetainCount) is at least 3.
 	AutopurgeSnapRetainCount int
 	// AutopurgePurgeInterval (autopurge.purgeInterval, in hours); 0
@@ -268,6 +271,7 @@ func base() *Config {
 		StandaloneEnabled:           true,
 		MyID:                        NoID,
 		SnapCount:                   DefaultSnapCount,
+		DigestEnabled:               true,
 		AutopurgeSnapRetainCount:    DefaultSnapRetainCount,
 		ContainerCheckInterval:      DefaultContainerCheckInterval,
 		MaxBuffer:                   DefaultMaxBuffer,

@@ -86,6 +86,7 @@ func TestDefault(t *testing.T) {
 		StandaloneEnabled:           true,
 		MyID:                        NoID,
 		SnapCount:                   100000,
+		DigestEnabled:               true,
 		AutopurgeSnapRetainCount:    3,
 		ContainerCheckInterval:      time.Minute,
 		MaxBuffer:                   0xfffff,
@@ -530,6 +531,15 @@ func TestSnapSizeLimit(t *testing.T) {
 		}
 		if c.SnapSizeLimitKB != tt.want {
 			t.Errorf("snapSizeLimitInKb=%s: %d, want %d", tt.value, c.SnapSizeLimitKB, tt.want)
+		}
+	}
+}
+
+func TestDigestEnabled(t *testing.T) {
+	for text, want := range map[string]bool{"": true, "digest.enabled=true\n": true, "digest.enabled=false\n": false} {
+		c, _, err := parseString(t, "dataDir=/tmp/x\nclientPort=2181\n"+text)
+		if err != nil || c.DigestEnabled != want {
+			t.Errorf("%q: DigestEnabled %v, %v; want %v", text, c.DigestEnabled, err, want)
 		}
 	}
 }

@@ -27,7 +27,7 @@ func Parse(r io.Reader, name string, opts ...LoadOption) (*Config, []string, err
 var javaOnlyKeys = setOf(
 	"audit.enable", "clientPortListenBacklog",
 	"closeSessionTxn.enabled", "commitLogCount", "connectToLearnerMasterLimit",
-	"digest.enabled", "electionAlg", "electionPortBindRetry",
+	"electionAlg", "electionPortBindRetry",
 	"enforceQuota", "flushDelay", "fsync.warningthresholdms", "jute.maxbuffer.extrasize",
 	"kerberos.removeHostFromPrincipal", "kerberos.removeRealmFromPrincipal",
 	"largeRequestMaxBytes", "largeRequestThreshold", "leader.maxConcurrentDiffSyncs",
@@ -259,6 +259,8 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 			p.warn(pr, "snapCount should be 2 or more; using 2")
 			c.SnapCount = 2
 		}
+	case k == "digest.enabled":
+		c.DigestEnabled = p.javaBool(pr)
 	case k == "snapSizeLimitInKb":
 		n, ok := javaDecodeLong(v)
 		if !ok {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/zkgo/zkgo/tree"
 	"io"
 	"net"
 	"net/http"
@@ -382,9 +383,22 @@ func TestAdminCommands(t *testing.T) {
 		strconv.FormatInt(num(t, "logdir_size", m["logdir_size"]), 10) != textValue(t, dirs, "logdir_size") {
 		t.Errorf("dirs %v, four-letter word %q", m, dirs)
 	}
+	// A digest is logged every 128 zxids: write past one.
+	for i := range tree.DigestLogInterval {
+		call(t, c1, proto.OpSetData, &proto.SetDataRequest{Path: "/a", Data: []byte(fmt.Sprint(i)), Version: -1}, &proto.SetDataResponse{})
+	}
 	m = check("hash", "hash")
-	if l := list(t, "digests", m["digests"]); len(l) != 0 {
-		t.Errorf("digests %v", l)
+	var want strings.Builder
+	for _, d := range list(t, "digests", m["digests"]) {
+		e := obj(t, "digest", d)
+		if num(t, "digestVersion", e["digestVersion"]) != 2 {
+			t.Errorf("digest %v", e)
+		}
+		// JSON numbers: the digest, a uint64, as text to keep its digits.
+		fmt.Fprintf(&want, "%x: %s\n", num(t, "zxid", e["zxid"]), e["digest"].(json.Number))
+	}
+	if got := srv.FourLetterWord("hash"); want.Len() == 0 || got != want.String() {
+		t.Errorf("hash: AdminServer %q, four-letter word %q", want.String(), got)
 	}
 	m = check("zabstate", "zabstate")
 	if m["voting"] != false || m["zabstate"] != "" {

@@ -782,3 +782,86 @@ func dialRetry(t *testing.T, addr string, o rawzk.Options) *rawzk.Conn {
 		}
 	}
 }
+
+// TestClusterDigestsAgree: every member keeps ZooKeeper's tree digest as it
+// applies the log; they log the same digest at the same zxids, and the
+// hash four-letter word and AdminServer command show that log.
+func TestClusterDigestsAgree(t *testing.T) {
+	c := zktest.StartCluster(t, 3, zktest.WithOptions(func(o *server.Options) { o.FourLetterWords = []string{"*"} }))
+	a := dialRetry(t, c.Addr(c.Leader()), rawzk.Options{Timeout: time.Minute})
+	if code := call(t, a, proto.OpCreate, &proto.CreateRequest{Path: "/d", ACL: openACL}, nil); code != proto.ErrOk {
+		t.Fatal(code)
+	}
+	for i := range 300 {
+		if code := call(t, a, proto.OpSetData, &proto.SetDataRequest{Path: "/d", Data: []byte(fmt.Sprint(i)), Version: -1}, &proto.SetDataResponse{}); code != proto.ErrOk {
+			t.Fatal(code)
+		}
+	}
+	var want int64
+	c.Member(c.Leader()).Tree(func(tr *tree.Tree) { want = tr.LastZxid() })
+	logs := make([][]tree.ZxidDigest, 3)
+	for i := range 3 {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			var last int64
+			c.Member(i).Tree(func(tr *tree.Tree) {
+				last = tr.LastZxid()
+				if last >= want {
+					logs[i] = tr.DigestLog()
+					if d := tr.ComputeDigest(); d != tr.Digest() {
+						t.Errorf("member %d: digest %#x kept, %#x computed", i+1, tr.Digest(), d)
+					}
+				}
+			})
+			if last >= want {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("member %d never applied zxid %d", i+1, want)
+			}
+		}
+	}
+	if len(logs[0]) < 2 {
+		t.Fatalf("member 1 logged %d digests over %d zxids", len(logs[0]), want)
+	}
+	at := map[int64]uint64{}
+	for _, d := range logs[0] {
+		at[d.Zxid] = d.Digest
+	}
+	for i := 1; i < 3; i++ {
+		common := 0
+		for _, d := range logs[i] {
+			if v, ok := at[d.Zxid]; ok {
+				common++
+				if v != d.Digest {
+					t.Errorf("zxid %#x: member 1 logged digest %d, member %d %d", d.Zxid, v, i+1, d.Digest)
+				}
+			}
+		}
+		if common == 0 {
+			t.Errorf("members 1 and %d logged no digest at the same zxid", i+1)
+		}
+	}
+	var text strings.Builder
+	for _, d := range logs[0] {
+		fmt.Fprintf(&text, "%x: %d\n", d.Zxid, d.Digest)
+	}
+	if got := c.Member(0).FourLetterWord("hash"); !strings.HasPrefix(got, text.String()) {
+		t.Errorf("hash on member 1:\n%s\nwant it to begin with\n%s", got, text.String())
+	}
+}
+
+// With the digest off (digest.enabled=false) the hash command shows none.
+func TestNoTreeDigest(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) { o.NoTreeDigest = true }))
+	c := dial(t, srv.Addr())
+	for i := range tree.DigestLogInterval + 1 {
+		if code := call(t, c, proto.OpCreate, &proto.CreateRequest{Path: fmt.Sprintf("/n%d", i), ACL: openACL}, nil); code != proto.ErrOk {
+			t.Fatal(code)
+		}
+	}
+	var d uint64
+	srv.Tree(func(tr *tree.Tree) { d = tr.Digest() })
+	if got := srv.FourLetterWord("hash"); got != "" || d != 0 {
+		t.Errorf("digest %d, hash %q; want none", d, got)
+	}
+}

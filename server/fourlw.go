@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/zkgo/zkgo/tree"
 	"io"
 	"os"
 	"sort"
@@ -262,8 +263,11 @@ func (s *Server) fourLetterText(cmd string, b *strings.Builder) {
 		// serveFourLetterWord read the mask and set it.
 		fmt.Fprintf(b, "%d", s.trace.v.Load())
 	case "hash":
-		// zkgo keeps no tree digest (ZooKeeper's digest.enabled).
-		b.WriteString("No digest in this server\n")
+		// ZooKeeper's format: the logged digests, oldest first, one
+		// "<zxid in hex>: <digest>" line each.
+		for _, d := range s.digestLog() {
+			fmt.Fprintf(b, "%x: %d\n", d.Zxid, int64(d.Digest)) // a Java long
+		}
 	}
 }
 
@@ -333,4 +337,11 @@ func openFDs() int {
 		return -1
 	}
 	return len(ents)
+}
+
+// digestLog returns the tree's logged digests, oldest first (hash).
+func (s *Server) digestLog() []tree.ZxidDigest {
+	var log []tree.ZxidDigest
+	s.sm.view(func(t *tree.Tree) { log = t.DigestLog() })
+	return log
 }

@@ -104,6 +104,10 @@ type Options struct {
 	// SnapCount is the number of log entries between snapshots
 	// (ZooKeeper's snapCount). Default 100000.
 	SnapCount int
+	// NoTreeDigest turns off the tree digest (ZooKeeper's
+	// digest.enabled=false): the hash command then shows none, and
+	// writes save its CRCs.
+	NoTreeDigest bool
 	// SnapBytes makes a snapshot due once the log since the last one
 	// holds this many bytes (snapSizeLimitInKb; raftnode.Config.SnapBytes).
 	// 0: raftnode.DefaultSnapBytes; negative: no limit by size.

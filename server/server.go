@@ -234,6 +234,9 @@ func (s *Server) setupTree(t *tree.Tree) {
 	t.SetOptions(tree.Options{ExtendedTypes: s.opts.ExtendedTypes, EnforceQuota: s.opts.EnforceQuota,
 		DigestDisabled: s.opts.DisableDigestAuth, X509: s.opts.TLS != nil,
 		SASL: len(s.opts.SASL.Users) > 0 || s.opts.SASL.Provider})
+	if s.opts.NoTreeDigest {
+		t.SetDigestEnabled(false)
+	}
 	t.QuotaWarning = func(prefix, what string, value, limit int64) {
 		s.log.Warn("quota exceeded", "path", prefix, "what", what, "value", value, "softLimit", limit)
 	}

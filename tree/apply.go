@@ -82,6 +82,7 @@ func (t *Tree) Apply(zxid int64, txn *Txn) Result {
 		if s := t.sessions[txn.Session]; s != nil && txn.Claim < s.Claim {
 			res.OpResult = OpResult{Op: txn.Op, Err: proto.ErrSessionMoved}
 			res.Events = t.events
+			t.logDigest(zxid)
 			return res
 		}
 	}
@@ -97,6 +98,7 @@ func (t *Tree) Apply(zxid int64, txn *Txn) Result {
 		res.OpResult = t.applyOne(zxid, txn, txn.Op, txn.Req)
 	}
 	res.Events = t.events
+	t.logDigest(zxid)
 	return res
 }
 
@@ -104,6 +106,7 @@ func (t *Tree) applyMulti(zxid int64, txn *Txn, m *proto.MultiRequest) []OpResul
 	results := make([]OpResult, len(m.Ops))
 	t.inMulti = true
 	t.journal = t.journal[:0]
+	digest := t.digest // the undo below restores every node it covers
 	eventMark := len(t.events)
 	failed := -1
 	for i, op := range m.Ops {
@@ -136,6 +139,7 @@ func (t *Tree) applyMulti(zxid int64, txn *Txn, m *proto.MultiRequest) []OpResul
 	for i := len(t.journal) - 1; i >= 0; i-- {
 		t.journal[i]()
 	}
+	t.digest = digest
 	t.journal = t.journal[:0]
 	t.events = t.events[:eventMark]
 	for i := range results {
@@ -352,12 +356,15 @@ func (t *Tree) create(zxid int64, txn *Txn, op proto.OpCode, path string, data [
 	n.owner = owner
 	n.acl = t.acls.intern(fixed)
 	t.preserve(parent)
+	t.unDigest(parentPath, parent)
 	hadKids := parent.kids != nil
 	k := parent.ensureKids()
 	oldPzxid, oldCversion := k.pzxid, k.cversion
 	k.add(n)
 	k.cversion++
 	k.pzxid = zxid
+	t.addDigest(parentPath, parent)
+	t.addDigest(path, n)
 	t.count++
 	size := int64(len(path) + len(data))
 	t.dataSize += size
@@ -451,6 +458,8 @@ func (t *Tree) delete(zxid int64, txn *Txn, path string, version int32) OpResult
 // removeNode unlinks a childless node and records the events.
 func (t *Tree) removeNode(zxid int64, path, parentPath string, parent, n *Node) {
 	t.preserve(parent)
+	t.unDigest(path, n)
+	t.unDigest(parentPath, parent)
 	k := parent.kids // not nil: n is a child
 	oldPzxid := k.pzxid
 	_, name, _ := parentOf(path)
@@ -458,6 +467,7 @@ func (t *Tree) removeNode(zxid int64, path, parentPath string, parent, n *Node) 
 	if zxid > k.pzxid {
 		k.pzxid = zxid
 	}
+	t.addDigest(parentPath, parent)
 	t.count--
 	size := int64(len(path) + n.dataLen())
 	t.dataSize -= size
@@ -498,11 +508,13 @@ func (t *Tree) setData(zxid int64, txn *Txn, path string, data []byte, version i
 		return fail(proto.ErrBadVersion)
 	}
 	t.preserve(n)
+	t.unDigest(path, n)
 	oldBuf, oldMeta, oldVersion, oldMzxid, oldMtime := n.buf, n.meta, n.version, n.mzxid, n.mtime
 	n.setData(data)
 	n.version++
 	n.mzxid = zxid
 	n.mtime = txn.Time
+	t.addDigest(path, n)
 	delta := int64(len(data) - oldLen)
 	t.dataSize += delta
 	t.record(func() {
@@ -534,10 +546,12 @@ func (t *Tree) setACL(txn *Txn, path string, acls []proto.ACL, version int32) Op
 		return fail(proto.ErrBadVersion)
 	}
 	t.preserve(n)
+	t.unDigest(path, n)
 	old := n.acl
 	n.acl = t.acls.intern(fixed)
 	t.acls.release(old)
 	n.aversion++
+	t.addDigest(path, n)
 	return OpResult{Op: proto.OpSetACL, Stat: n.Stat()}
 }
 

@@ -244,6 +244,9 @@ func checkInvariants(t *Tree) []string {
 		add("no root, or a root with a name")
 		return bad
 	}
+	if d := t.ComputeDigest(); !t.noDigest && d != t.digest {
+		add("digest %#x kept by Apply, %#x computed by a walk", t.digest, d)
+	}
 	nodes := nodeMap(t)
 	refs := make(map[*aclEntry]int)
 	seen := 0

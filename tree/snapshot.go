@@ -441,6 +441,7 @@ func ReadSnapshot(r io.Reader, opts ReadOptions) (*Tree, error) {
 	default:
 		return nil, fmt.Errorf("tree: reading snapshot: %w", err)
 	}
+	t.resetDigest()
 	return t, nil
 }
 

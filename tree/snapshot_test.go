@@ -77,6 +77,9 @@ func diffTrees(a, b *Tree) []string {
 	if a.lastZxid != b.lastZxid {
 		add("lastZxid %d vs %d", a.lastZxid, b.lastZxid)
 	}
+	if a.digest != b.digest {
+		add("digest %#x vs %#x", a.digest, b.digest)
+	}
 	if a.opts != b.opts {
 		add("opts %+v vs %+v", a.opts, b.opts)
 	}
@@ -196,7 +199,10 @@ func TestSnapshotCoversEveryField(t *testing.T) {
 		// nodes.
 		// opts, QuotaWarning: configuration. events, journal, inMulti:
 		// Apply's scratch. snap: a snapshot being written.
-		{reflect.TypeFor[Tree](), []string{"root", "count", "dataSize", "acls", "ephemerals", "containers", "ttls", "sessions", "quotas", "opts", "lastZxid", "QuotaWarning", "events", "journal", "inMulti", "snap"}},
+		// digest: rebuilt by a walk (diffTrees compares it with the
+		// original's, which Apply kept); the digest log is history, not
+		// state: it starts empty.
+		{reflect.TypeFor[Tree](), []string{"root", "count", "dataSize", "acls", "ephemerals", "containers", "ttls", "sessions", "quotas", "digest", "noDigest", "digestLog", "digestHead", "digestMark", "opts", "lastZxid", "QuotaWarning", "events", "journal", "inMulti", "snap"}},
 		// buf (name, in the path; data), acl, the stat fields and meta's
 		// null-data bit: written; kids: written as pzxid and cversion,
 		// its children rebuilt.

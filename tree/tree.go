@@ -189,9 +189,18 @@ type Tree struct {
 	ttls       map[string]struct{}
 	sessions   map[int64]*Session
 
-	quotas   map[string]struct{} // paths that have a zookeeper_limits node
-	opts     Options
-	lastZxid int64
+	quotas map[string]struct{} // paths that have a zookeeper_limits node
+
+	// digest is the tree digest (digest.go); digestLog a ring of the
+	// logged ones (digestHead: the oldest once full), digestMark the
+	// zxid/DigestLogInterval of the last logged.
+	digest     uint64
+	noDigest   bool // SetDigestEnabled(false)
+	digestLog  []ZxidDigest
+	digestHead int
+	digestMark int64
+	opts       Options
+	lastZxid   int64
 
 	// QuotaWarning, when set, is called during Apply when a write goes past
 	// a soft quota limit. It must not call back into the tree.
@@ -242,6 +251,7 @@ func New() *Tree {
 	readOnly := []proto.ACL{{Perms: proto.PermRead, ID: proto.Id{Scheme: "world", ID: "anyone"}}}
 	t.addSystemNode(ConfigPath, readOnly)
 	t.Get(ConfigPath).aversion = -1 // as ZooKeeper creates it
+	t.resetDigest()
 	return t
 }
 

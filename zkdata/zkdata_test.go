@@ -493,3 +493,15 @@ func slicesEqualACL(a, b []proto.ACL) bool {
 	}
 	return true
 }
+
+// The digest a zkgo tree keeps as it applies transactions is ZooKeeper's
+// digest of the same tree.
+func TestTreeDigestIsZooKeepers(t *testing.T) {
+	tr := testTree(t)
+	if got, want := tr.Digest(), FromTree(tr).computeDigest(); got != want {
+		t.Fatalf("tree digest %#x, ZooKeeper's %#x", got, want)
+	}
+	if tr.Digest() == 0 {
+		t.Fatal("digest 0")
+	}
+}

@@ -345,6 +345,7 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 		NoSync:                      !cfg.ForceSync,
 		SnapCount:                   cfg.SnapCount,
 		SnapBytes:                   snapBytesOf(cfg.SnapSizeLimitKB),
+		NoTreeDigest:                !cfg.DigestEnabled,
 		SnapRetainCount:             cfg.AutopurgeSnapRetainCount,
 		Logger:                      log,
 		ConfigDump: func() []string {
