@@ -49,6 +49,9 @@ type Admin struct {
 	// Console (zkgo.admin.console, zkgo's own key, default true) serves
 	// the web console at / of the AdminServer's port.
 	Console bool
+	// ConsoleRecipeRoots (zkgo.admin.console.recipeRoots, comma-separated
+	// paths; default "/") are where the console's recipe scan starts.
+	ConsoleRecipeRoots []string
 }
 
 // Addr returns the AdminServer's listen address for net.Listen.
@@ -58,7 +61,8 @@ func (a Admin) Addr() string {
 
 // isAdminKey reports whether k is an AdminServer key (under either name).
 func isAdminKey(k string) bool {
-	return strings.HasPrefix(k, "admin.") || strings.HasPrefix(k, "zookeeper.admin.") || k == "zkgo.admin.pprof" || k == "zkgo.admin.console"
+	return strings.HasPrefix(k, "admin.") || strings.HasPrefix(k, "zookeeper.admin.") || k == "zkgo.admin.pprof" || k == "zkgo.admin.console" ||
+		k == "zkgo.admin.console.recipeRoots"
 }
 
 // adminProperty parses one AdminServer key.
@@ -73,6 +77,19 @@ func (p *parser) adminProperty(pr property) error {
 		v, err := p.strictBool(pr)
 		a.Console = v
 		return err
+	}
+	if pr.key == "zkgo.admin.console.recipeRoots" {
+		a.ConsoleRecipeRoots = nil
+		for _, r := range strings.Split(pr.value, ",") {
+			if r = strings.TrimSpace(r); r == "" {
+				continue
+			}
+			if !strings.HasPrefix(r, "/") || strings.Contains(r, "//") || (len(r) > 1 && strings.HasSuffix(r, "/")) {
+				return p.errorf(pr, "%q is not a znode path", r)
+			}
+			a.ConsoleRecipeRoots = append(a.ConsoleRecipeRoots, r)
+		}
+		return nil
 	}
 	switch strings.TrimPrefix(strings.TrimPrefix(pr.key, "zookeeper."), "admin.") {
 	case "enableServer":

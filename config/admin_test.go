@@ -1,6 +1,7 @@
 package config
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +43,8 @@ func TestAdminKeys(t *testing.T) {
 		{name: "zero rate limit", cfg: "admin.rateLimiterIntervalInMS=0\n", wantErr: "zoo.cfg:1: admin.rateLimiterIntervalInMS: interval 0 ms must be positive"},
 		{name: "console off", cfg: "zkgo.admin.console=false\n", want: with(func(a *Admin) { a.Console = false })},
 		{name: "bad console flag", cfg: "zkgo.admin.console=no\n", wantErr: `zoo.cfg:1: zkgo.admin.console: invalid boolean "no"`},
+		{name: "console recipe roots", cfg: "zkgo.admin.console.recipeRoots=/app, /locks\n", want: with(func(a *Admin) { a.ConsoleRecipeRoots = []string{"/app", "/locks"} })},
+		{name: "bad console recipe root", cfg: "zkgo.admin.console.recipeRoots=app\n", wantErr: `zoo.cfg:1: zkgo.admin.console.recipeRoots: "app" is not a znode path`},
 		{name: "bad pprof flag", cfg: "zkgo.admin.pprof=yes\n", wantErr: `zoo.cfg:1: zkgo.admin.pprof: invalid boolean "yes"`},
 	}
 	for _, tt := range tests {
@@ -56,7 +59,7 @@ func TestAdminKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.Admin != tt.want {
+			if !reflect.DeepEqual(c.Admin, tt.want) {
 				t.Errorf("Admin %+v, want %+v", c.Admin, tt.want)
 			}
 			wantKeys(t, w, tt.warnKeys...)

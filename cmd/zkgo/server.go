@@ -306,7 +306,7 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 	}
 	var adminConsole server.ConsoleFactory
 	if cfg.Admin.Console {
-		adminConsole = console.ForServer(console.Config{})
+		adminConsole = console.ForServer(console.Config{RecipeRoots: cfg.Admin.ConsoleRecipeRoots})
 	}
 	return server.Options{
 		AdminConsole:                adminConsole,
