@@ -539,40 +539,34 @@ func javaParseInt(s string) (int32, bool) {
 
 // javaDecodeLong is Long.decode (ZooKeeper's Long.getLong).
 func javaDecodeLong(s string) (int64, bool) {
-	neg := false
-	rest := s
-	if rest != "" && (rest[0] == '+' || rest[0] == '-') {
-		neg = rest[0] == '-'
-		rest = rest[1:]
-	}
-	radix := 10
-	switch {
-	case strings.HasPrefix(rest, "0x") || strings.HasPrefix(rest, "0X"):
-		radix, rest = 16, rest[2:]
-	case strings.HasPrefix(rest, "#"):
-		radix, rest = 16, rest[1:]
-	case strings.HasPrefix(rest, "0") && len(rest) > 1:
-		radix, rest = 8, rest[1:]
-	}
-	if rest == "" || rest[0] == '+' || rest[0] == '-' || strings.ContainsRune(rest, '_') {
+	digits, radix, ok := javaDecodeSplit(s)
+	if !ok || strings.ContainsRune(digits, '_') {
 		return 0, false
 	}
-	if neg {
-		rest = "-" + rest
-	}
-	n, err := strconv.ParseInt(rest, radix, 64)
+	n, err := strconv.ParseInt(digits, radix, 64)
 	return n, err == nil
 }
 
 // javaDecode is Integer.decode.
 func javaDecode(s string) (int32, bool) {
+	digits, radix, ok := javaDecodeSplit(s)
+	if !ok {
+		return 0, false
+	}
+	return javanum.ParseInt(digits, radix)
+}
+
+// javaDecodeSplit splits what Integer.decode and Long.decode read: an
+// optional sign, then 0x, 0X or # (hexadecimal), 0 (octal) or nothing
+// (decimal). It returns the signed digits and their radix.
+func javaDecodeSplit(s string) (digits string, radix int, ok bool) {
 	neg := false
 	rest := s
 	if rest != "" && (rest[0] == '+' || rest[0] == '-') {
 		neg = rest[0] == '-'
 		rest = rest[1:]
 	}
-	radix := 10
+	radix = 10
 	switch {
 	case strings.HasPrefix(rest, "0x") || strings.HasPrefix(rest, "0X"):
 		radix, rest = 16, rest[2:]
@@ -582,10 +576,10 @@ func javaDecode(s string) (int32, bool) {
 		radix, rest = 8, rest[1:]
 	}
 	if rest == "" || rest[0] == '+' || rest[0] == '-' {
-		return 0, false
+		return "", 0, false
 	}
 	if neg {
 		rest = "-" + rest
 	}
-	return javanum.ParseInt(rest, radix)
+	return rest, radix, true
 }

@@ -2,6 +2,7 @@ package tree
 
 import (
 	"encoding/binary"
+	"github.com/zkgo/zkgo/proto"
 	"hash/crc32"
 	"strings"
 )
@@ -40,9 +41,10 @@ type ZxidDigest struct {
 	Digest uint64
 }
 
-// nodeDigest is one node's part of the digest; path is the node's path
-// ("/" or "" for the root).
-func nodeDigest(path string, n *Node) uint64 {
+// NodeDigest is one node's part of the digest: path is ZooKeeper's ("" or
+// "/" for the root), st its persisted stat (dataLength and numChildren
+// are not used). The zkdata package computes ZooKeeper's digests with it.
+func NodeDigest(path string, data []byte, st *proto.Stat) uint64 {
 	if strings.HasPrefix(path, "/zookeeper/") {
 		return 0
 	}
@@ -50,7 +52,6 @@ func nodeDigest(path string, n *Node) uint64 {
 		path = ""
 	}
 	var b [60]byte
-	st := n.rawStat()
 	binary.BigEndian.PutUint64(b[0:], uint64(st.Czxid))
 	binary.BigEndian.PutUint64(b[8:], uint64(st.Mzxid))
 	binary.BigEndian.PutUint64(b[16:], uint64(st.Pzxid))
@@ -61,9 +62,15 @@ func nodeDigest(path string, n *Node) uint64 {
 	binary.BigEndian.PutUint32(b[48:], uint32(st.Aversion))
 	binary.BigEndian.PutUint64(b[52:], uint64(st.EphemeralOwner))
 	c := crc32.Update(0, crc32.IEEETable, []byte(path))
-	c = crc32.Update(c, crc32.IEEETable, n.Data())
+	c = crc32.Update(c, crc32.IEEETable, data)
 	c = crc32.Update(c, crc32.IEEETable, b[:])
 	return uint64(c)
+}
+
+// nodeDigest is NodeDigest of a node of the tree.
+func nodeDigest(path string, n *Node) uint64 {
+	st := n.rawStat()
+	return NodeDigest(path, n.Data(), &st)
 }
 
 // Digest returns the tree's digest (see above); 0 when it is not kept

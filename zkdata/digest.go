@@ -1,30 +1,16 @@
 package zkdata
 
-import (
-	"encoding/binary"
-	"hash/crc32"
-	"strings"
-)
+import "github.com/zkgo/zkgo/tree"
 
 // ZooKeeper 3.6+ keeps a digest of its tree (DataTree.getTreeDigest) and
 // writes it into snapshots and log entries so that a restarted server can
-// tell whether replay rebuilt the same tree. Digest version 2 is the sum,
-// modulo 2^64, of one CRC-32 (IEEE) per node over
-//
-//	path bytes ("" for the root) | data bytes (none when null) |
-//	czxid mzxid pzxid ctime mtime (8 bytes each, big-endian) |
-//	version cversion aversion (4 bytes each) | ephemeralOwner (8 bytes)
-//
-// where the stat is the persisted one (cversion counting creates,
-// ephemeralOwner with the container and TTL markers) and nodes whose path
-// starts with "/zookeeper/" count 0 (their quota statistics change outside
-// transactions). "/zookeeper" itself counts.
+// tell whether replay rebuilt the same tree: digest version 2, the sum
+// modulo 2^64 of one CRC-32 per node (tree.NodeDigest, which zkgo's tree
+// keeps current too; nodes under "/zookeeper/" count 0, their quota
+// statistics changing outside transactions).
 
 // digestVersion is the only digest version ZooKeeper 3.6 to 3.9 computes.
-const digestVersion = 2
-
-// systemSubtree is ZooDefs.ZOOKEEPER_NODE_SUBTREE.
-const systemSubtree = "/zookeeper/"
+const digestVersion = tree.DigestVersion
 
 // nodeDigest returns the digest of the node at path (a DataTree key: "" is
 // the root).
@@ -38,25 +24,7 @@ func nodeDigest(path string, n *znode) uint64 {
 
 // digestOf computes the digest of a node, without the cache.
 func digestOf(path string, n *znode) uint64 {
-	var d uint64
-	if !strings.HasPrefix(path, systemSubtree) {
-		var b [60]byte
-		st := &n.st
-		binary.BigEndian.PutUint64(b[0:], uint64(st.Czxid))
-		binary.BigEndian.PutUint64(b[8:], uint64(st.Mzxid))
-		binary.BigEndian.PutUint64(b[16:], uint64(st.Pzxid))
-		binary.BigEndian.PutUint64(b[24:], uint64(st.Ctime))
-		binary.BigEndian.PutUint64(b[32:], uint64(st.Mtime))
-		binary.BigEndian.PutUint32(b[40:], uint32(st.Version))
-		binary.BigEndian.PutUint32(b[44:], uint32(st.Cversion))
-		binary.BigEndian.PutUint32(b[48:], uint32(st.Aversion))
-		binary.BigEndian.PutUint64(b[52:], uint64(st.EphemeralOwner))
-		c := crc32.ChecksumIEEE([]byte(path))
-		c = crc32.Update(c, crc32.IEEETable, n.data)
-		c = crc32.Update(c, crc32.IEEETable, b[:])
-		d = uint64(c)
-	}
-	return d
+	return tree.NodeDigest(path, n.data, &n.st)
 }
 
 // put adds a node to the tree and its digest to the tree digest.
