@@ -48,6 +48,7 @@ type testSM struct {
 	keys      map[string]uint64
 	restores  int
 	snapCalls []time.Time
+	snapAt    []int // len(log) at each Snapshot call
 }
 
 type appliedEntry struct {
@@ -79,6 +80,7 @@ func (s *testSM) Snapshot() (func(io.Writer) error, error) {
 	s.mu.Lock()
 	data, err := json.Marshal(s.log)
 	s.snapCalls = append(s.snapCalls, time.Now())
+	s.snapAt = append(s.snapAt, len(s.log))
 	s.mu.Unlock()
 	return func(w io.Writer) error {
 		if w == nil {

@@ -645,3 +645,37 @@ func TestStatusHeard(t *testing.T) {
 	c.start(others[0], false)
 	heard(lead, others...)
 }
+
+// Expensive snapshots are spaced out (snapDuty), but not past
+// snapForceFactor × SnapBytes of log: then one is taken whatever it
+// costs, so the in-memory log stays bounded.
+func TestSnapshotForcedBySize(t *testing.T) {
+	c := newCluster(t, voters(1))
+	c.snapDelay = 2 * snapCheap
+	c.mod = func(cfg *Config) { cfg.SnapCount, cfg.SnapBytes = 1_000_000, 1 << 10 }
+	c.startAll()
+	lead := c.waitLeader()
+	big := strings.Repeat("v", 1<<10)
+	const entries = 60
+	for i := range entries {
+		c.propose(lead, fmt.Sprintf("k%d=%s", i, big))
+		// A steady write rate: by the duty cycle alone, snapshots would
+		// be snapDuty × snapDelay (320 ms, ~30 entries) apart.
+		time.Sleep(10 * time.Millisecond)
+	}
+	sm := c.sms[lead]
+	sm.mu.Lock()
+	at := slices.Clone(sm.snapAt)
+	sm.mu.Unlock()
+	// Forced: a snapshot once 4 entries (4 KiB) wait, or as soon as the
+	// one being written (snapDelay: ~4 entries at this rate) is done.
+	const bound = 16
+	for i := 1; i < len(at); i++ {
+		if gap := at[i] - at[i-1]; gap > bound {
+			t.Errorf("snapshots %d and %d are %d entries of 1 KiB apart with SnapBytes 1 KiB (want at most %d): %v", i-1, i, gap, bound, at)
+		}
+	}
+	if len(at) < 3 {
+		t.Errorf("%d snapshots for %d entries of 1 KiB with SnapBytes 1 KiB", len(at), entries)
+	}
+}

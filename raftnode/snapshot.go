@@ -92,7 +92,8 @@ func (n *Node) maybeSnapshot() error {
 		n.snapDeferred.Store(true) // due once the one in progress is done
 		return nil
 	}
-	if cost := time.Duration(n.snapCost.Load()); !n.confSnap && cost > snapCheap && time.Since(n.snapStart) < snapDuty*cost {
+	if cost := time.Duration(n.snapCost.Load()); !n.confSnap && cost > snapCheap && time.Since(n.snapStart) < snapDuty*cost &&
+		n.sinceSnap/snapForceFactor < n.cfg.SnapBytes {
 		// Writing a snapshot walks the whole tree: with a large tree
 		// under heavy writes, one every SnapCount entries would take
 		// most of a core (measured: a quarter of the server's CPU
@@ -193,6 +194,10 @@ func (n *Node) maybeSnapshot() error {
 const (
 	snapDuty  = 8
 	snapCheap = 20 * time.Millisecond
+	// snapForceFactor: once the log since the last snapshot holds this
+	// many times SnapBytes, a snapshot is taken whatever its cost — the
+	// in-memory log stays bounded even when snapshots are slow.
+	snapForceFactor = 4
 )
 
 // restore hands a snapshot from the leader to the state machine: its data
