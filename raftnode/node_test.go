@@ -652,7 +652,7 @@ func TestStatusHeard(t *testing.T) {
 func TestSnapshotForcedBySize(t *testing.T) {
 	c := newCluster(t, voters(1))
 	c.snapDelay = 2 * snapCheap
-	c.mod = func(cfg *Config) { cfg.SnapCount, cfg.SnapBytes = 1_000_000, 1 << 10 }
+	c.mod = func(cfg *Config) { cfg.SnapCount, cfg.SnapBytes = 1_000_000, 1<<10 }
 	c.startAll()
 	lead := c.waitLeader()
 	big := strings.Repeat("v", 1<<10)
