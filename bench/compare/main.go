@@ -85,6 +85,7 @@ func specs() []spec {
 		{"selector", "selector, 4 participants", c("selector", nil)},
 		{"get-gozk", "get, 1 hot key, client go-zookeeper", c("get", func(c *bench.Config) { c.Keys = 1; c.Client = "gozk" })},
 		{"set-gozk", "set, 1,000 keys, client go-zookeeper", c("set", func(c *bench.Config) { c.Client = "gozk" })},
+		{"lock-16-gozk", "lock, 16 contenders, go-zookeeper's own Lock recipe", c("lock", func(c *bench.Config) { c.Contenders = 16; c.Client = "gozk" })},
 	}
 }
 

@@ -22,7 +22,7 @@ func runBench(args []string) int {
 	var cfg bench.Config
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&cfg.Server, "server", "127.0.0.1:2181", "server to benchmark (`host:port`)")
-	fs.StringVar(&cfg.Client, "client", "raw", "client for get, set and mixed: raw (zkgo's load generator), zk (zkgo's Go client) or gozk (go-zookeeper/zk)")
+	fs.StringVar(&cfg.Client, "client", "raw", "client for get, set, mixed and lock: raw (zkgo's load generator; for lock, zkgo's recipe), zk (zkgo's Go client) or gozk (go-zookeeper/zk; for lock, its own Lock recipe)")
 	fs.IntVar(&cfg.Connections, "connections", 16, "sessions that carry the requests")
 	fs.IntVar(&cfg.Workers, "workers", 64, "requests in flight (each worker waits for its reply)")
 	fs.IntVar(&cfg.Size, "size", 100, "payload `bytes` of written and pre-created data")

@@ -85,6 +85,7 @@ func TestWorkloadsSmoke(t *testing.T) {
 		{Workload: "sessions"},
 		{Workload: "sessions", Mode: "idle", Sessions: 50},
 		{Workload: "lock", Contenders: 4},
+		{Workload: "lock", Contenders: 4, Client: "gozk"},
 		{Workload: "latch"},
 		{Workload: "selector", Participants: 3},
 	}
@@ -297,7 +298,7 @@ func TestConnFailsPendingOnClose(t *testing.T) {
 func TestConfigErrors(t *testing.T) {
 	for _, c := range []Config{
 		{Workload: "nope"},
-		{Workload: "lock", Client: "gozk"},
+		{Workload: "latch", Client: "gozk"},
 		{Workload: "lock", Rate: 10},
 		{Workload: "get", Mode: "idle"},
 		{Workload: "create", Mode: "ephemeral"},

@@ -138,32 +138,42 @@ func dialOneKV(ctx context.Context, cfg *Config, addr string) (kvClient, error) 
 		}
 		return zkKV{c}, nil
 	case "gozk":
-		dialer := net.DialTimeout
-		if cfg.TLS != nil {
-			dialer = func(network, address string, timeout time.Duration) (net.Conn, error) {
-				return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, address, cfg.TLS)
-			}
-		}
-		c, _, err := gozk.Connect([]string{addr}, cfg.SessionTimeout, gozk.WithLogger(quietLogger{}), gozk.WithDialer(dialer))
+		c, err := dialGozk(ctx, cfg, addr)
 		if err != nil {
 			return nil, err
-		}
-		// Connect returns before the session exists; wait for it.
-		deadline := time.Now().Add(15 * time.Second)
-		for c.State() != gozk.StateHasSession {
-			if time.Now().After(deadline) || ctx.Err() != nil {
-				c.Close()
-				return nil, fmt.Errorf("go-zookeeper: no session with %s", addr)
-			}
-			time.Sleep(time.Millisecond)
-		}
-		if cfg.multiServer() {
-			if _, err := c.Sync("/"); err != nil {
-				c.Close()
-				return nil, fmt.Errorf("sync on %s: %w", addr, err)
-			}
 		}
 		return gozkKV{c}, nil
 	}
 	return nil, errors.New("unknown client " + cfg.Client)
+}
+
+// dialGozk opens a go-zookeeper session with addr and waits until it
+// exists (and, on an ensemble, is synced).
+func dialGozk(ctx context.Context, cfg *Config, addr string) (*gozk.Conn, error) {
+	dialer := net.DialTimeout
+	if cfg.TLS != nil {
+		dialer = func(network, address string, timeout time.Duration) (net.Conn, error) {
+			return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, address, cfg.TLS)
+		}
+	}
+	c, _, err := gozk.Connect([]string{addr}, cfg.SessionTimeout, gozk.WithLogger(quietLogger{}), gozk.WithDialer(dialer))
+	if err != nil {
+		return nil, err
+	}
+	// Connect returns before the session exists; wait for it.
+	deadline := time.Now().Add(15 * time.Second)
+	for c.State() != gozk.StateHasSession {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			c.Close()
+			return nil, fmt.Errorf("go-zookeeper: no session with %s", addr)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if cfg.multiServer() {
+		if _, err := c.Sync("/"); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("sync on %s: %w", addr, err)
+		}
+	}
+	return c, nil
 }

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	gozk "github.com/go-zookeeper/zk"
+
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/recipe"
 	"github.com/zkgo/zkgo/recipe/leader"
@@ -250,9 +252,13 @@ func closeZK(cs []*zk.Conn) {
 	}
 }
 
-// lockLoad: Contenders sessions loop Lock, hold, Unlock on one Mutex.
+// lockLoad: Contenders sessions loop Lock, hold, Unlock on one lock:
+// zkgo's recipe/lock Mutex (Curator's InterProcessMutex layout), or with
+// -client gozk go-zookeeper's own Lock recipe (a client zkgo did not
+// write: its handoffs are a chain of round trips of its own making).
 type lockLoad struct {
 	conns   []*zk.Conn
+	gz      []*gozk.Conn
 	acquire *series
 }
 
@@ -261,16 +267,30 @@ func (l *lockLoad) params(c *Config) map[string]any {
 }
 
 func (l *lockLoad) setup(ctx context.Context, e *env) error {
+	l.acquire = e.st.add("acquire")
+	if e.cfg.Client == "gozk" {
+		for i := range e.cfg.Contenders {
+			c, err := dialGozk(ctx, e.cfg, e.cfg.serverFor(i))
+			if err != nil {
+				l.teardown(ctx, e)
+				return err
+			}
+			l.gz = append(l.gz, c)
+		}
+		return nil
+	}
 	cs, err := connectZK(ctx, e.cfg, e.cfg.Contenders)
 	if err != nil {
 		return err
 	}
 	l.conns = cs
-	l.acquire = e.st.add("acquire")
 	return nil
 }
 
 func (l *lockLoad) run(ctx context.Context, e *env) error {
+	if l.gz != nil {
+		return l.runGozk(ctx, e)
+	}
 	path := e.run + "/lock"
 	var wg sync.WaitGroup
 	var first firstError
@@ -307,7 +327,45 @@ func (l *lockLoad) run(ctx context.Context, e *env) error {
 	return err
 }
 
-func (l *lockLoad) teardown(ctx context.Context, e *env) { closeZK(l.conns) }
+// runGozk is run with go-zookeeper's Lock. It has no context: a Lock
+// waiting when the run ends returns once the holder unlocks, and the
+// holders stop.
+func (l *lockLoad) runGozk(ctx context.Context, e *env) error {
+	path := e.run + "/gozk-lock"
+	var wg sync.WaitGroup
+	var first firstError
+	for _, c := range l.gz {
+		m := gozk.NewLock(c, path, gozk.WorldACL(gozk.PermAll))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				t0 := time.Now()
+				if err := m.Lock(); err != nil {
+					first.set(fmt.Errorf("go-zookeeper Lock: %w", err))
+					return
+				}
+				l.acquire.record(time.Since(t0))
+				if e.cfg.Hold > 0 {
+					time.Sleep(e.cfg.Hold)
+				}
+				if err := m.Unlock(); err != nil {
+					first.set(fmt.Errorf("go-zookeeper Unlock: %w", err))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first.get()
+}
+
+func (l *lockLoad) teardown(ctx context.Context, e *env) {
+	closeZK(l.conns)
+	for _, c := range l.gz {
+		c.Close()
+	}
+}
 
 // latchLoad: two LeaderLatches; the leader closes (graceful handover) and
 // the time until the other one leads is measured; the closed one then

@@ -395,8 +395,8 @@ func (c *Config) validate(def *workloadDef) error {
 	default:
 		return fmt.Errorf("unknown client %q (want raw, zk or gozk)", c.Client)
 	}
-	if c.Client != "raw" && c.Workload != "get" && c.Workload != "set" && c.Workload != "mixed" {
-		return fmt.Errorf("-client %s is only for get, set and mixed", c.Client)
+	if c.Client != "raw" && c.Workload != "get" && c.Workload != "set" && c.Workload != "mixed" && c.Workload != "lock" {
+		return fmt.Errorf("-client %s is only for get, set, mixed and lock", c.Client)
 	}
 	if c.Rate > 0 && !def.request {
 		return fmt.Errorf("-rate is only for the request workloads (get, set, create, delete, children, multi, mixed)")
