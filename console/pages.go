@@ -116,11 +116,15 @@ func fmtTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05.000Z")
 }
 
-// humanDuration rounds a duration for people: 950ms, 12.3s, 4m05s, 3h02m, 2d04h.
+// humanDuration rounds a duration for people: 412µs, 950ms, 12.3s, 4m05s,
+// 3h02m, 2d04h. Only a duration that is not positive shows as 0s (a scan
+// of a small tree takes less than a millisecond).
 func humanDuration(d time.Duration) string {
 	switch {
 	case d <= 0:
 		return "0s"
+	case d < time.Millisecond:
+		return max(d.Round(time.Microsecond), time.Microsecond).String()
 	case d < time.Second:
 		return d.Round(time.Millisecond).String()
 	case d < time.Minute:

@@ -213,6 +213,34 @@ func TestScan(t *testing.T) {
 	}
 }
 
+// slowTree is a TreeReader whose reads of children take delay each.
+type slowTree struct {
+	memTree
+	delay time.Duration
+}
+
+func (s slowTree) Children(ctx context.Context, p string) ([]string, NodeInfo, error) {
+	time.Sleep(s.delay)
+	return s.memTree.Children(ctx, p)
+}
+
+// A scan reports how long it took: the overview shows it and the feed
+// spaces its scans by it (feedScanDuty).
+func TestScanTook(t *testing.T) {
+	m := memTree{}
+	m.add("/app/lock/"+prot(uuidA, "lock-0000000000"), 1, "10.0.0.1")
+	const delay = 20 * time.Millisecond
+	res := Scan(context.Background(), slowTree{m, delay}, ScanOptions{}, time.Now())
+	// Three levels under / (/app, /app/lock, its child), each at least one
+	// read after the one before.
+	if res.Took < 3*delay {
+		t.Errorf("Took %v, want at least %v", res.Took, 3*delay)
+	}
+	if len(res.Recipes) != 1 {
+		t.Errorf("recipes %v", res.Recipes)
+	}
+}
+
 func TestMergeSemaphoreAcquiring(t *testing.T) {
 	now := time.Now()
 	leases := RecognizeChildren("/s/leases", []NodeInfo{

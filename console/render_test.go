@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRenderData(t *testing.T) {
@@ -108,5 +109,27 @@ func TestCrumbs(t *testing.T) {
 	want := []crumb{{"/", "/"}, {"a", "/a"}, {"bb", "/a/bb"}, {"c", "/a/bb/c"}}
 	if !slices.Equal(got, want) {
 		t.Errorf("crumbs: %v", got)
+	}
+}
+
+func TestHumanDuration(t *testing.T) {
+	for _, tt := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s"},
+		{-time.Second, "0s"},
+		{300 * time.Nanosecond, "1µs"},
+		{412_400 * time.Nanosecond, "412µs"},
+		{999_600 * time.Nanosecond, "1ms"},
+		{950 * time.Millisecond, "950ms"},
+		{12_340 * time.Millisecond, "12.3s"},
+		{4*time.Minute + 5*time.Second, "4m05s"},
+		{3*time.Hour + 2*time.Minute, "3h02m"},
+		{52 * time.Hour, "2d04h"},
+	} {
+		if got := humanDuration(tt.d); got != tt.want {
+			t.Errorf("humanDuration(%v) = %q, want %q", tt.d, got, tt.want)
+		}
 	}
 }

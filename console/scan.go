@@ -74,10 +74,12 @@ const maxScanErrors = 10
 // recognises the recipes among the children of every node it read.
 // Recipes are sorted by path. A cancelled ctx ends the scan with what it
 // has (Truncated set).
-func Scan(ctx context.Context, r TreeReader, opt ScanOptions, now time.Time) ScanResult {
+func Scan(ctx context.Context, r TreeReader, opt ScanOptions, now time.Time) (res ScanResult) {
 	opt.defaults()
-	res := ScanResult{At: now}
+	res = ScanResult{At: now}
 	start := time.Now()
+	// res is the named result: the deferred assignment must reach the
+	// caller (the feed spaces its scans by Took).
 	defer func() { res.Took = time.Since(start) }()
 
 	type visit struct {

@@ -27,22 +27,9 @@ func TestConsoleEnsembleLeaderChange(t *testing.T) {
 	exe := chromiumPath(t)
 	start := time.Now()
 	const n = 3
-	cfgs, lines := writeEnsemble(t, t.TempDir(), n, "4lw.commands.whitelist=*\n")
-	clients := make([]string, n)
-	for i, l := range lines {
-		_, clients[i], _ = strings.Cut(l, ";")
-	}
-	m := newMemberProcs(t, cfgs)
-	for i := range n {
-		m.start(i)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	waitHealthy(ctx, t, clients, "starting")
-	consoles := make([]string, n)
-	for i := range n {
-		consoles[i] = consoleURL(ctx, t, m.procs[i].log)
-	}
+	m, _, consoles := startConsoleEnsemble(ctx, t, n)
 	lead := waitLeader(ctx, t, m)
 	var watchers []int // the members that do not lead
 	for i := range n {
@@ -55,20 +42,10 @@ func TestConsoleEnsembleLeaderChange(t *testing.T) {
 	// One browser, a tab on the overview of each member that does not
 	// lead: after the kill one of them leads and the other follows, and
 	// both views must show the change.
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 900))
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
+	br := startBrowser(ctx, t, exe)
 	tabs := make([]*consoleTab, len(watchers))
 	for k, i := range watchers {
-		tctx := bctx
-		if k > 0 {
-			var tcancel context.CancelFunc
-			tctx, tcancel = chromedp.NewContext(bctx)
-			defer tcancel()
-		}
-		tabs[k] = &consoleTab{t: t, ctx: tctx, member: i + 1}
+		tabs[k] = br.tab(i + 1)
 		tabs[k].open(consoles[i] + "/")
 	}
 	t.Logf("browser pages open at %v", time.Since(start).Round(time.Millisecond))
@@ -140,6 +117,61 @@ func chromiumPath(t *testing.T) string {
 	}
 	t.Skip("browser tests skipped: no chromium binary found (install Debian's chromium package or set ZKGO_CHROMIUM)")
 	return ""
+}
+
+// startConsoleEnsemble starts an ensemble of n `zkgo server` processes
+// (writeEnsemble's zoo.cfg: tickTime 100 ms, sessions of up to 10 s, an
+// AdminServer and so a console on a free port) and waits until it is
+// healthy. It returns the members, their client addresses and their
+// consoles' root URLs.
+func startConsoleEnsemble(ctx context.Context, t *testing.T, n int) (m *memberProcs, clients, consoles []string) {
+	t.Helper()
+	cfgs, lines := writeEnsemble(t, t.TempDir(), n, "4lw.commands.whitelist=*\n")
+	clients = make([]string, n)
+	for i, l := range lines {
+		_, clients[i], _ = strings.Cut(l, ";")
+	}
+	m = newMemberProcs(t, cfgs)
+	for i := range n {
+		m.start(i)
+	}
+	waitHealthy(ctx, t, clients, "starting")
+	consoles = make([]string, n)
+	for i := range n {
+		consoles[i] = consoleURL(ctx, t, m.procs[i].log)
+	}
+	return m, clients, consoles
+}
+
+// browser is a headless Chromium (exe, from chromiumPath) that lives
+// until ctx ends or the test is cleaned up; tab opens a tab in it.
+type browser struct {
+	t    *testing.T
+	ctx  context.Context // the first tab's
+	tabs int
+}
+
+func startBrowser(ctx context.Context, t *testing.T, exe string) *browser {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 900))
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(acancel)
+	bctx, bcancel := chromedp.NewContext(actx)
+	t.Cleanup(bcancel)
+	return &browser{t: t, ctx: bctx}
+}
+
+// tab returns a new tab (the first call: the browser's first tab) for a
+// page of member's console.
+func (br *browser) tab(member int) *consoleTab {
+	ctx := br.ctx
+	if br.tabs > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = chromedp.NewContext(br.ctx)
+		br.t.Cleanup(cancel)
+	}
+	br.tabs++
+	return &consoleTab{t: br.t, ctx: ctx, member: member}
 }
 
 // consoleURL returns the console's root URL (the AdminServer's, without
