@@ -104,7 +104,7 @@ func TestBenchUsage(t *testing.T) {
 		{[]string{"get", "extra"}, 2, "unexpected arguments"},
 		{[]string{"get", "-mode", "idle"}, 2, "-mode is only for"},
 		{[]string{"lock", "-rate", "100"}, 2, "-rate is only for"},
-		{[]string{"lock", "-client", "gozk"}, 2, "only for get, set and mixed"},
+		{[]string{"latch", "-client", "gozk"}, 2, "only for get, set, mixed and lock"},
 		{[]string{"get", "-timeout", "soon"}, 2, "-timeout"},
 		{[]string{"get", "-workers", "0"}, 2, "-workers must be positive"},
 		{[]string{"-server", "127.0.0.1:1", "get", "-duration", "1s"}, 1, "connect to 127.0.0.1:1"},
