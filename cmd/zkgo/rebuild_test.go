@@ -230,10 +230,9 @@ func TestRebuildResumesSnapshot(t *testing.T) {
 	// before the kill (with more entries, so that the member needs a
 	// snapshot again), or if it was of a snapshot the leader has
 	// replaced since (a deferred one).
-	var held int64
-	for attempt := 1; held == 0; attempt++ {
+	for attempt := 1; ; attempt++ {
 		if attempt > 5 {
-			t.Fatal("the snapshot stream always ended before the member was killed")
+			t.Fatal("in five attempts, the snapshot stream always ended before the member was killed, or the leader had a newer snapshot to send by its restart")
 		}
 		// A partial file from an earlier attempt is of a snapshot the
 		// leader no longer sends: without it, the size watched below
@@ -256,38 +255,54 @@ func TestRebuildResumesSnapshot(t *testing.T) {
 			}
 		}
 		m.procs[f].kill()
-		if whole {
-			t.Logf("the member took the whole snapshot before it was killed: again")
+		// again makes the member need a snapshot once more: it missed
+		// more entries than the leader keeps.
+		again := func(why string, args ...any) {
+			t.Logf(why+": again", args...)
 			lead = waitLeader(ctx, t, m)
 			createParallel(ctx, t, m.procs[lead].addr, fmt.Sprintf("/m%d-", attempt), storage.DefaultCatchUpEntries+500, nil)
 			want = mntr(lead, "zk_znode_count")
+		}
+		if whole {
+			again("the member took the whole snapshot before it was killed")
 			continue
 		}
-		var index uint64
-		index, held = partialSnapshot(dataDir)
+		index, held := partialSnapshot(dataDir)
 		lead = waitLeader(ctx, t, m)
 		if leaderSnap := mntr(lead, "zkgo_raft_snapshot_index"); fmt.Sprint(index) != leaderSnap {
 			t.Logf("the partial snapshot is of index %d, the leader's newest %s: again", index, leaderSnap)
-			held = 0
+			continue
 		}
-	}
-	killedLog := m.procs[f].log.String()
-	t.Logf("killed member %d holding %d bytes of the snapshot", f+1, held)
-	m.start(f)
-	for mntr(f, "zk_znode_count") != want || mntr(lead, "zk_synced_followers") != fmt.Sprint(n-1) {
-		if ctx.Err() != nil {
-			t.Fatalf("member %d not rebuilt: %s of %s znodes", f+1, mntr(f, "zk_znode_count"), want)
+		killedLog := m.procs[f].log.String()
+		t.Logf("killed member %d holding %d bytes of the snapshot of index %d", f+1, held, index)
+		m.start(f)
+		for mntr(f, "zk_znode_count") != want || mntr(lead, "zk_synced_followers") != fmt.Sprint(n-1) {
+			if ctx.Err() != nil {
+				t.Fatalf("member %d not rebuilt: %s of %s znodes", f+1, mntr(f, "zk_znode_count"), want)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
-		time.Sleep(20 * time.Millisecond)
+		after := m.procs[f].log.String()
+		if line := resumedRE.FindString(after); line != "" {
+			t.Logf("member %d: %s", f+1, line)
+			return
+		}
+		// The leader may have replaced that snapshot meanwhile (a
+		// deferred one, taken once the writes stopped): a partial file
+		// of another snapshot cannot be resumed.
+		if got := receivedRE.FindStringSubmatch(after); got != nil && got[1] != fmt.Sprint(index) {
+			m.procs[f].kill()
+			again("the leader sent snapshot %s, newer than the partial one of %d", got[1], index)
+			continue
+		}
+		t.Fatalf("member %d took the snapshot without resuming; its log before the kill:\n%s\nand after:\n%s", f+1, killedLog, after)
 	}
-	line := resumedRE.FindString(m.procs[f].log.String())
-	if line == "" {
-		t.Fatalf("member %d took the snapshot without resuming; its log before the kill:\n%s\nand after:\n%s", f+1, killedLog, m.procs[f].log.String())
-	}
-	t.Logf("member %d: %s", f+1, line)
 }
 
-var resumedRE = regexp.MustCompile(`received snapshot.*resumed_at=[1-9][0-9]*.*`)
+var (
+	resumedRE  = regexp.MustCompile(`received snapshot.*resumed_at=[1-9][0-9]*.*`)
+	receivedRE = regexp.MustCompile(`received snapshot.* index=([0-9]+) `)
+)
 
 // partialSnapshot returns the index and size of the partial snapshot file
 // under dir (0, 0: none). Its name is <index hex>-<term hex>.snap.partial.
