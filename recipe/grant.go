@@ -113,7 +113,7 @@ func Hold(ctx context.Context, conn *zk.Conn, path string, czxid int64, opts Hol
 	// Subscribe before reading the node, so no transition after the read
 	// can be missed; a loss that happened before is seen in State().
 	data, _, ev, err := conn.GetW(ctx, path)
-	for errors.Is(err, zk.ErrConnectionLoss) {
+	for zk.IsRetryable(err) && ctx.Err() == nil {
 		data, _, ev, err = conn.GetW(ctx, path)
 	}
 	if err != nil {

@@ -75,13 +75,16 @@ func DeleteNode(ctx context.Context, conn *zk.Conn, path string) error {
 		if err == nil || errors.Is(err, zk.ErrNoNode) {
 			return nil
 		}
-		if dctx.Err() != nil && (errors.Is(err, zk.ErrConnectionLoss) || errors.Is(err, dctx.Err())) {
+		if dctx.Err() != nil && (zk.IsRetryable(err) || errors.Is(err, dctx.Err())) {
 			// dctx is done: DeleteGuaranteed's first try fails at once
 			// and the delete goes on in the background.
 			conn.DeleteGuaranteed(dctx, path, -1)
 			return err
 		}
-		if !errors.Is(err, zk.ErrConnectionLoss) {
+		// A connection loss, or SessionMoved (the session was resumed on
+		// another server, which refused the delete; Curator's RetryLoop
+		// retries it too): try again on the next connection.
+		if !zk.IsRetryable(err) {
 			return err
 		}
 	}
@@ -142,7 +145,7 @@ func waitTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []strin
 			if errors.Is(err, zk.ErrNoNode) {
 				return ErrNodeMissing
 			}
-			if errors.Is(err, zk.ErrConnectionLoss) {
+			if zk.IsRetryable(err) && ctx.Err() == nil {
 				continue // the session may live: ask again once reconnected
 			}
 			return err
@@ -156,7 +159,7 @@ func waitTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []strin
 			return errNotYet
 		}
 		_, _, ev, err := conn.GetW(ctx, base+"/"+watch)
-		if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrConnectionLoss) {
+		if errors.Is(err, zk.ErrNoNode) || (zk.IsRetryable(err) && ctx.Err() == nil) {
 			continue // already gone, or the connection broke: look again
 		}
 		if err != nil {

@@ -27,8 +27,11 @@ type guaranteedDeletes struct {
 }
 
 // DeleteGuaranteed deletes path like Delete, and keeps deleting it if the
-// outcome is unknown (Curator's delete().guaranteed()): when the request
-// fails with ErrConnectionLoss, or ctx is done while it may be in flight,
+// outcome is unknown or it may be retried (Curator's
+// delete().guaranteed()): when the request fails with a retryable error
+// (IsRetryable: a connection loss, or SessionMoved — the session was
+// resumed elsewhere, which refused the delete), or ctx is done while it
+// may be in flight,
 // the delete is retried in the background, across reconnections, until it
 // is applied or the node is gone (ErrNoNode counts as done) or fails for
 // another reason (ErrBadVersion, ErrNotEmpty: the retry then stops, as
@@ -48,10 +51,12 @@ func (c *Conn) DeleteGuaranteed(ctx context.Context, path string, version int32)
 	return err
 }
 
-// unknownOutcome reports whether a failed write may or may not have been
-// applied: its connection broke, or its caller stopped waiting for it.
+// unknownOutcome reports whether a failed write should be tried again:
+// it may or may not have been applied (its connection broke, or its caller
+// stopped waiting for it), or it was refused for a reason that a retry on
+// the next connection removes (IsRetryable: SessionMoved, throttling).
 func unknownOutcome(ctx context.Context, err error) bool {
-	return errors.Is(err, ErrConnectionLoss) || (ctx.Err() != nil && errors.Is(err, ctx.Err()))
+	return IsRetryable(err) || (ctx.Err() != nil && errors.Is(err, ctx.Err()))
 }
 
 // startGuaranteed retries the delete on a goroutine of its own until it is
@@ -103,7 +108,7 @@ func (c *Conn) retryDelete(path string, version int32) error {
 				return &Error{Code: ErrCode(proto.ErrSessionExpired), Err: ErrSessionExpired, Op: "delete", Path: path}
 			}
 			return &Error{Err: ErrClosing, Op: "delete", Path: path}
-		case !errors.Is(err, ErrConnectionLoss):
+		case !IsRetryable(err):
 			c.cfg.logger.Warn("zk: guaranteed delete gave up", "path", path, "err", err)
 			return nil
 		}

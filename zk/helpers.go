@@ -148,10 +148,11 @@ func (c *Conn) CreateProtected(ctx context.Context, path string, data []byte, ac
 			c.deleteProtected(ctx, parent, prefix)
 			return "", nil, err
 		}
-		if !errors.Is(err, ErrConnectionLoss) {
+		if !IsRetryable(err) {
 			return "", nil, err
 		}
-		// The create may have been applied: look for it.
+		// The create may have been applied (a connection loss; not after
+		// SessionMoved, a refusal, but looking costs little): look for it.
 		for {
 			children, _, lerr := c.Children(ctx, parent)
 			if lerr == nil {
@@ -174,7 +175,7 @@ func (c *Conn) CreateProtected(ctx context.Context, path string, data []byte, ac
 				}
 				lerr = serr
 			}
-			if !errors.Is(lerr, ErrConnectionLoss) {
+			if !IsRetryable(lerr) {
 				return "", nil, lerr
 			}
 		}
@@ -207,7 +208,7 @@ func (c *Conn) deleteProtectedUntil(ctx context.Context, parent, prefix string) 
 	for ctx.Err() == nil {
 		children, _, err := c.Children(ctx, parent)
 		if err != nil {
-			if errors.Is(err, ErrConnectionLoss) {
+			if IsRetryable(err) {
 				t := time.NewTimer(pause)
 				select {
 				case <-t.C:
