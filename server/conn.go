@@ -81,6 +81,9 @@ type Conn struct {
 	// goroutine only).
 	claimReady chan struct{}
 	claimKnown bool
+	// peerGone reports, during the handshake (reader goroutine), whether
+	// the client has already closed its end after its connect request.
+	peerGone func() bool
 
 	auth atomic.Pointer[[]proto.Id] // copy-on-write authenticated ids
 	// certIDs are the identities of the verified client certificate (nil
@@ -498,6 +501,7 @@ func (c *Conn) readLoop() {
 	}
 	c.s.stats.connectRequests.Add(1)
 	c.s.stats.bytesReceived.Add(int64(n))
+	c.peerGone = func() bool { return peerGone(c.raw, br, c.s.opts.HandshakeTimeout) }
 	if !c.handshake(body) {
 		return
 	}
@@ -622,4 +626,22 @@ func (c *Conn) queuedBytes() int {
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
 	return c.out.Len() + int(c.writing.Load())
+}
+
+// peerGone reports whether the client behind br has closed the connection
+// after what br holds: nothing buffered, and a read that waits at most a
+// millisecond finds the end of the stream. A connect request that sat in
+// the accept queue of a paused member while its client gave up and went
+// elsewhere is such a request: served, it would move the session away
+// from the connection the client really uses. It then sets the handshake
+// deadline again.
+func peerGone(raw net.Conn, br *bufio.Reader, handshake time.Duration) bool {
+	if br.Buffered() > 0 {
+		return false
+	}
+	raw.SetReadDeadline(time.Now().Add(time.Millisecond))
+	_, err := br.Peek(1)
+	raw.SetReadDeadline(time.Now().Add(handshake))
+	var ne net.Error
+	return err != nil && !(errors.As(err, &ne) && ne.Timeout())
 }

@@ -97,6 +97,16 @@ func (c *Conn) handshake(body []byte) bool {
 		c.closeAfterFlush()
 		return true
 	}
+	if s.clustered() && !s.readOnly.Load() && c.peerGone != nil && c.peerGone() {
+		// A connect request whose client left before it was served (it
+		// waited in a paused member's accept queue): resuming the
+		// session here would move it away from the connection its
+		// client uses now, and close that one.
+		s.stats.abandonedConnects.Add(1)
+		s.log.Info("the client closed its connection before its session was resumed here; not moving the session",
+			"session", hexID(req.SessionID), "remote", c.raw.RemoteAddr().String())
+		return false
+	}
 	c.sessionID, c.timeout = req.SessionID, to
 	c.live = s.sessions.track(req.SessionID, to, c)
 	c.handshaken.Store(true)

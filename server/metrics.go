@@ -141,6 +141,7 @@ func newMetrics(s *Server) *metricsServer {
 	counter("zkgo_session_expirations_total", s.sessions.expirations.Load)
 	counter("zkgo_watch_notifications_total", st.watchNotifications.Load)
 	counter("revalidate_count", st.revalidations.Load)
+	counter("zkgo_connect_requests_abandoned_total", st.abandonedConnects.Load)
 
 	d = metricByName("zkgo_connections_rejected_total")
 	for _, r := range []struct {

@@ -314,6 +314,8 @@ var metricTable = []metricDef{
 		source: "sessionTracker.expire proposing the close"},
 	{name: "zkgo_watch_notifications_total", kind: kindCounter, scope: always, help: "Watch notifications queued to clients.",
 		source: "Conn.Deliver, after the READ check"},
+	{name: "zkgo_connect_requests_abandoned_total", kind: kindCounter, scope: always, help: "Session resumes not served because the client had already closed the connection (it waited in the accept queue of a paused member).",
+		source: "the handshake of a resumed session on an ensemble member (peerGone)"},
 	{name: "zkgo_connections_rejected_total", kind: kindCounter, labels: []string{"reason"}, scope: always, help: "Client connections refused, by reason: max_cnxns, max_client_cnxns or throttle.",
 		source: "where each refusal happens (Server.newConn, acceptLoop)"},
 }

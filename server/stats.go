@@ -38,6 +38,7 @@ type serverStats struct {
 	revalidations      atomic.Int64 // resumed sessions moved here through the log (handshake)
 	tlsHandshakes      atomic.Int64 // client TLS handshakes in progress (startTLS)
 	authFailed         atomic.Int64 // failed client TLS handshakes and SASL authentications
+	abandonedConnects  atomic.Int64 // resumes whose client had closed the connection (handshake)
 	leaderChanges      atomic.Int64 // raft leader changes seen
 	lookingCount       atomic.Int64 // changes to no leader (ensemble members)
 	snapshotBytes      atomic.Int64 // size of the last snapshot written here
