@@ -426,7 +426,8 @@ func TestAdminCommands(t *testing.T) {
 			continue
 		}
 		switch jk {
-		case "uptime", "open_file_descriptor_count": // change between the two
+		case "uptime", "open_file_descriptor_count", // change between the two
+			"zkgo_queued_bytes": // the last reply's bytes until its writer has counted them out
 			num(t, jk, got)
 			continue
 		}

@@ -2,10 +2,8 @@ package server_test
 
 import (
 	"fmt"
-	"github.com/zkgo/zkgo/jute"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -551,39 +549,5 @@ func TestMetricsStartupLoad(t *testing.T) {
 	loaded := fams["startup_txns_loaded"].Metric[0].Summary.GetSampleSum()
 	if loaded < 1 || loaded > applied-snapIndex+1 {
 		t.Errorf("replayed %v entries, but only %v followed the snapshot at %v", loaded, applied-snapIndex, snapIndex)
-	}
-}
-
-// A resume whose client closed the connection right after sending it (as
-// one left waiting in a paused member's accept queue) is not served: the
-// session is not moved away from the client's live connection.
-func TestAbandonedResumeDoesNotMoveSession(t *testing.T) {
-	c := zktest.StartCluster(t, 3, withMetrics())
-	c.Leader()
-	a := dialRetry(t, c.Addr(0), rawzk.Options{Timeout: time.Minute})
-	ghost, err := net.Dial("tcp", c.Addr(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var enc jute.Encoder
-	proto.AppendFrame(&enc, nil, &proto.ConnectRequest{TimeOut: 60000, SessionID: a.Session.SessionID, Passwd: a.Session.Passwd})
-	if _, err := ghost.Write(enc.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	ghost.Close()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if v, _ := value(scrape(t, c.Member(1).Server), "zkgo_connect_requests_abandoned_total"); v == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the abandoned resume was not recognised")
-		}
-	}
-	if v := mustValue(t, scrape(t, c.Member(1).Server), "revalidate_count"); v != 0 {
-		t.Errorf("revalidate_count %v on the member of the abandoned resume", v)
-	}
-	// The client's own connection still serves its session.
-	if code := call(t, a, proto.OpCreate, &proto.CreateRequest{Path: "/still-here", ACL: openACL, Flags: proto.ModeEphemeral}, nil); code != proto.ErrOk {
-		t.Fatalf("create on the client's connection: %v", code)
 	}
 }
