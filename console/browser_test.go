@@ -3,8 +3,8 @@ package console
 import (
 	"context"
 	"fmt"
+	"github.com/zkgo/zkgo/internal/browsertest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,19 +22,7 @@ import (
 // one). With ZKGO_CONSOLE_SCREENSHOTS=1 they also write a PNG of each page
 // into docs/console/.
 
-func chromium(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("ZKGO_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("browser tests skipped: no chromium binary found (install Debian's chromium package or set ZKGO_CHROMIUM)")
-	return ""
-}
+func chromium(t *testing.T) string { return browsertest.Chromium(t) }
 
 // tab is a browser tab on a console.
 type tab struct {

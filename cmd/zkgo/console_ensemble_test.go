@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/zkgo/zkgo/internal/browsertest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -103,21 +103,7 @@ func TestConsoleEnsembleLeaderChange(t *testing.T) {
 	t.Logf("done in %v", time.Since(start).Round(time.Millisecond))
 }
 
-// chromiumPath is console/browser_test.go's chromium(t): ZKGO_CHROMIUM or
-// the first Chromium on $PATH; the test skips without one.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("ZKGO_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("browser tests skipped: no chromium binary found (install Debian's chromium package or set ZKGO_CHROMIUM)")
-	return ""
-}
+func chromiumPath(t *testing.T) string { return browsertest.Chromium(t) }
 
 // startConsoleEnsemble starts an ensemble of n `zkgo server` processes
 // (writeEnsemble's zoo.cfg: tickTime 100 ms, sessions of up to 10 s, an
