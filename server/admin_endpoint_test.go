@@ -122,12 +122,13 @@ func TestAdminConcurrencyMetricsPprof(t *testing.T) {
 		t.Errorf("GET /commands/ruok with another command URL: %d", code)
 	}
 
-	// Four delta profiles hold the four slots for two seconds: a fifth
-	// request is refused at once.
+	// Four delta profiles hold the four slots for four seconds: a fifth
+	// request is refused at once. (Two seconds were once not enough on a
+	// loaded machine for the five requests to overlap.)
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
-			resp, err := http.Get("http://" + srv.AdminAddr().String() + "/debug/pprof/heap?seconds=2")
+			resp, err := http.Get("http://" + srv.AdminAddr().String() + "/debug/pprof/heap?seconds=4")
 			if err == nil {
 				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
@@ -135,7 +136,7 @@ func TestAdminConcurrencyMetricsPprof(t *testing.T) {
 		})
 	}
 	refused := false
-	for deadline := time.Now().Add(2 * time.Second); !refused && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(4 * time.Second); !refused && time.Now().Before(deadline); {
 		code, _ := adminGet(t, srv.Server, "/zk/cmds/ruok")
 		refused = code == http.StatusServiceUnavailable
 	}

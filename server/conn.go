@@ -97,7 +97,7 @@ type Conn struct {
 	// the reader (flushing its own read replies inline) writes them; it
 	// also guards spareIn.
 	wmu       sync.Mutex
-	outMu     sync.Mutex // guards out, outClosed, closeAfter, holdKick, kickHeld
+	outMu     sync.Mutex // guards out, outClosed, closeAfter, holdKick, kickHeld, readerParked
 	out       jute.Encoder
 	outClosed bool
 	flushKick chan struct{}
@@ -134,6 +134,26 @@ type Conn struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
+
+	// Reader goroutine only (a parked connection has none; connpark.go):
+	// br is the input buffer (nil while parked); leftover holds what the
+	// handshake's small buffer read past the connect request; rdDeadline
+	// is the idle deadline set (zero: none); parkFailed: do not try
+	// parking again.
+	br         *bufio.Reader
+	leftover   *bytes.Reader
+	rdDeadline time.Time
+	parkFailed bool
+	// parkID, parkRegistered: the connection's id in the idle poller and
+	// whether its socket is in the poller's set; guarded by the poller's
+	// mu.
+	parkID         uint64
+	parkRegistered bool
+	// writerOn: a writer goroutine runs (it is started on demand by kick
+	// and ends when the reader is parked and nothing is queued).
+	// readerParked is guarded by outMu.
+	writerOn     atomic.Bool
+	readerParked bool
 
 	inlinePending bool // reader goroutine only: replies appended, not flushed
 	// Reader goroutine only: more whole requests are buffered (writes are
@@ -195,11 +215,8 @@ func (s *Server) newConn(nc net.Conn, secure bool) {
 	s.conns[c] = struct{}{}
 	s.connsMu.Unlock()
 
-	s.wg.Add(2)
-	go func() {
-		defer s.wg.Done()
-		c.writeLoop()
-	}()
+	// The writer starts with the first output (kick).
+	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		c.readLoop()
@@ -225,6 +242,9 @@ func (c *Conn) close(reason string) {
 			}
 		}
 		s.connsMu.Unlock()
+		if s.idle != nil {
+			s.idle.forget(c)
+		}
 		s.watches.RemoveWatcher(c)
 		if c.handshaken.Load() {
 			if c.localSession {
@@ -293,7 +313,25 @@ func (c *Conn) waitBackpressure() bool {
 	}
 }
 
+// kick wakes the writer, starting one if none runs.
 func (c *Conn) kick() {
+	c.signalWriter()
+	if c.writerOn.Load() {
+		return
+	}
+	c.outMu.Lock()
+	start := !c.outClosed && !c.writerOn.Load()
+	if start {
+		c.writerOn.Store(true)
+	}
+	c.outMu.Unlock()
+	if start && !c.s.goConn(c.writeLoop) {
+		c.close("server shutting down")
+	}
+}
+
+// signalWriter wakes a running writer.
+func (c *Conn) signalWriter() {
 	select {
 	case c.flushKick <- struct{}{}:
 	default:
@@ -423,7 +461,9 @@ func (c *Conn) flushInline() {
 }
 
 // writeLoop writes queued frames in batches: whatever accumulated while the
-// previous write was in progress goes out in one write call.
+// previous write was in progress goes out in one write call. kick starts
+// it; it ends when the connection closes, or when the reader is parked and
+// nothing is queued.
 func (c *Conn) writeLoop() {
 	var spare []byte
 	for {
@@ -468,62 +508,119 @@ func (c *Conn) writeLoop() {
 			}
 			c.kick()
 		}
+		// A parked connection keeps no writer once nothing is queued.
+		c.outMu.Lock()
+		if c.readerParked && c.out.Len() == 0 && !c.closeAfter {
+			c.writerOn.Store(false)
+			c.out.Reset(nil)
+			c.outMu.Unlock()
+			return
+		}
+		c.outMu.Unlock()
 	}
 }
 
 func (c *Conn) readLoop() {
-	defer c.endRead()
+	if !c.readHandshake() {
+		c.endRead()
+		return
+	}
+	c.serve()
+}
+
+// readHandshake reads and answers the connect request (or a four-letter
+// word) with a small buffer and a deadline, then sets up the reader's
+// full-size buffer. It returns false if the connection is done.
+func (c *Conn) readHandshake() bool {
 	// Until its handshake is complete a connection has a deadline and a
 	// small input buffer.
 	c.raw.SetReadDeadline(time.Now().Add(c.s.opts.HandshakeTimeout))
 	if !c.startTLS() {
-		return
+		return false
 	}
 	br := bufio.NewReaderSize(c.nc, handshakeReadBuffer)
 	var hdr [4]byte
 	if _, err := io.ReadFull(br, hdr[:]); err != nil {
 		c.noteHandshakeTimeout(err)
-		return
+		return false
 	}
 	if cmd := string(hdr[:]); isFourLetterWord(cmd) {
 		c.serveFourLetterWord(cmd, br)
-		return
+		return false
 	}
 	n, err := proto.FrameLen(hdr, maxConnectFrame)
 	if err != nil {
 		c.s.log.Warn("closing connection: bad connect frame", "remote", c.raw.RemoteAddr().String(), "err", err)
-		return
+		return false
 	}
 	body := make([]byte, n)
 	if _, err := io.ReadFull(br, body); err != nil {
 		c.noteHandshakeTimeout(err)
-		return
+		return false
 	}
 	c.s.stats.connectRequests.Add(1)
 	c.s.stats.bytesReceived.Add(int64(n))
 	c.peerGone = func() bool { return peerGone(c.raw, br, c.s.opts.HandshakeTimeout) }
-	if !c.handshake(body) {
-		return
+	ok := c.handshake(body)
+	c.peerGone = nil
+	if !ok {
+		return false
 	}
 	c.raw.SetReadDeadline(time.Time{})
 	// The full-size buffer, starting with what the small one holds.
 	var src io.Reader = c.nc
 	if k := br.Buffered(); k > 0 {
 		rest, _ := br.Peek(k)
-		src = io.MultiReader(bytes.NewReader(bytes.Clone(rest)), c.nc)
+		c.leftover = bytes.NewReader(bytes.Clone(rest))
+		src = io.MultiReader(c.leftover, c.nc)
 	}
-	br = bufio.NewReaderSize(src, readBuffer)
-	defer c.releaseHeld()
+	c.br = readerPool.Get().(*bufio.Reader)
+	c.br.Reset(src)
+	return true
+}
+
+// serve reads and handles requests until the connection fails or parks
+// (connpark.go): on the goroutine that made the handshake, or on one the
+// idle poller started.
+func (c *Conn) serve() {
+	if c.serveFrames() {
+		return // parked: another goroutine may own the reader state now
+	}
+	c.releaseHeld()
+	if c.br != nil {
+		c.br.Reset(nil)
+		readerPool.Put(c.br)
+		c.br = nil
+	}
+	c.endRead()
+}
+
+// serveFrames is serve's loop; it returns true if the connection parked.
+func (c *Conn) serveFrames() (parked bool) {
+	var hdr [4]byte
 	for {
 		if !c.waitBackpressure() {
-			return
+			return false
+		}
+		br := c.br
+		if br.Buffered() == 0 && c.canPark() {
+			switch c.waitRequest() {
+			case waitParked:
+				return true
+			case waitErr:
+				return false
+			}
+			br = c.br // a failed park takes a fresh buffer
+		} else if !c.rdDeadline.IsZero() && !wholeFrameBuffered(br) {
+			// The idle deadline must not cut a frame short.
+			c.clearReadDeadline()
 		}
 		frame, err := proto.ReadFrame(br, &hdr, c.s.opts.MaxBuffer)
 		if err != nil {
 			if errors.Is(err, proto.ErrFrameTooLarge) || errors.Is(err, proto.ErrNegativeFrameLength) {
 				c.s.log.Warn("closing connection: frame exceeds jute.maxbuffer", "session", hexID(c.sessionID), "err", err)
 			}
-			return
+			return false
 		}
 		if c.s.draining.Load() {
 			// Shutdown began: requests read from now on are not
@@ -532,10 +629,10 @@ func (c *Conn) readLoop() {
 			// already proposed is handed to raft and finishes.
 			c.releaseHeld()
 			<-c.closed
-			return
+			return false
 		}
 		if !c.acquireSlot() {
-			return
+			return false
 		}
 		// The writes of requests already buffered behind this one are
 		// handed to raft together, after the last of them.
@@ -547,7 +644,7 @@ func (c *Conn) readLoop() {
 			c.live.touch()
 		}
 		if !c.handleFrame(frame) {
-			return
+			return false
 		}
 		if !c.moreBuffered {
 			c.releaseHeld()

@@ -17,6 +17,7 @@ type gaugeSnapshot struct {
 	packetsReceived        int64
 	packetsSent            int64
 	aliveConnections       int // handshaken client connections
+	parkedConnections      int // of those, parked (connpark.go)
 	// handshaken connections without mutual TLS, from loopback
 	// addresses and from others
 	nonMTLSLocal, nonMTLSRemote int
@@ -67,6 +68,9 @@ func (s *Server) gauges() gaugeSnapshot {
 	g.ephemerals = s.sm.tree.EphemeralCount()
 	g.globalSessions = s.sm.tree.SessionCount()
 	s.sm.mu.RUnlock()
+	if s.idle != nil {
+		g.parkedConnections = s.idle.count()
+	}
 	s.connsMu.Lock()
 	for c := range s.conns {
 		if !c.handshaken.Load() {

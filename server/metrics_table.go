@@ -316,6 +316,8 @@ var metricTable = []metricDef{
 		source: "Conn.Deliver, after the READ check"},
 	{name: "zkgo_connect_requests_abandoned_total", kind: kindCounter, scope: always, help: "Session resumes not served because the client had already closed the connection (it waited in the accept queue of a paused member).",
 		source: "the handshake of a resumed session on an ensemble member (peerGone)"},
+	{name: "zkgo_connections_parked", kind: kindGauge, scope: always, help: "Client connections parked while idle: no goroutine and no input buffer until their next request.",
+		source: "the idle poller (connpark.go; mntr zkgo_parked_connections)", read: func(g *gaugeSnapshot) float64 { return float64(g.parkedConnections) }},
 	{name: "zkgo_connections_rejected_total", kind: kindCounter, labels: []string{"reason"}, scope: always, help: "Client connections refused, by reason: max_cnxns, max_client_cnxns or throttle.",
 		source: "where each refusal happens (Server.newConn, acceptLoop)"},
 }

@@ -56,6 +56,11 @@ type Options struct {
 	// request from the connection until its client has taken enough.
 	// Default 256 KiB.
 	MaxQueuedBytes int
+	// IdleAfter parks a plain-TCP connection (on Linux) that has sent no
+	// request for this long: its goroutines end and its input buffer
+	// goes back to a pool until its next byte arrives (connpark.go).
+	// Default 250ms; negative: connections never park.
+	IdleAfter time.Duration
 	// MaxWatches bounds the watches one connection holds (a persistent
 	// watch counts twice): a request that would register more is answered
 	// Throttled without being executed. Default 1<<20.
@@ -271,6 +276,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.MaxWatches <= 0 {
 		o.MaxWatches = 1 << 20
+	}
+	if o.IdleAfter == 0 {
+		o.IdleAfter = 250 * time.Millisecond
 	}
 	if o.MaxQueuedBytesHard <= 0 {
 		o.MaxQueuedBytesHard = 64 << 20

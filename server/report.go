@@ -372,6 +372,7 @@ func (s *Server) monitorValues() []monitorValue {
 		}
 	}
 	own("zkgo_queued_bytes", queued)
+	own("zkgo_parked_connections", g.parkedConnections)
 	own("zkgo_throttled_connections", s.stats.throttled.Load())
 	own("zkgo_throttle_events", s.stats.throttleEvents.Load())
 	own("zkgo_max_watches_per_connection", most)

@@ -134,6 +134,13 @@ type Server struct {
 	closeOnce sync.Once
 	done      chan struct{}
 	wg        sync.WaitGroup
+	// spawnMu orders starting connection goroutines (goConn, read-locked)
+	// before Close sets closing (write-locked), so that none is added to
+	// wg once Close may be waiting on it.
+	spawnMu sync.RWMutex
+	// idle watches parked connections (connpark.go); nil when parking is
+	// off (Options.IdleAfter < 0, or not Linux).
+	idle *idlePoller
 
 	errMu sync.Mutex // guards err
 	err   error      // the fatal error that stopped the server (Err)
@@ -419,6 +426,7 @@ func (s *Server) Start() error {
 	s.ln, s.sln = ln, sln
 	s.startAdmin()
 	s.startBackground()
+	s.startIdlePoller()
 	for _, l := range []net.Listener{ln, sln} {
 		if l == nil {
 			continue
@@ -473,6 +481,29 @@ func (s *Server) startBackground() {
 	}()
 }
 
+// startIdlePoller starts the poller of parked connections (connpark.go);
+// without one (not Linux, or it failed) connections do not park.
+func (s *Server) startIdlePoller() {
+	if s.opts.IdleAfter <= 0 {
+		return
+	}
+	p, err := newIdlePoller(func(c *Conn) {
+		if !s.goConn(c.resumeRead) {
+			c.close("server shutting down")
+		}
+	}, s.log)
+	if err != nil {
+		s.log.Debug("idle connections do not park", "err", err)
+		return
+	}
+	s.idle = p
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		p.run()
+	}()
+}
+
 func (s *Server) acceptLoop(ln net.Listener, secure bool) {
 	var backoff time.Duration
 	for {
@@ -520,7 +551,12 @@ func (s *Server) acceptLoop(ln net.Listener, secure bool) {
 // sessions are durable).
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
+		s.spawnMu.Lock()
 		s.closing.Store(true)
+		s.spawnMu.Unlock()
+		if s.idle != nil {
+			s.idle.stop()
+		}
 		if s.ln != nil {
 			s.ln.Close()
 		}

@@ -189,6 +189,7 @@ func (c *Cluster) options() server.Options {
 		FourLetterWords:        []string{"*"},
 		ContainerCheckInterval: 200 * time.Millisecond,
 		EnforceQuota:           true,
+		IdleAfter:              2 * time.Millisecond, // as zktest.New
 		Logger:                 slog.New(slog.NewTextHandler(logOutput(), &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	for _, fn := range c.opts {

@@ -85,6 +85,7 @@ func (e *Ensemble) Start(i, known int) {
 		Addr: e.ClientAddrs[i], TickTime: 100 * time.Millisecond, DataDir: e.t.TempDir(), NoSync: true,
 		ServerID: int64(i + 1), Peers: peers, PeerListener: e.lns[i], ConfigText: config.ServersText(servers, e.Config.Version),
 		FourLetterWords: []string{"*"},
+		IdleAfter:       2 * time.Millisecond, // as zktest.New
 		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	for _, fn := range e.opts {

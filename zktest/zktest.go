@@ -63,7 +63,10 @@ func New(opts ...Option) (*Server, error) {
 		FourLetterWords:        []string{"*"},
 		ContainerCheckInterval: 200 * time.Millisecond,
 		EnforceQuota:           true,
-		Logger:                 slog.New(slog.NewTextHandler(logOutput(), &slog.HandlerOptions{Level: slog.LevelWarn})),
+		// Connections park after 2 ms without a request (250 ms in
+		// production), so that tests exercise parking and resuming.
+		IdleAfter: 2 * time.Millisecond,
+		Logger:    slog.New(slog.NewTextHandler(logOutput(), &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	for _, fn := range opts {
 		fn(&o)

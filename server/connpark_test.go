@@ -1,0 +1,173 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"runtime/pprof"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/zk"
+	"github.com/zkgo/zkgo/zktest"
+)
+
+// connGoroutines counts the goroutines serving client connections: readers
+// and writers.
+func connGoroutines(t *testing.T) int {
+	t.Helper()
+	var b bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&b, 2); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, g := range strings.Split(b.String(), "\n\n") {
+		if strings.Contains(g, "server.(*Conn).serve(") || strings.Contains(g, "server.(*Conn).readLoop(") ||
+			strings.Contains(g, "server.(*Conn).writeLoop(") {
+			n++
+		}
+	}
+	return n
+}
+
+func waitGoroutines(t *testing.T, ok func(int) bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		n := connGoroutines(t)
+		if ok(n) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("connection goroutines stayed %d", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Idle connections park: no reader or writer goroutine until their next
+// request. A parked connection still gets its watch notifications, is
+// served when it sends again, sees its client close, and ends with its
+// session; the server closes with connections parked.
+func TestIdleConnectionsPark(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) {
+		o.IdleAfter = 5 * time.Millisecond
+	}))
+	if mntrValue(t, srv.Addr(), "zkgo_parked_connections") != 0 {
+		t.Fatal("parked connections before any client")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const n = 20
+	clients := make([]*zk.Conn, n)
+	watches := make([]<-chan zk.Event, n)
+	for i := range clients {
+		c, err := zk.Connect(ctx, srv.Addr(), zk.WithSessionTimeout(30*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		clients[i] = c
+		p := fmt.Sprintf("/n%d", i)
+		if _, err := c.Create(ctx, p, []byte("a"), zk.WorldACL(zk.PermAll), zk.ModePersistent); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, watches[i], err = c.GetW(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitMntr(t, srv.Addr(), "zkgo_parked_connections", func(v int64) bool { return v == n })
+	waitGoroutines(t, func(g int) bool { return g == 0 })
+
+	// Notifications reach parked connections.
+	writer, err := zk.Connect(ctx, srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	for i := range n {
+		if _, err := writer.Set(ctx, fmt.Sprintf("/n%d", i), []byte("b"), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, w := range watches {
+		select {
+		case ev := <-w:
+			if ev.Type != zk.EventNodeDataChanged || ev.Path != fmt.Sprintf("/n%d", i) {
+				t.Fatalf("client %d: event %+v", i, ev)
+			}
+		case <-ctx.Done():
+			t.Fatalf("client %d: no notification", i)
+		}
+	}
+
+	// Parked again, each is served when it sends; pipelined requests
+	// from all of them at once keep their order.
+	waitMntr(t, srv.Addr(), "zkgo_parked_connections", func(v int64) bool { return v >= n })
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := fmt.Sprintf("/n%d", i)
+			var sets sync.WaitGroup
+			for v := range 20 {
+				sets.Add(1)
+				go func() {
+					defer sets.Done()
+					if _, err := c.Set(ctx, p, []byte{byte(v)}, -1); err != nil {
+						errs <- err
+					}
+				}()
+			}
+			sets.Wait()
+			data, st, err := c.Get(ctx, p)
+			if err != nil {
+				errs <- err
+				return
+			}
+			if st.Version != 21 || len(data) != 1 {
+				errs <- fmt.Errorf("%s: version %d data %v", p, st.Version, data)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+
+	// A client that closes its parked connection: the server notices.
+	waitMntr(t, srv.Addr(), "zkgo_parked_connections", func(v int64) bool { return v >= n })
+	for _, c := range clients[n/2:] {
+		c.Close()
+	}
+	waitMntr(t, srv.Addr(), "zk_num_alive_connections", func(v int64) bool { return v == n/2+1 })
+
+	// A parked connection whose session expires is closed, its client
+	// told.
+	waitMntr(t, srv.Addr(), "zkgo_parked_connections", func(v int64) bool { return v >= n/2 })
+	victim := clients[0]
+	srv.ExpireSession(victim.SessionID())
+	for {
+		_, _, err := victim.Get(ctx, "/n0")
+		if errors.Is(err, zk.ErrSessionExpired) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("expired session's client: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	// The server closes with connections parked, and their goroutines
+	// are all gone.
+	waitMntr(t, srv.Addr(), "zkgo_parked_connections", func(v int64) bool { return v >= n/2-1 })
+	srv.Close()
+	waitGoroutines(t, func(g int) bool { return g == 0 })
+}
