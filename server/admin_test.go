@@ -427,7 +427,7 @@ func TestAdminCommands(t *testing.T) {
 		}
 		switch jk {
 		case "uptime", "open_file_descriptor_count", // change between the two
-			"zkgo_queued_bytes", // the last reply's bytes until its writer has counted them out
+			"zkgo_queued_bytes",       // the last reply's bytes until its writer has counted them out
 			"zkgo_parked_connections": // a connection parks when idle
 			num(t, jk, got)
 			continue
