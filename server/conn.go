@@ -27,6 +27,7 @@ const (
 	// buffer before and after the handshake (a connection that never
 	// completes its handshake costs little).
 	handshakeReadBuffer = 512
+	smallReadBuffer     = 4 << 10 // until the client pipelines (connpark.go)
 	readBuffer          = 64 << 10
 	// closeGrace is how long a connection that is to close after its
 	// last replies (closeAfterFlush: the session ended, a fatal request)
@@ -574,8 +575,7 @@ func (c *Conn) readHandshake() bool {
 		c.leftover = bytes.NewReader(bytes.Clone(rest))
 		src = io.MultiReader(c.leftover, c.nc)
 	}
-	c.br = readerPool.Get().(*bufio.Reader)
-	c.br.Reset(src)
+	c.br = getReader(src)
 	return true
 }
 
@@ -588,8 +588,7 @@ func (c *Conn) serve() {
 	}
 	c.releaseHeld()
 	if c.br != nil {
-		c.br.Reset(nil)
-		readerPool.Put(c.br)
+		putReader(c.br)
 		c.br = nil
 	}
 	c.endRead()
@@ -602,6 +601,7 @@ func (c *Conn) serveFrames() (parked bool) {
 		if !c.waitBackpressure() {
 			return false
 		}
+		c.growReader()
 		br := c.br
 		if br.Buffered() == 0 && c.canPark() {
 			switch c.waitRequest() {

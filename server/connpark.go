@@ -2,7 +2,9 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
+	"io"
 	"os"
 	"sync"
 	"syscall"
@@ -25,8 +27,52 @@ import (
 // A connection over TLS does not park: its TLS layer may hold decrypted
 // bytes the socket no longer shows.
 
-// readerPool holds the input buffers of connections that are not reading.
-var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBuffer) }}
+// Input buffers come from two pools: a connection starts reading (after
+// its handshake, and each time it resumes) with a small one and moves to a
+// large one when requests arrive faster than it handles them (growReader).
+var (
+	smallReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, smallReadBuffer) }}
+	largeReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBuffer) }}
+)
+
+// getReader returns a small input buffer reading from src.
+func getReader(src io.Reader) *bufio.Reader {
+	br := smallReaders.Get().(*bufio.Reader)
+	br.Reset(src)
+	return br
+}
+
+// putReader returns br to its pool.
+func putReader(br *bufio.Reader) {
+	br.Reset(nil)
+	if br.Size() == smallReadBuffer {
+		smallReaders.Put(br)
+	} else {
+		largeReaders.Put(br)
+	}
+}
+
+// growReader moves the reader (at a frame boundary) to a large buffer once
+// the small one is half full: the client pipelines. What the small buffer
+// holds is read first.
+func (c *Conn) growReader() {
+	br := c.br
+	if br.Size() != smallReadBuffer || br.Buffered() < smallReadBuffer/2 {
+		return
+	}
+	rest, _ := br.Peek(br.Buffered())
+	rest = bytes.Clone(rest)
+	if c.leftover != nil && c.leftover.Len() > 0 {
+		// (What the handshake's buffer read, not read yet.)
+		more, _ := io.ReadAll(c.leftover)
+		rest = append(rest, more...)
+	}
+	c.leftover = bytes.NewReader(rest)
+	large := largeReaders.Get().(*bufio.Reader)
+	large.Reset(io.MultiReader(c.leftover, c.nc))
+	putReader(br)
+	c.br = large
+}
 
 // waitResult is what waitRequest saw.
 type waitResult int
@@ -115,8 +161,7 @@ func (c *Conn) park() bool {
 		c.wmu.Unlock()
 	}
 	c.leftover = nil
-	c.br.Reset(nil)
-	readerPool.Put(c.br)
+	putReader(c.br)
 	c.br = nil
 	if c.writerOn.Load() {
 		c.signalWriter()
@@ -128,8 +173,7 @@ func (c *Conn) park() bool {
 	c.outMu.Lock()
 	c.readerParked = false
 	c.outMu.Unlock()
-	c.br = readerPool.Get().(*bufio.Reader)
-	c.br.Reset(c.nc)
+	c.br = getReader(c.nc)
 	return false
 }
 
@@ -139,8 +183,7 @@ func (c *Conn) resumeRead() {
 	c.outMu.Lock()
 	c.readerParked = false
 	c.outMu.Unlock()
-	c.br = readerPool.Get().(*bufio.Reader)
-	c.br.Reset(c.nc)
+	c.br = getReader(c.nc)
 	c.serve()
 }
 

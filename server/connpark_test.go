@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkgo/zkgo/jute"
+	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/server"
 	"github.com/zkgo/zkgo/zk"
 	"github.com/zkgo/zkgo/zktest"
@@ -170,4 +172,48 @@ func TestIdleConnectionsPark(t *testing.T) {
 	waitMntr(t, srv.Addr(), "zkgo_parked_connections", func(v int64) bool { return v >= n/2-1 })
 	srv.Close()
 	waitGoroutines(t, func(g int) bool { return g == 0 })
+}
+
+// A burst of pipelined requests in one write to a parked connection: it
+// resumes with a small buffer, moves to the large one with what the small
+// one holds, and answers every request in order.
+func TestParkedConnectionBurst(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) {
+		o.IdleAfter = 5 * time.Millisecond
+	}))
+	c := dial(t, srv.Addr())
+	waitMntr(t, srv.Addr(), "zkgo_parked_connections", func(v int64) bool { return v == 1 })
+	const n = 3000
+	var enc jute.Encoder
+	for i := range n {
+		proto.AppendRequest(&enc, &proto.RequestHeader{Xid: int32(2*i + 1), Type: proto.OpSetData},
+			&proto.SetDataRequest{Path: "/", Data: bytes.Repeat([]byte{byte(i)}, 40), Version: -1})
+		proto.AppendRequest(&enc, &proto.RequestHeader{Xid: int32(2*i + 2), Type: proto.OpGetData},
+			&proto.GetDataRequest{Path: "/"})
+	}
+	werr := make(chan error, 1)
+	go func() {
+		_, err := c.NetConn().Write(enc.Bytes())
+		werr <- err
+	}()
+	for i := range n {
+		var sr proto.SetDataResponse
+		h, err := c.Recv(&sr)
+		if err != nil || h.Err != proto.ErrOk || h.Xid != int32(2*i+1) {
+			t.Fatalf("set %d: %+v %v", i, h, err)
+		}
+		var gr proto.GetDataResponse
+		h, err = c.Recv(&gr)
+		if err != nil || h.Err != proto.ErrOk || h.Xid != int32(2*i+2) {
+			t.Fatalf("get %d: %+v %v", i, h, err)
+		}
+		if len(gr.Data) != 40 || gr.Data[0] != byte(i) || gr.Stat.Version != int32(i+1) {
+			t.Fatalf("get %d saw %d bytes [%d...] version %d", i, len(gr.Data), gr.Data[0], gr.Stat.Version)
+		}
+	}
+	if err := <-werr; err != nil {
+		t.Fatal(err)
+	}
+	// And it parks again.
+	waitMntr(t, srv.Addr(), "zkgo_parked_connections", func(v int64) bool { return v == 1 })
 }

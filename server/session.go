@@ -59,14 +59,52 @@ type claimState struct {
 	applied bool
 }
 
+// connClaim is one connection of a session and its claim.
+type connClaim struct {
+	c  sessionConn
+	cl claimState
+}
+
+// connClaims are a session's connections: almost always one, so a slice
+// (a map cost a few hundred bytes per session).
+type connClaims []connClaim
+
+func (cs connClaims) find(c sessionConn) int {
+	for i := range cs {
+		if cs[i].c == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// set adds c or replaces its claim.
+func (cs *connClaims) set(c sessionConn, cl claimState) {
+	if i := cs.find(c); i >= 0 {
+		(*cs)[i].cl = cl
+		return
+	}
+	*cs = append(*cs, connClaim{c: c, cl: cl})
+}
+
+// remove drops c if present.
+func (cs *connClaims) remove(c sessionConn) {
+	if i := cs.find(c); i >= 0 {
+		old := *cs
+		copy(old[i:], old[i+1:])
+		old[len(old)-1] = connClaim{} // no stale reference
+		*cs = old[:len(old)-1]
+	}
+}
+
 type liveSession struct {
 	id        int64
-	timeout   atomic.Int64               // nanoseconds
-	deadline  atomic.Int64               // unix nanos
-	closingAt atomic.Int64               // when a closeSession was last proposed (unix nanos); 0: never
-	dirty     atomic.Bool                // touched by a local client since the last touch batch
-	conns     map[sessionConn]claimState // guarded by sessionTracker.mu
-	claims    uint64                     // claims made here (claim); guarded by sessionTracker.mu
+	timeout   atomic.Int64 // nanoseconds
+	deadline  atomic.Int64 // unix nanos
+	closingAt atomic.Int64 // when a closeSession was last proposed (unix nanos); 0: never
+	dirty     atomic.Bool  // touched by a local client since the last touch batch
+	conns     connClaims   // guarded by sessionTracker.mu
+	claims    uint64       // claims made here (claim); guarded by sessionTracker.mu
 }
 
 func newSessionTracker(log *slog.Logger, tickTime time.Duration, serverID int64, prop *proposer, isLeader func() bool) *sessionTracker {
@@ -99,20 +137,20 @@ func (t *sessionTracker) track(id int64, timeout time.Duration, c sessionConn) *
 	defer t.mu.Unlock()
 	ls := t.live[id]
 	if ls == nil {
-		ls = &liveSession{id: id, conns: make(map[sessionConn]claimState)}
+		ls = &liveSession{id: id}
 		t.live[id] = ls
 	}
 	ls.timeout.Store(int64(timeout))
 	if c != nil {
 		// A session lives on one connection: a client that reconnects
 		// moves it, and the old connection is closed (as ZooKeeper does).
-		for old := range ls.conns {
-			if old != c {
-				delete(ls.conns, old)
-				go old.close("session moved to a new connection")
+		for _, old := range ls.conns {
+			if old.c != c {
+				go old.c.close("session moved to a new connection")
 			}
 		}
-		ls.conns[c] = claimState{}
+		clear(ls.conns)
+		ls.conns = append(ls.conns[:0], connClaim{c: c})
 	}
 	ls.deadline.Store(time.Now().Add(timeout).UnixNano())
 	return ls
@@ -179,7 +217,7 @@ func (t *sessionTracker) takeTouched() []int64 {
 func (t *sessionTracker) detach(id int64, c sessionConn) {
 	t.mu.Lock()
 	if ls := t.live[id]; ls != nil {
-		delete(ls.conns, c)
+		ls.conns.remove(c)
 		ls.touch() // the session lives for one timeout after its last connection
 	}
 	t.mu.Unlock()
@@ -281,11 +319,11 @@ func (t *sessionTracker) claim(id int64, c sessionConn) uint64 {
 	if ls == nil {
 		return 0
 	}
-	if _, ok := ls.conns[c]; !ok {
+	if ls.conns.find(c) < 0 {
 		return 0
 	}
 	ls.claims++
-	ls.conns[c] = claimState{seq: ls.claims}
+	ls.conns.set(c, claimState{seq: ls.claims})
 	return ls.claims
 }
 
@@ -298,15 +336,19 @@ func (t *sessionTracker) moved(id, owner int64, claim uint64) {
 	var gone []sessionConn
 	t.mu.Lock()
 	if ls := t.live[id]; ls != nil {
-		for c, cl := range ls.conns {
+		kept := ls.conns[:0]
+		for _, e := range ls.conns {
 			switch {
-			case owner == t.self && cl.seq == claim:
-				ls.conns[c] = claimState{seq: cl.seq, applied: true}
-			case owner != t.self && cl.applied:
-				delete(ls.conns, c)
-				gone = append(gone, c)
+			case owner == t.self && e.cl.seq == claim:
+				e.cl.applied = true
+			case owner != t.self && e.cl.applied:
+				gone = append(gone, e.c)
+				continue
 			}
+			kept = append(kept, e)
 		}
+		clear(ls.conns[len(kept):])
+		ls.conns = kept
 	}
 	t.mu.Unlock()
 	for _, c := range gone {
@@ -322,8 +364,8 @@ func (t *sessionTracker) applied(txn *tree.Txn, res *tree.Result) {
 		// claim on it.
 		t.mu.Lock()
 		if ls := t.live[txn.Session]; ls != nil {
-			for c, cl := range ls.conns {
-				ls.conns[c] = claimState{seq: cl.seq, applied: true}
+			for i := range ls.conns {
+				ls.conns[i].cl.applied = true
 			}
 		}
 		t.mu.Unlock()
@@ -349,8 +391,8 @@ func (t *sessionTracker) applied(txn *tree.Txn, res *tree.Result) {
 	if ls == nil {
 		return
 	}
-	for c := range ls.conns {
-		c.sessionClosed()
+	for _, e := range ls.conns {
+		e.c.sessionClosed()
 	}
 }
 
