@@ -98,8 +98,9 @@ type Conn struct {
 	// the reader (flushing its own read replies inline) writes them; it
 	// also guards spareIn.
 	wmu       sync.Mutex
-	outMu     sync.Mutex // guards out, outClosed, closeAfter, holdKick, kickHeld, readerParked
+	outMu     sync.Mutex // guards out, outSince, outClosed, closeAfter, holdKick, kickHeld, readerParked
 	out       jute.Encoder
+	outSince  time.Time // when out last went from empty to not (stageReply)
 	outClosed bool
 	flushKick chan struct{}
 	// drained is signalled by the writer each time it has written what it
@@ -402,6 +403,9 @@ func (c *Conn) appendFrame(hdr *proto.ReplyHeader, body proto.Record) (ok, held 
 		return false, false
 	}
 	before := c.out.Len()
+	if before == 0 {
+		c.outSince = time.Now()
+	}
 	proto.AppendReply(&c.out, hdr, body)
 	size := int64(c.out.Len() - before) // the frame, length prefix included
 	over := c.out.Len() > c.s.opts.MaxQueuedBytesHard
@@ -445,6 +449,8 @@ func (c *Conn) flushInline() {
 		return
 	}
 	buf := c.out.Bytes()
+	since := c.outSince
+	c.outSince = time.Time{}
 	c.out.Reset(c.spareIn)
 	c.outMu.Unlock()
 	if len(buf) > 0 {
@@ -452,6 +458,9 @@ func (c *Conn) flushInline() {
 		if _, err := c.nc.Write(buf); err != nil {
 			c.close("write: " + err.Error())
 			return
+		}
+		if !since.IsZero() {
+			c.s.noteStage(stageReply, time.Since(since))
 		}
 	}
 	if cap(buf) <= maxSpare {
@@ -476,6 +485,8 @@ func (c *Conn) writeLoop() {
 		c.wmu.Lock()
 		c.outMu.Lock()
 		buf := c.out.Bytes()
+		since := c.outSince
+		c.outSince = time.Time{}
 		closeAfter := c.closeAfter
 		c.out.Reset(spare)
 		c.writing.Store(int64(len(buf)))
@@ -486,6 +497,9 @@ func (c *Conn) writeLoop() {
 				c.wmu.Unlock()
 				c.close("write: " + err.Error())
 				return
+			}
+			if !since.IsZero() {
+				c.s.noteStage(stageReply, time.Since(since))
 			}
 		}
 		c.writing.Store(0)

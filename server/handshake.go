@@ -150,6 +150,9 @@ func (c *Conn) connectReply(to time.Duration, id int64, pw []byte, zxid int64) {
 	}
 	c.outMu.Lock()
 	if !c.outClosed {
+		if c.out.Len() == 0 {
+			c.outSince = time.Now()
+		}
 		proto.AppendFrame(&c.out, nil, &rsp)
 	}
 	c.outMu.Unlock()

@@ -51,6 +51,7 @@ type metricsServer struct {
 	fanOut                             map[proto.EventType]prometheus.Summary
 	walFsync, walEntries, snapDuration prometheus.Histogram
 	requestDuration                    map[proto.OpCode]*opObserver // read-only after newMetrics
+	stages                             [numStages]prometheus.Observer
 	http                               *http.Server
 	ln                                 net.Listener
 }
@@ -125,6 +126,15 @@ func newMetrics(s *Server) *metricsServer {
 		}
 	}
 
+	d = metricByName("zkgo_request_stage_seconds")
+	stageVec := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: d.name, Help: d.help, Buckets: requestBuckets}, d.labels)
+	m.reg.MustRegister(stageVec)
+	for st, name := range stageNames {
+		if stage(st) != stageFsync {
+			m.stages[st] = stageVec.WithLabelValues(name)
+		}
+	}
+
 	st := &s.stats
 	counter("looking_count", st.lookingCount.Load)
 	counter("connection_request_count", st.connectRequests.Load)
@@ -193,6 +203,14 @@ func (m *metricsServer) request(op proto.OpCode, write bool, d time.Duration) {
 	} else {
 		m.readLatency.Observe(float64(d.Milliseconds()))
 	}
+}
+
+// stage records that a request spent d in st (stages.go).
+func (m *metricsServer) stage(st stage, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.stages[st].Observe(d.Seconds())
 }
 
 // walSynced records a WAL fsync that made entries durable; it is

@@ -20,6 +20,13 @@ import (
 func (c *Conn) noteReply(r *request, zxid int64) {
 	now := time.Now()
 	d := now.Sub(r.start)
+	switch {
+	case !r.isWrite:
+		c.s.noteStage(stageRead, d)
+	case !r.proposed.IsZero():
+		c.s.noteStage(stagePropose, r.proposed.Sub(r.start))
+		c.s.noteStage(stageLog, now.Sub(r.proposed))
+	}
 	c.s.stats.lat.add(d)
 	c.s.met.request(r.op, r.isWrite, d)
 	c.lat.add(d)
@@ -44,9 +51,12 @@ type request struct {
 	done bool
 	// reply, for a log write that was applied while a reconfig before it
 	// was still in progress, sends its reply once that one is answered.
-	reply  func()
-	start  time.Time
-	noSlot bool // holds no outstanding-request slot (the handshake)
+	reply func()
+	start time.Time
+	// proposed: when its proposal was handed to raft (a write; set by
+	// the proposer's take on the apply goroutine, stages.go).
+	proposed time.Time
+	noSlot   bool // holds no outstanding-request slot (the handshake)
 }
 
 // handleFrame dispatches one request frame. It returns false when the

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/tree"
@@ -80,7 +81,8 @@ type proposer struct {
 // seq is the low half of its proposal id.
 type pendingProp struct {
 	seq uint32
-	w   waiter // nil once told
+	w   waiter    // nil once told
+	at  time.Time // when it was handed to raft (a write's stageLog starts)
 }
 
 func newProposer(log *slog.Logger) *proposer {
@@ -173,6 +175,12 @@ func (p *proposer) submit(rounds int) {
 		datas, props := p.queue, p.queueProps
 		p.queue, p.queueProps = nil, nil
 		r := p.raft
+		now := time.Now()
+		for _, pp := range props {
+			if pp != nil {
+				pp.at = now
+			}
+		}
 		p.mu.Unlock()
 		// A single proposal waits for raft to accept it, so a drop is
 		// reported at once; a batch is stepped without waiting, and a
@@ -252,6 +260,9 @@ func (p *proposer) take(id uint64) waiter {
 		}
 		if d == 0 {
 			w, pp.w = pp.w, nil
+			if r, ok := w.(*request); ok {
+				r.proposed = pp.at
+			}
 			n++
 			break
 		}

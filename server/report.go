@@ -373,6 +373,10 @@ func (s *Server) monitorValues() []monitorValue {
 	}
 	own("zkgo_queued_bytes", queued)
 	own("zkgo_parked_connections", g.parkedConnections)
+	for st, name := range stageNames {
+		own("zkgo_stage_"+name+"_ns", s.stats.stages.ns[st].Load())
+		own("zkgo_stage_"+name+"_count", s.stats.stages.count[st].Load())
+	}
 	own("zkgo_throttled_connections", s.stats.throttled.Load())
 	own("zkgo_throttle_events", s.stats.throttleEvents.Load())
 	own("zkgo_max_watches_per_connection", most)

@@ -217,7 +217,11 @@ func New(opts Options) (*Server, error) {
 		s.sm.met = s.met
 		s.watches.SetFanOutHook(s.met.watchFanOut)
 		s.raft.onStartupLoad = s.met.startupLoad
-		s.raft.onWALSync = s.met.walSynced
+	}
+	s.raft.onWALSync = func(entries int, d time.Duration) {
+		s.stats.stages.ns[stageFsync].Add(int64(d))
+		s.stats.stages.count[stageFsync].Add(1)
+		s.met.walSynced(entries, d)
 	}
 	s.raft.onSnapshot = func(bytes int64, d time.Duration) {
 		s.stats.snapshotBytes.Store(bytes)

@@ -12,6 +12,7 @@ import (
 
 // serverStats are the counters the four-letter words and /metrics report.
 type serverStats struct {
+	stages          stageStats // stages.go
 	packetsReceived atomic.Int64
 	packetsSent     atomic.Int64
 	lat             latencyStats

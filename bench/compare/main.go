@@ -61,6 +61,8 @@ func specs() []spec {
 	}
 	return []spec{
 		{"get-hot", "get, 1 hot key", c("get", func(c *bench.Config) { c.Keys = 1 })},
+		{"get-seq", "get, 1 key, one request at a time", c("get", func(c *bench.Config) { c.Keys = 1; c.Connections = 1; c.Workers = 1 })},
+		{"set-seq", "set, 1 key, one request at a time", c("set", func(c *bench.Config) { c.Keys = 1; c.Connections = 1; c.Workers = 1 })},
 		{"get-10k", "get, uniform over 10,000 keys", c("get", func(c *bench.Config) { c.Keys = 10000 })},
 		{"get-rate", "get, 10,000 keys, open loop 20,000/s", c("get", func(c *bench.Config) { c.Keys = 10000; c.Rate = 20000 })},
 		{"set", "set, 1,000 keys", c("set", nil)},
@@ -99,6 +101,9 @@ type run struct {
 	IdleSessionBytes float64 `json:"idle_session_bytes,omitempty"`
 	// Members: ensembles only, each member's counters over the load.
 	Members []memberDelta `json:"members,omitempty"`
+	// Stages: zkgo only, the sequential workloads: mean µs per stage
+	// over the run (warm-up included), from mntr's zkgo_stage_* sums.
+	Stages map[string]float64 `json:"stages_us,omitempty"`
 }
 
 // memResult is the memory and restart measurement of one server.
@@ -395,6 +400,10 @@ func runWorkloads(ctx context.Context, o options, bin, root string, todo []spec,
 						rssSetup, _ = rssBytes(s.pid())
 					}
 				}
+				var stagesBefore map[string]int64
+				if s.name == "zkgo" && strings.HasSuffix(sp.id, "-seq") {
+					stagesBefore = mntr(s.addr())
+				}
 				res, err := bench.Run(ctx, cfg)
 				if err != nil {
 					return fmt.Errorf("%s on %s: %w", sp.id, s.name, err)
@@ -403,6 +412,9 @@ func runWorkloads(ctx context.Context, o options, bin, root string, todo []spec,
 					return fmt.Errorf("%s died during %s:\n%s", s.name, sp.id, s.logTail())
 				}
 				ru := run{Spec: sp.id, Server: s.name, Repeat: r, Result: res}
+				if stagesBefore != nil {
+					ru.Stages = stageMeans(stagesBefore, mntr(s.addr()))
+				}
 				if rssSetup > 0 {
 					ru.IdleSessionBytes = float64(rssSetup-rssBefore) / float64(cfg.Sessions)
 				}
@@ -544,4 +556,21 @@ func saveRaw(path string, rep *report) error {
 	}
 	data, _ := json.MarshalIndent(rep, "", "  ")
 	return os.WriteFile(path, data, 0o644)
+}
+
+// stageNames are zkgo's request stages in mntr (server/stages.go).
+var stageNames = []string{"propose", "log", "fsync", "read", "reply"}
+
+// stageMeans returns the mean µs of each of zkgo's stages between two
+// mntr readings (stages with nothing counted are left out).
+func stageMeans(before, after map[string]int64) map[string]float64 {
+	out := map[string]float64{}
+	for _, st := range stageNames {
+		n := after["zkgo_stage_"+st+"_count"] - before["zkgo_stage_"+st+"_count"]
+		ns := after["zkgo_stage_"+st+"_ns"] - before["zkgo_stage_"+st+"_ns"]
+		if n > 0 {
+			out[st] = float64(ns) / float64(n) / 1e3
+		}
+	}
+	return out
 }

@@ -179,6 +179,8 @@ func writeReport(path string, r *report) error {
 		}
 	}
 
+	writeSequential(w, r)
+
 	var memZK, memZG *memResult
 	for i := range r.Memory {
 		if r.Memory[i].Server == "zookeeper" {
@@ -441,4 +443,60 @@ func spliceReport(path, section string) error {
 		out = "# Benchmarks\n\n" + section
 	}
 	return os.WriteFile(path, []byte(out), 0o644)
+}
+
+// writeSequential writes the sequential latency of set-seq and get-seq
+// beside the disk's fdatasync, and where zkgo's time went.
+func writeSequential(w func(string, ...any), r *report) {
+	p50 := map[string]map[string][]float64{} // spec → server → p50 ms of each repeat
+	stages := map[string]map[string][]float64{}
+	for _, ru := range r.Runs {
+		if !strings.HasSuffix(ru.Spec, "-seq") || ru.Result == nil {
+			continue
+		}
+		if p50[ru.Spec] == nil {
+			p50[ru.Spec] = map[string][]float64{}
+			stages[ru.Spec] = map[string][]float64{}
+		}
+		p50[ru.Spec][ru.Server] = append(p50[ru.Spec][ru.Server], ru.Result.Latency.P50)
+		for st, v := range ru.Stages {
+			stages[ru.Spec][st] = append(stages[ru.Spec][st], v)
+		}
+	}
+	if len(p50) == 0 {
+		return
+	}
+	fsync := float64(r.Fsync.OverwriteP50) / 1e3 // µs
+	w("### Sequential latency\n\n")
+	w("One session, one request at a time, 100-byte data (medians of the repeats' p50). The disk's fdatasync p50 is %.0f µs ", fsync)
+	w("(overwrite of a preallocated file, as zkgo's WAL writes); a durable setData cannot be faster. ")
+	w("zkgo's stages are means over each run from `mntr` (`zkgo_stage_*`): propose = request read until handed to raft; ")
+	w("log = handed to raft until the reply is queued (WAL write and fsync, commit, apply); fsync = one WAL write+fsync; ")
+	w("read = a read's request read until its reply is queued; reply = reply queued until written to the socket. ")
+	w("The rest of the client's latency is the client and the loopback network.\n\n")
+	w("| workload | ZooKeeper p50 | zkgo p50 | target | met | zkgo stages (mean µs) |\n|---|--:|--:|---|---|---|\n")
+	for _, spec := range []string{"set-seq", "get-seq"} {
+		by, ok := p50[spec]
+		if !ok {
+			continue
+		}
+		zk, zg := aggregate(by["zookeeper"]).med*1e3, aggregate(by["zkgo"]).med*1e3 // µs
+		var target string
+		var met bool
+		if spec == "set-seq" {
+			target = fmt.Sprintf("≤ fdatasync + 50 µs = %.0f µs", fsync+50)
+			met = zg <= fsync+50
+		} else {
+			target = "≤ 40 µs"
+			met = zg <= 40
+		}
+		var parts []string
+		for _, st := range stageNames {
+			if v := stages[spec][st]; len(v) > 0 {
+				parts = append(parts, fmt.Sprintf("%s %.0f", st, aggregate(v).med))
+			}
+		}
+		w("| %s | %.0f µs | %.0f µs | %s | %s | %s |\n", spec, zk, zg, target, yesNo(met), strings.Join(parts, ", "))
+	}
+	w("\n")
 }
