@@ -491,7 +491,11 @@ func writeSequential(w func(string, ...any), r *report) {
 			met = zg <= 40
 		}
 		var parts []string
-		for _, st := range stageNames {
+		shown := []string{"propose", "log", "fsync", "reply"}
+		if spec == "get-seq" {
+			shown = []string{"read", "reply"} // (its setup's creates are counted too)
+		}
+		for _, st := range shown {
 			if v := stages[spec][st]; len(v) > 0 {
 				parts = append(parts, fmt.Sprintf("%s %.0f", st, aggregate(v).med))
 			}
