@@ -74,11 +74,17 @@ func eventID(ev *syscall.EpollEvent) uint64 {
 
 // park registers c (its reader has ended) to be resumed when its socket
 // becomes readable. It returns false if c cannot be parked (the socket is
-// closed, or the poller stopped); the caller then goes on reading.
+// closed, or the poller stopped); the caller then goes on reading. Once
+// it returned true the connection may be resumed at any moment, on
+// another goroutine: the caller must not touch its reader state.
+//
+// The registration is made under mu, which run also holds to close the
+// epoll fd: a park racing with stop never reaches a closed (or reused)
+// descriptor.
 func (p *idlePoller) park(c *Conn, rc syscall.RawConn) bool {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.closed {
-		p.mu.Unlock()
 		return false
 	}
 	if c.parkID == 0 {
@@ -90,10 +96,6 @@ func (p *idlePoller) park(c *Conn, rc syscall.RawConn) bool {
 		op = syscall.EPOLL_CTL_ADD
 	}
 	c.parkRegistered = true
-	p.parked[id] = c
-	p.mu.Unlock()
-	// From here on the connection may be resumed at any moment, on
-	// another goroutine: the caller must not touch its reader state.
 	var ctlErr error
 	err := rc.Control(func(fd uintptr) {
 		ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | syscall.EPOLLONESHOT}
@@ -110,11 +112,11 @@ func (p *idlePoller) park(c *Conn, rc syscall.RawConn) bool {
 		err = ctlErr
 	}
 	if err != nil {
-		p.mu.Lock()
-		delete(p.parked, id)
-		p.mu.Unlock()
 		return false
 	}
+	// (An event cannot be handled before this: run takes mu to look
+	// the id up.)
+	p.parked[id] = c
 	return true
 }
 
@@ -136,8 +138,13 @@ func (p *idlePoller) count() int {
 
 // run reports readable connections to resume until stop.
 func (p *idlePoller) run() {
-	defer syscall.Close(p.epfd)
-	defer syscall.Close(p.wakeR)
+	defer func() {
+		p.mu.Lock()
+		p.closed = true
+		syscall.Close(p.epfd)
+		syscall.Close(p.wakeR)
+		p.mu.Unlock()
+	}()
 	events := make([]syscall.EpollEvent, 128)
 	for {
 		n, err := syscall.EpollWait(p.epfd, events, -1)
