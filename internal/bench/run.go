@@ -235,9 +235,16 @@ func (e *env) keepAlive(cs ...*Conn) {
 }
 
 // pinger pings every kept-alive session a few times per session timeout,
-// so that idle sessions (watchers, idle sessions) do not expire.
+// so that idle sessions (watchers, idle sessions, the setup session while
+// the load runs) do not expire. The timeout is the one the server
+// granted the setup session, which may be shorter than the one requested
+// (a server's maxSessionTimeout; 2 s on zktest's servers).
 func (e *env) pinger(stop <-chan struct{}) {
-	t := time.NewTicker(e.cfg.SessionTimeout / 4)
+	every := e.cfg.SessionTimeout
+	if g := e.admin.SessionTimeout(); g > 0 && g < every {
+		every = g
+	}
+	t := time.NewTicker(max(every/4, 10*time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
