@@ -88,6 +88,7 @@ func specs() []spec {
 		{"get-gozk", "get, 1 hot key, client go-zookeeper", c("get", func(c *bench.Config) { c.Keys = 1; c.Client = "gozk" })},
 		{"set-gozk", "set, 1,000 keys, client go-zookeeper", c("set", func(c *bench.Config) { c.Client = "gozk" })},
 		{"lock-16-gozk", "lock, 16 contenders, go-zookeeper's own Lock recipe", c("lock", func(c *bench.Config) { c.Contenders = 16; c.Client = "gozk" })},
+		{"lock-16-curator", "lock, 16 contenders, Curator's InterProcessMutex", c("lock", func(c *bench.Config) { c.Contenders = 16; c.Client = "curator" })},
 	}
 }
 
@@ -224,6 +225,7 @@ func logf(format string, args ...any) {
 }
 
 func compare(ctx context.Context, o options) error {
+	defer bench.Cleanup() // lock-16-curator's compiled Java classes
 	rep := &report{Started: time.Now(), Command: "go run ./bench/compare " + strings.Join(os.Args[1:], " "),
 		Heap: o.heap, Duration: o.duration, Warmup: o.warmup, Repeats: o.repeats, specLabels: map[string]string{}}
 	root := o.dir

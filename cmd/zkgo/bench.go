@@ -22,7 +22,7 @@ func runBench(args []string) int {
 	var cfg bench.Config
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&cfg.Server, "server", "127.0.0.1:2181", "server to benchmark (`host:port`)")
-	fs.StringVar(&cfg.Client, "client", "raw", "client for get, set, mixed and lock: raw (zkgo's load generator; for lock, zkgo's recipe), zk (zkgo's Go client) or gozk (go-zookeeper/zk; for lock, its own Lock recipe)")
+	fs.StringVar(&cfg.Client, "client", "raw", "client for get, set, mixed and lock: raw (zkgo's load generator; for lock, zkgo's recipe), zk (zkgo's Go client), gozk (go-zookeeper/zk; for lock, its own Lock recipe) or, for lock only, curator (Apache Curator's InterProcessMutex, one session per contender in one JVM; needs javac, java and Debian's Curator 5 jars in /usr/share/java)")
 	fs.IntVar(&cfg.Connections, "connections", 16, "sessions that carry the requests")
 	fs.IntVar(&cfg.Workers, "workers", 64, "requests in flight (each worker waits for its reply)")
 	fs.IntVar(&cfg.Size, "size", 100, "payload `bytes` of written and pre-created data")
@@ -72,6 +72,7 @@ Examples:
   zkgo bench watch -watchers 1000
   zkgo bench lock -contenders 64
   zkgo bench get -client gozk                 # the same load through go-zookeeper/zk
+  zkgo bench lock -client curator             # Apache Curator's InterProcessMutex (Java)
 
 Flags:
 `)
@@ -165,6 +166,7 @@ Flags:
 		return 2
 	}
 	res, err := bench.Run(ctx, cfg)
+	bench.Cleanup() // lock -client curator's compiled classes
 	ostop()
 	if err != nil {
 		obs.report(io.Discard)

@@ -299,6 +299,8 @@ func TestConfigErrors(t *testing.T) {
 	for _, c := range []Config{
 		{Workload: "nope"},
 		{Workload: "latch", Client: "gozk"},
+		{Workload: "get", Client: "curator"},
+		{Workload: "lock", Client: "nope"},
 		{Workload: "lock", Rate: 10},
 		{Workload: "get", Mode: "idle"},
 		{Workload: "create", Mode: "ephemeral"},

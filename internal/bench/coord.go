@@ -255,10 +255,13 @@ func closeZK(cs []*zk.Conn) {
 // lockLoad: Contenders sessions loop Lock, hold, Unlock on one lock:
 // zkgo's recipe/lock Mutex (Curator's InterProcessMutex layout), or with
 // -client gozk go-zookeeper's own Lock recipe (a client zkgo did not
-// write: its handoffs are a chain of round trips of its own making).
+// write: its handoffs are a chain of round trips of its own making), or
+// with -client curator Apache Curator's InterProcessMutex itself, in a
+// JVM (curator.go).
 type lockLoad struct {
 	conns   []*zk.Conn
 	gz      []*gozk.Conn
+	jvm     *curatorLock
 	acquire *series
 }
 
@@ -268,6 +271,14 @@ func (l *lockLoad) params(c *Config) map[string]any {
 
 func (l *lockLoad) setup(ctx context.Context, e *env) error {
 	l.acquire = e.st.add("acquire")
+	if e.cfg.Client == "curator" {
+		j, err := startCuratorLock(ctx, e.cfg, e.run+"/curator-lock")
+		if err != nil {
+			return err
+		}
+		l.jvm = j
+		return nil
+	}
 	if e.cfg.Client == "gozk" {
 		for i := range e.cfg.Contenders {
 			c, err := dialGozk(ctx, e.cfg, e.cfg.serverFor(i))
@@ -288,6 +299,9 @@ func (l *lockLoad) setup(ctx context.Context, e *env) error {
 }
 
 func (l *lockLoad) run(ctx context.Context, e *env) error {
+	if l.jvm != nil {
+		return l.jvm.run(ctx, e, l.acquire)
+	}
 	if l.gz != nil {
 		return l.runGozk(ctx, e)
 	}
@@ -361,6 +375,9 @@ func (l *lockLoad) runGozk(ctx context.Context, e *env) error {
 }
 
 func (l *lockLoad) teardown(ctx context.Context, e *env) {
+	if l.jvm != nil {
+		l.jvm.stop()
+	}
 	closeZK(l.conns)
 	for _, c := range l.gz {
 		c.Close()

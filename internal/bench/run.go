@@ -33,7 +33,9 @@ type Config struct {
 	// package's pipelined protocol client, the default), "zk" (zkgo's Go
 	// client) or "gozk" (github.com/go-zookeeper/zk). Other workloads
 	// use raw, except the recipes (lock, latch, selector), which run on
-	// zkgo's Go client.
+	// zkgo's Go client. For lock, "gozk" runs go-zookeeper's own Lock
+	// recipe and "curator" Apache Curator's InterProcessMutex in a JVM
+	// (javac, java and Debian's Curator 5 jars in /usr/share/java).
 	Client string
 
 	Connections int           // sessions that carry the requests (default 16)
@@ -235,9 +237,16 @@ func (e *env) keepAlive(cs ...*Conn) {
 }
 
 // pinger pings every kept-alive session a few times per session timeout,
-// so that idle sessions (watchers, idle sessions) do not expire.
+// so that idle sessions (watchers, idle sessions, the setup session while
+// the load runs) do not expire. The timeout is the one the server
+// granted the setup session, which may be shorter than the one requested
+// (a server's maxSessionTimeout; 2 s on zktest's servers).
 func (e *env) pinger(stop <-chan struct{}) {
-	t := time.NewTicker(e.cfg.SessionTimeout / 4)
+	every := e.cfg.SessionTimeout
+	if g := e.admin.SessionTimeout(); g > 0 && g < every {
+		every = g
+	}
+	t := time.NewTicker(max(every/4, 10*time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
@@ -391,9 +400,15 @@ func (c *Config) validate(def *workloadDef) error {
 		}
 	}
 	switch c.Client {
-	case "raw", "zk", "gozk":
+	case "raw", "zk", "gozk", "curator":
 	default:
-		return fmt.Errorf("unknown client %q (want raw, zk or gozk)", c.Client)
+		return fmt.Errorf("unknown client %q (want raw, zk, gozk or curator)", c.Client)
+	}
+	if c.Client == "curator" && c.Workload != "lock" {
+		return fmt.Errorf("-client curator is only for lock")
+	}
+	if c.Client == "curator" && c.TLS != nil {
+		return fmt.Errorf("-client curator does not connect over TLS")
 	}
 	if c.Client != "raw" && c.Workload != "get" && c.Workload != "set" && c.Workload != "mixed" && c.Workload != "lock" {
 		return fmt.Errorf("-client %s is only for get, set, mixed and lock", c.Client)
@@ -516,7 +531,11 @@ func (e *env) result(def *workloadDef, w workload) *Result {
 	}
 	switch def.Name {
 	case "get", "set", "mixed":
-	case "lock", "latch", "selector":
+	case "lock":
+		if r.Client != "gozk" && r.Client != "curator" {
+			r.Client = "zk"
+		}
+	case "latch", "selector":
 		r.Client = "zk"
 	default:
 		r.Client = "raw"
@@ -530,17 +549,24 @@ func (e *env) result(def *workloadDef, w workload) *Result {
 		r.Extra = e.extra
 	}
 	el := st.end.Sub(st.start).Seconds()
+	if st.external {
+		el = st.extWindow.Seconds()
+	}
 	r.DurationSec = el
 	all := newHist()
 	r.ByKind = map[string]KindResult{}
 	for _, s := range st.series {
-		k := KindResult{Ops: s.total.TotalCount(), Errors: s.errs, Latency: summarize(s.total), Aux: s.aux()}
+		total, errs := s.total, s.errs
+		if s.ext != nil {
+			total, errs = s.ext, s.extErrs
+		}
+		k := KindResult{Ops: total.TotalCount(), Errors: errs, Latency: summarize(total), Aux: s.aux()}
 		if el > 0 {
 			k.OpsPerSec = float64(k.Ops) / el
 		}
 		r.ByKind[s.name] = k
 		if !k.Aux {
-			all.Merge(s.total)
+			all.Merge(total)
 			r.Ops += k.Ops
 			r.Errors += k.Errors
 		}

@@ -34,6 +34,10 @@ type series struct {
 	total *hdrhistogram.Histogram
 	errs  int64
 	spare *hdrhistogram.Histogram
+	// ext, if not nil, replaces total and errs in the result (see
+	// stats.setExternal).
+	ext     *hdrhistogram.Histogram
+	extErrs int64
 }
 
 func (s *series) aux() bool { return s.auxOnly }
@@ -67,6 +71,10 @@ type stats struct {
 	start     time.Time
 	end       time.Time
 	interval  *hdrhistogram.Histogram // scratch: the last flushed interval, all series
+	// extWindow replaces end - start in the result when external is set
+	// (see setExternal).
+	extWindow time.Duration
+	external  bool
 }
 
 func newStats() *stats { return &stats{interval: newHist()} }
@@ -137,6 +145,18 @@ func (st *stats) stop() {
 	st.flushLocked()
 	st.measuring = false
 	st.end = time.Now()
+}
+
+// setExternal makes the result report a measurement taken outside this
+// process for s: h (latencies) and errs over window, instead of what s
+// recorded here within the runner's window, which then only fed the
+// progress line. lock -client curator uses it: its JVM runs its own
+// warm-up and window and times each acquire itself.
+func (st *stats) setExternal(s *series, h *hdrhistogram.Histogram, errs int64, window time.Duration) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	s.ext, s.extErrs = h, errs
+	st.extWindow, st.external = window, true
 }
 
 // tickInfo is one interval of the progress line.
