@@ -125,7 +125,7 @@ var targets = []target{
 	{name: "setData ≥ 1.5×", ids: []string{"set"}, ratio: 1.5},
 	{name: "create ≥ 1.5×", ids: []string{"create", "create-eseq"}, ratio: 1.5},
 	{name: "mixed ≥ 2×", ids: []string{"mixed-2", "mixed-10", "mixed-100"}, ratio: 2},
-	{name: "lock handoffs ≥ 2×", ids: []string{"lock-2", "lock-16", "lock-64", "lock-16-gozk"}, ratio: 2},
+	{name: "lock handoffs ≥ 2×", ids: []string{"lock-2", "lock-16", "lock-64", "lock-16-gozk", "lock-16-curator"}, ratio: 2},
 	{name: "p99 no worse at the same load (open loop)", ids: []string{"get-rate", "set-rate"}, p99: true},
 	{name: "latch graceful handover p99 < 1 ms", ids: []string{"latch"}, absP99: 1},
 }
