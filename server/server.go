@@ -225,6 +225,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.raft.onSnapshot = func(bytes int64, d time.Duration) {
 		s.stats.snapshotBytes.Store(bytes)
+		s.stats.snapshotNanos.Store(int64(d))
 		s.met.snapshotTaken(d)
 	}
 	s.sm.onFormation = s.raft.formationChosen

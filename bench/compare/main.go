@@ -118,9 +118,11 @@ type memResult struct {
 	HeapBefore     int64   `json:"java_heap_before,omitempty"` // after a full GC
 	HeapAfter      int64   `json:"java_heap_after,omitempty"`
 	DataBytes      int64   `json:"data_bytes"`
-	RestartSec     float64 `json:"restart_s"`      // SIGTERM, start, first read served
-	RSSRestarted   int64   `json:"rss_restarted"`  // after that restart
-	KillRestartSec float64 `json:"kill_restart_s"` // kill -9, start, first read served
+	RestartSec     float64 `json:"restart_s"`                // SIGTERM, start, first read served
+	RSSRestarted   int64   `json:"rss_restarted"`            // after that restart
+	KillRestartSec float64 `json:"kill_restart_s"`           // kill -9, start, first read served
+	SnapBytes      int64   `json:"snapshot_bytes,omitempty"` // zkgo: the last snapshot taken during the load
+	SnapMs         int64   `json:"snapshot_ms,omitempty"`
 	Note           string  `json:"note,omitempty"`
 	ZKVersionHint  string  `json:"-"`
 }
@@ -152,6 +154,7 @@ func main() {
 	repeats := flag.Int("repeats", 3, "runs per workload and server (alternating which server goes first)")
 	znodes := flag.Int("znodes", 1000000, "znodes of 100 bytes for the memory and restart measurement (0: skip)")
 	loadTimeout := flag.Duration("load-timeout", 4*time.Minute, "bound on loading -znodes into one server")
+	memServers := flag.String("memory-servers", "zookeeper,zkgo", "servers of the memory and restart measurement (comma-separated; zkgo alone for trees larger than ZooKeeper's heap)")
 	heap := flag.String("heap", "2g", "ZooKeeper's fixed heap (-Xms and -Xmx)")
 	only := flag.String("only", "", "run only the workloads whose id matches this regexp")
 	out := flag.String("out", "docs/BENCHMARKS.md", "Markdown file whose measured section is (re)written")
@@ -201,7 +204,7 @@ func main() {
 		return
 	}
 	if err := compare(ctx, options{*zkgoBin, *duration, *warmup, *repeats, *znodes, *loadTimeout, *heap, *only, *out, *raw, *tmp,
-		*standalone, *clusters, *clusterHeap, *plot}); err != nil {
+		*standalone, *clusters, *clusterHeap, *plot, strings.Split(*memServers, ",")}); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
 	}
@@ -217,7 +220,8 @@ type options struct {
 	standalone       bool
 	clusters         bool
 	clusterHeap      string
-	plot             string // SVG latency plot ("" for none)
+	plot             string   // SVG latency plot ("" for none)
+	memServers       []string // servers of the memory measurement
 }
 
 func logf(format string, args ...any) {
@@ -284,7 +288,10 @@ func compare(ctx context.Context, o options) error {
 		}
 	}
 	if o.standalone && o.znodes > 0 && ctx.Err() == nil {
-		for _, name := range []string{"zookeeper", "zkgo"} {
+		for _, name := range o.memServers {
+			if name != "zookeeper" && name != "zkgo" {
+				return fmt.Errorf("-memory-servers: %q is neither zookeeper nor zkgo", name)
+			}
 			m, err := measureMemory(ctx, o, bin, root, name)
 			if err != nil {
 				return fmt.Errorf("memory, %s: %w", name, err)
@@ -480,6 +487,10 @@ func measureMemory(ctx context.Context, o options, bin, root, name string) (memR
 		m.HeapAfter, _ = javaHeapUsed(s.pid())
 	}
 	m.DataBytes = dirSize(s.dataDir())
+	if name == "zkgo" {
+		kv := mntr(s.addr())
+		m.SnapBytes, m.SnapMs = kv["zkgo_last_snapshot_bytes"], kv["zkgo_last_snapshot_ms"]
+	}
 	logf("memory %s: %d znodes in %.1f s, RSS %.1f → %.1f MiB (%.0f B/znode)", name, m.Znodes, m.LoadSec,
 		mib(m.RSSBefore), mib(m.RSSAfter), float64(m.RSSAfter-m.RSSBefore)/float64(max(m.Znodes, 1)))
 

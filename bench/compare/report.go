@@ -204,11 +204,33 @@ func writeReport(path string, r *report) error {
 		w("| RSS after the restart, growth over the fresh server, per znode | %.0f B | %.0f B |\n", perZnode(memZK.RSSRestarted-memZK.RSSBefore, memZK.Znodes), perZnode(memZG.RSSRestarted-memZG.RSSBefore, memZG.Znodes))
 		w("| data directory after the load | %.0f MiB | %.0f MiB |\n", mib(memZK.DataBytes), mib(memZG.DataBytes))
 		w("| **restart after SIGTERM** | **%.2f s** | **%.2f s** |\n", memZK.RestartSec, memZG.RestartSec)
-		w("| restart after kill -9 | %.2f s | %.2f s |\n\n", memZK.KillRestartSec, memZG.KillRestartSec)
+		w("| restart after kill -9 | %.2f s | %.2f s |\n", memZK.KillRestartSec, memZG.KillRestartSec)
+		if memZG.SnapBytes > 0 {
+			w("| last snapshot taken during the load | — | %.0f MiB in %.1f s |\n", mib(memZG.SnapBytes), float64(memZG.SnapMs)/1e3)
+		}
+		w("\n")
 		for _, mm := range []*memResult{memZK, memZG} {
 			if mm.Note != "" {
 				w("Note (%s): %s.\n\n", mm.Server, mm.Note)
 			}
+		}
+	} else if memZG != nil {
+		w("### Memory per znode and restart (zkgo alone)\n\n")
+		w("A fresh zkgo server gets %s znodes of 100 bytes (1,000 per parent, pipelined over 16 sessions); RSS is read from /proc 5 s after the load.\n\n", group(float64(memZG.Requested)))
+		w("| | zkgo |\n|---|--:|\n")
+		w("| znodes added | %s |\n", group(float64(memZG.Znodes)))
+		w("| load time | %.1f s (%s creates/s) |\n", memZG.LoadSec, group(float64(memZG.Znodes)/memZG.LoadSec))
+		w("| RSS before → after | %.0f → %.0f MiB |\n", mib(memZG.RSSBefore), mib(memZG.RSSAfter))
+		w("| **RSS growth per znode** | **%.0f B** |\n", perZnode(memZG.RSSAfter-memZG.RSSBefore, memZG.Znodes))
+		w("| RSS after the restart, growth per znode | %.0f B |\n", perZnode(memZG.RSSRestarted-memZG.RSSBefore, memZG.Znodes))
+		w("| data directory after the load | %.0f MiB |\n", mib(memZG.DataBytes))
+		if memZG.SnapBytes > 0 {
+			w("| last snapshot taken during the load | %.0f MiB in %.1f s |\n", mib(memZG.SnapBytes), float64(memZG.SnapMs)/1e3)
+		}
+		w("| **restart after SIGTERM** | **%.2f s** |\n", memZG.RestartSec)
+		w("| restart after kill -9 | %.2f s |\n\n", memZG.KillRestartSec)
+		if memZG.Note != "" {
+			w("Note: %s.\n\n", memZG.Note)
 		}
 	}
 
