@@ -60,6 +60,7 @@ func BenchmarkServer(b *testing.B) {
 	for _, c := range []Config{
 		{Workload: "get"},
 		{Workload: "set"},
+		{Workload: "set", Keys: 1, Connections: 1, Workers: 1}, // set-seq: one request at a time
 		{Workload: "create"},
 		{Workload: "mixed", Ratio: 10},
 		{Workload: "lock", Contenders: 16},
@@ -69,8 +70,11 @@ func BenchmarkServer(b *testing.B) {
 		{Workload: "sessions"},
 	} {
 		name := c.Workload
-		if c.Workload == "lock" {
+		switch {
+		case c.Workload == "lock":
 			name = "lock16"
+		case c.Workers == 1:
+			name += "-seq"
 		}
 		b.Run(name, func(b *testing.B) {
 			srv := durableServer(b)
