@@ -181,6 +181,11 @@ type Config struct {
 	// DigestEnabled (digest.enabled, default true) keeps ZooKeeper's tree
 	// digest (the hash command).
 	DigestEnabled bool
+	// ParkAfter (zkgo.connection.parkAfterMs, zkgo's own key): an idle
+	// client connection parks after this long without a request (no
+	// goroutines, no input buffer; server.Options.IdleAfter). 0: the
+	// server's default (250 ms); negative (a value of 0 or less): never.
+	ParkAfter time.Duration
 	// AutopurgeSnapRetainCount (autopurge.snapRetainCount) is at least 3.
 	AutopurgeSnapRetainCount int
 	// AutopurgePurgeInterval (autopurge.purgeInterval, in hours); 0

@@ -543,3 +543,20 @@ func TestDigestEnabled(t *testing.T) {
 		}
 	}
 }
+
+func TestParkAfter(t *testing.T) {
+	for text, want := range map[string]time.Duration{
+		"":                                   0,
+		"zkgo.connection.parkAfterMs=1000\n": time.Second,
+		"zkgo.connection.parkAfterMs=0\n":    -1,
+		"zkgo.connection.parkAfterMs=-5\n":   -1,
+	} {
+		c, _, err := parseString(t, "dataDir=/tmp/x\nclientPort=2181\n"+text)
+		if err != nil || c.ParkAfter != want {
+			t.Errorf("%q: ParkAfter %v, %v; want %v", text, c.ParkAfter, err, want)
+		}
+	}
+	if _, _, err := parseString(t, "dataDir=/tmp/x\nclientPort=2181\nzkgo.connection.parkAfterMs=soon\n"); err == nil {
+		t.Error("a non-number parkAfterMs was accepted")
+	}
+}

@@ -261,6 +261,13 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 		}
 	case k == "digest.enabled":
 		c.DigestEnabled = p.javaBool(pr)
+	case k == "zkgo.connection.parkAfterMs":
+		var n int32
+		n, err = p.int32(pr)
+		c.ParkAfter = time.Duration(n) * time.Millisecond
+		if n <= 0 {
+			c.ParkAfter = -1
+		}
 	case k == "snapSizeLimitInKb":
 		n, ok := javaDecodeLong(v)
 		if !ok {

@@ -323,6 +323,7 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 		MinSessionTimeout:           cfg.MinSessionTimeout,
 		MaxSessionTimeout:           cfg.MaxSessionTimeout,
 		MaxClientCnxns:              cfg.MaxClientCnxns,
+		IdleAfter:                   cfg.ParkAfter,
 		MaxConnections:              cfg.MaxCnxns,
 		ConnectionThrottleTokens:    cfg.ConnectionThrottleTokens,
 		ConnectionThrottleFillTime:  cfg.ConnectionThrottleFillTime,
