@@ -63,6 +63,7 @@ func BenchmarkServer(b *testing.B) {
 		{Workload: "set", Keys: 1, Connections: 1, Workers: 1}, // set-seq: one request at a time
 		{Workload: "create"},
 		{Workload: "mixed", Ratio: 10},
+		{Workload: "multi"},
 		{Workload: "lock", Contenders: 16},
 		{Workload: "watch", Watchers: 1000},
 		{Workload: "latch"},
