@@ -169,6 +169,9 @@ func (r *MultiRequest) Encode(e *jute.Encoder) {
 func (r *MultiRequest) Decode(d *jute.Decoder) {
 	prev := len(r.Ops)
 	ops := r.Ops[:0]
+	if cap(ops) == 0 {
+		ops = make([]MultiOp, 0, 8) // most multis are small: one allocation, not four
+	}
 	kind := multiInvalid
 	var h MultiHeader
 	for {
@@ -381,6 +384,9 @@ func (r *MultiResponse) Encode(e *jute.Encoder) {
 func (r *MultiResponse) Decode(d *jute.Decoder) {
 	prev := len(r.Results)
 	res := r.Results[:0]
+	if cap(res) == 0 {
+		res = make([]MultiResult, 0, 8)
+	}
 	var h MultiHeader
 	for {
 		h.Decode(d)
