@@ -114,6 +114,9 @@ type Decoder struct {
 	off   int
 	err   error
 	alias bool
+	// aliasBufs: buffers alias the input, strings are copied
+	// (NewBufferAliasingDecoder).
+	aliasBufs bool
 }
 
 // NewDecoder returns a copying decoder over buf.
@@ -122,9 +125,15 @@ func NewDecoder(buf []byte) *Decoder { return &Decoder{buf: buf} }
 // NewAliasingDecoder returns a decoder whose strings and buffers alias buf.
 func NewAliasingDecoder(buf []byte) *Decoder { return &Decoder{buf: buf, alias: true} }
 
+// NewBufferAliasingDecoder returns a decoder whose buffers alias buf and
+// whose strings are copied: strings (paths) may be kept by whatever
+// decoded them (map keys) without keeping buf alive, while buffers (node
+// data), which the caller copies anyway, cost no allocation.
+func NewBufferAliasingDecoder(buf []byte) *Decoder { return &Decoder{buf: buf, aliasBufs: true} }
+
 // Reset points the decoder at a new input and clears its error.
 func (d *Decoder) Reset(buf []byte, alias bool) {
-	d.buf, d.off, d.err, d.alias = buf, 0, nil, alias
+	d.buf, d.off, d.err, d.alias, d.aliasBufs = buf, 0, nil, alias, false
 }
 
 // Err returns the first error met, or nil.
@@ -218,7 +227,7 @@ func (d *Decoder) ReadBuffer() []byte {
 		return nil
 	}
 	b := d.take(n)
-	if d.alias || b == nil {
+	if d.alias || d.aliasBufs || b == nil {
 		return b
 	}
 	out := make([]byte, n)

@@ -425,3 +425,26 @@ func TestNegativeVectorIsEmpty(t *testing.T) {
 		t.Fatalf("ReadVectorLen = %d, %v; want 0, nil", n, d.Err())
 	}
 }
+
+// A buffer-aliasing decoder returns buffers inside its input and strings
+// of their own.
+func TestBufferAliasingDecoder(t *testing.T) {
+	var e Encoder
+	e.WriteBuffer([]byte("data"))
+	e.WriteString("/path")
+	in := e.Bytes()
+	d := NewBufferAliasingDecoder(in)
+	b, s := d.ReadBuffer(), d.ReadString()
+	if d.Err() != nil || string(b) != "data" || s != "/path" {
+		t.Fatalf("%q %q %v", b, s, d.Err())
+	}
+	in[4] = 'D'         // the buffer's first byte
+	in[len(in)-1] = 'X' // the string's last byte
+	if string(b) != "Data" || s != "/path" {
+		t.Errorf("after changing the input: buffer %q (want it shared), string %q (want it copied)", b, s)
+	}
+	d.Reset(in, false)
+	if b := d.ReadBuffer(); &b[0] == &in[4] {
+		t.Error("Reset kept aliasing buffers")
+	}
+}

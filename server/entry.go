@@ -174,7 +174,9 @@ func appendEntry(enc *jute.Encoder, e *entry) {
 }
 
 // decodeEntry decodes entry data written by appendEntry. It never panics:
-// any malformed input is an error.
+// any malformed input is an error. A transaction's byte buffers (node
+// data) alias b (tree.DecodeTxnSharing): raft's entries are never
+// modified, and the tree copies data into its nodes.
 func decodeEntry(b []byte) (entry, error) {
 	if len(b) < 8 {
 		return entry{}, errShortEntry
@@ -220,7 +222,7 @@ func decodeEntry(b []byte) (entry, error) {
 	case len(b) >= 12 && int32(binary.BigEndian.Uint32(b[8:])) < markBase:
 		return decodeMarked(id, b)
 	}
-	txn, err := tree.DecodeTxn(b[8:])
+	txn, err := tree.DecodeTxnSharing(b[8:])
 	if err != nil {
 		return entry{}, err
 	}
@@ -236,7 +238,7 @@ func decodeMarked(id uint64, b []byte) (entry, error) {
 		if d.Err() != nil || claim <= 0 {
 			return entry{}, fmt.Errorf("claimed transaction: claim %d: %v", claim, d.Err())
 		}
-		txn, err := tree.DecodeTxn(b[20:])
+		txn, err := tree.DecodeTxnSharing(b[20:])
 		if err != nil {
 			return entry{}, err
 		}

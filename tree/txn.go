@@ -63,8 +63,14 @@ func (t *Txn) Encode(e *jute.Encoder) {
 }
 
 // DecodeTxn decodes a transaction encoded by Txn.Encode.
-func DecodeTxn(b []byte) (*Txn, error) {
-	d := jute.NewDecoder(b)
+func DecodeTxn(b []byte) (*Txn, error) { return decodeTxn(jute.NewDecoder(b)) }
+
+// DecodeTxnSharing is DecodeTxn whose byte buffers (node data) alias b:
+// the caller must not modify b while the Txn is in use. Apply copies data
+// into its nodes, so the apply path saves a copy of every write's data.
+func DecodeTxnSharing(b []byte) (*Txn, error) { return decodeTxn(jute.NewBufferAliasingDecoder(b)) }
+
+func decodeTxn(d *jute.Decoder) (*Txn, error) {
 	t := &Txn{Op: proto.OpCode(d.ReadInt()), Session: d.ReadLong(), Time: d.ReadLong()}
 	n := d.ReadVectorLen(8)
 	if n > 0 {
