@@ -124,9 +124,16 @@ func (c *Conn) handleFrame(frame []byte) bool {
 		return true
 	}
 	if info.Request != nil {
-		if info.Kind != proto.KindRead {
-			// Writes and syncs outlive the frame (they sit in the
-			// log): decode with copies.
+		switch info.Kind {
+		case proto.KindRead:
+		case proto.KindWrite:
+			// A write's strings are copied (they may be kept), its
+			// buffers (data) alias the frame, which is never
+			// reused: they are copied into the log entry at once.
+			d = jute.NewBufferAliasingDecoder(frame[d.Offset():])
+		default:
+			// Connection requests (auth, SASL) and the rest keep
+			// nothing of the frame.
 			d = jute.NewDecoder(frame[d.Offset():])
 		}
 		body := info.Request()
