@@ -92,6 +92,8 @@ type entry struct {
 	control bool
 	// formation (entryFormation): the ensemble's formation.
 	formation uint64
+	// sizeHint, if set, is about the encoded size (not encoded itself).
+	sizeHint int
 }
 
 type entryKind uint8

@@ -164,7 +164,7 @@ func (c *Conn) handleFrame(frame []byte) bool {
 		return true
 	}
 	if r.isWrite {
-		c.submitWrite(r)
+		c.submitWrite(r, len(frame))
 	} else {
 		c.submitRead(r, nil)
 	}
@@ -239,7 +239,7 @@ func (c *Conn) acquireSlot() bool {
 
 // submitWrite proposes a write. Reads that arrive before it is applied
 // queue behind it.
-func (c *Conn) submitWrite(r *request) {
+func (c *Conn) submitWrite(r *request, frameLen int) {
 	if c.claimReady != nil && !c.claimKnown {
 		// Pipelined behind the handshake: wait for the connection's
 		// claim on its session, which the write carries.
@@ -259,6 +259,10 @@ func (c *Conn) submitWrite(r *request) {
 		e = syncEntry() // a barrier: nothing to apply
 	} else {
 		e = txnEntry(&tree.Txn{Op: r.op, Session: c.sessionID, Time: time.Now().UnixMilli(), Auth: r.auth, Req: r.body, Claim: c.claim.Load()})
+		// The entry holds the request and a header (id, claim,
+		// session, time, the identities): one allocation, not a
+		// doubling buffer's several.
+		e.sizeHint = frameLen + 128
 	}
 	ok := c.s.prop.propose(e, r, c.moreBuffered)
 	if c.moreBuffered {

@@ -106,6 +106,9 @@ func (p *proposer) start(r batchProposer) {
 // proposer is stopped; w is then never told anything.
 func (p *proposer) propose(e *entry, w waiter, hold bool) bool {
 	var enc jute.Encoder
+	if e.sizeHint > 0 {
+		enc.Reset(make([]byte, 0, e.sizeHint))
+	}
 	appendEntry(&enc, e) // the id is filled in below
 	data := enc.Bytes()
 	p.mu.Lock()
