@@ -25,7 +25,7 @@ import (
 const clusterSize = 3
 
 // clusterIDs are the workloads of specs() run against the ensembles.
-var clusterIDs = []string{"get-10k", "set", "create", "mixed-10", "lock-16", "latch"}
+var clusterIDs = []string{"get-10k", "set", "create", "mixed-10", "lock-16", "lock-16-gozk", "lock-16-curator", "latch"}
 
 // ensemble is one 3-member ensemble of zookeeper or zkgo.
 type ensemble struct {
