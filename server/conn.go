@@ -47,6 +47,10 @@ type Conn struct {
 	raw    net.Conn
 	nc     net.Conn
 	secure bool // accepted on the TLS port
+	// plainUnified: plaintext on the unified port; nc is raw behind the
+	// first byte the TLS sniffing read (given back during the
+	// handshake), so it may park like raw (set by startTLS).
+	plainUnified bool
 	// mtls: the client presented a verified certificate (set by the
 	// reader's startTLS before the handshake completes; read by others
 	// only once handshaken is set).

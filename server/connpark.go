@@ -86,7 +86,7 @@ const (
 // canPark reports whether the reader may park this connection (reader
 // goroutine, after the handshake).
 func (c *Conn) canPark() bool {
-	if c.s.idle == nil || c.s.opts.IdleAfter <= 0 || c.nc != c.raw || c.parkFailed {
+	if c.s.idle == nil || c.s.opts.IdleAfter <= 0 || c.nc != c.raw && !c.plainUnified || c.parkFailed {
 		return false
 	}
 	if c.leftover != nil && c.leftover.Len() > 0 {

@@ -217,3 +217,33 @@ func TestParkedConnectionBurst(t *testing.T) {
 	// And it parks again.
 	waitMntr(t, srv.Addr(), "zkgo_parked_connections", func(v int64) bool { return v == 1 })
 }
+
+// A TLS connection does not park (its TLS layer may hold bytes the socket
+// no longer shows) and is served after any pause; a plaintext one on the
+// same unified port parks.
+func TestTLSConnectionsDoNotPark(t *testing.T) {
+	srv, files := tlsServer(t, true, func(o *server.Options) { o.IdleAfter = 5 * time.Millisecond })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	secure := connectTLS(t, srv.Addr(), clientTLS(t, files, "client"))
+	plain, err := zk.Connect(ctx, srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	waitMntr(t, srv.Addr(), "zkgo_parked_connections", func(v int64) bool { return v >= 1 })
+	for range 3 {
+		// Longer than IdleAfter each time: the plaintext connection
+		// parks again, the TLS one never does.
+		time.Sleep(50 * time.Millisecond)
+		if v := mntrValue(t, srv.Addr(), "zkgo_parked_connections"); v != 1 {
+			t.Fatalf("%d connections parked, want the plaintext one only", v)
+		}
+		if _, err := secure.Exists(ctx, "/"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := plain.Exists(ctx, "/"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -27,6 +27,7 @@ func (c *Conn) startTLS() bool {
 		}
 		if !isTLS {
 			c.nc = pc // plaintext on the unified port
+			c.plainUnified = true
 			return true
 		}
 		conn = pc
