@@ -144,3 +144,28 @@ func FuzzDecodeEntry(f *testing.F) {
 		}
 	})
 }
+
+// entrySizeHint is the exact size of a claimed transaction's entry, so
+// the proposer's buffer has no slack.
+func TestEntrySizeHint(t *testing.T) {
+	acl := []proto.ACL{{Perms: proto.PermAll, ID: proto.Id{Scheme: "world", ID: "anyone"}}}
+	for _, c := range []struct {
+		op   proto.OpCode
+		req  proto.Record
+		auth []proto.Id
+	}{
+		{proto.OpCreate, &proto.CreateRequest{Path: "/a/b/c", Data: make([]byte, 100), ACL: acl}, []proto.Id{{Scheme: "ip", ID: "127.0.0.1"}}},
+		{proto.OpSetData, &proto.SetDataRequest{Path: "/x", Data: []byte("v"), Version: 3}, nil},
+		{proto.OpMulti, &proto.MultiRequest{Ops: []proto.MultiOp{{Type: proto.OpDelete, Req: &proto.DeleteRequest{Path: "/d", Version: -1}}}},
+			[]proto.Id{{Scheme: "ip", ID: "::1"}, {Scheme: "digest", ID: "u:hash"}}},
+	} {
+		var fe jute.Encoder
+		proto.AppendRequest(&fe, &proto.RequestHeader{Xid: 1, Type: c.op}, c.req)
+		frameLen := len(fe.Bytes()) - proto.FrameHeaderSize
+		var enc jute.Encoder
+		appendEntry(&enc, txnEntry(&tree.Txn{Op: c.op, Session: 1, Time: 2, Auth: c.auth, Req: c.req, Claim: 3}))
+		if got, want := entrySizeHint(frameLen, c.auth), len(enc.Bytes()); got != want {
+			t.Errorf("%v: hint %d, entry %d bytes", c.op, got, want)
+		}
+	}
+}

@@ -259,10 +259,7 @@ func (c *Conn) submitWrite(r *request, frameLen int) {
 		e = syncEntry() // a barrier: nothing to apply
 	} else {
 		e = txnEntry(&tree.Txn{Op: r.op, Session: c.sessionID, Time: time.Now().UnixMilli(), Auth: r.auth, Req: r.body, Claim: c.claim.Load()})
-		// The entry holds the request and a header (id, claim,
-		// session, time, the identities): one allocation, not a
-		// doubling buffer's several.
-		e.sizeHint = frameLen + 128
+		e.sizeHint = entrySizeHint(frameLen, r.auth)
 	}
 	ok := c.s.prop.propose(e, r, c.moreBuffered)
 	if c.moreBuffered {
