@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/internal/apachezk"
+	"github.com/zkgo/zkgo/internal/javaprog"
 )
 
 //go:embed CuratorCheck.java
@@ -207,24 +208,13 @@ func SkipIfNoDiscovery(t testing.TB) {
 	t.Skip("skipping: DiscoveryPeer: " + c.discovery)
 }
 
+// findJDK is javaprog.FindJDK with this package's ErrNotInstalled.
 func findJDK() (javac, java string, err error) {
-	var dirs []string
-	if jh := os.Getenv("JAVA_HOME"); jh != "" {
-		dirs = append(dirs, filepath.Join(jh, "bin"))
+	javac, java, err = javaprog.FindJDK()
+	if err != nil {
+		return "", "", fmt.Errorf("%w: %v", ErrNotInstalled, err)
 	}
-	if p, err := exec.LookPath("javac"); err == nil {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			dirs = append(dirs, filepath.Dir(r))
-		}
-		dirs = append(dirs, filepath.Dir(p))
-	}
-	for _, d := range dirs {
-		jc, j := filepath.Join(d, "javac"), filepath.Join(d, "java")
-		if isFile(jc) && isFile(j) {
-			return jc, j, nil
-		}
-	}
-	return "", "", fmt.Errorf("%w: javac not found in PATH or $JAVA_HOME/bin", ErrNotInstalled)
+	return javac, java, nil
 }
 
 func isFile(p string) bool {
