@@ -110,8 +110,9 @@ type Conn struct {
 	// drained is signalled by the writer each time it has written what it
 	// took; a reader waiting on backpressure wakes on it.
 	drained chan struct{}
-	// writing is the size of the batch the writer goroutine took and is
-	// writing (it counts against the backpressure bound as much as out).
+	// writing is the size of the batch the writer goroutine (or the
+	// reader's flushInline) took and is writing (it counts against the
+	// backpressure bound as much as out).
 	writing atomic.Int64
 	// closeAfter makes the writer close the connection once the queued
 	// bytes are written (after a closeSession reply or a fatal error).
@@ -436,7 +437,10 @@ func (c *Conn) appendFrame(hdr *proto.ReplyHeader, body proto.Record) (ok, held 
 }
 
 // flushInline writes the queued bytes from the reader goroutine, saving a
-// hand-off to the writer for the common read-reply case.
+// hand-off to the writer for the common read-reply case. Output over
+// MaxQueuedBytes goes to the writer instead, and the reader on to
+// waitBackpressure: a reader never blocks writing more than the bound to
+// a client that does not read (it is then counted as throttled).
 func (c *Conn) flushInline() {
 	if !c.wmu.TryLock() {
 		// The writer is writing (perhaps blocked on a client that does
@@ -447,7 +451,7 @@ func (c *Conn) flushInline() {
 	}
 	defer c.wmu.Unlock()
 	c.outMu.Lock()
-	if c.closeAfter || c.outClosed {
+	if c.closeAfter || c.outClosed || c.out.Len() > c.s.opts.MaxQueuedBytes {
 		c.outMu.Unlock()
 		c.kick()
 		return
@@ -456,10 +460,13 @@ func (c *Conn) flushInline() {
 	since := c.outSince
 	c.outSince = time.Time{}
 	c.out.Reset(c.spareIn)
+	c.writing.Store(int64(len(buf)))
 	c.outMu.Unlock()
 	if len(buf) > 0 {
 		c.setWriteDeadline()
-		if _, err := c.nc.Write(buf); err != nil {
+		_, err := c.nc.Write(buf)
+		c.writing.Store(0)
+		if err != nil {
 			c.close("write: " + err.Error())
 			return
 		}

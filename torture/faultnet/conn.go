@@ -290,14 +290,20 @@ func (d *direction) deliver(u timedUnit) bool {
 	}
 	switch u.kind {
 	case unitChunk, unitFrame:
-		k, err := d.dst.Write(u.b)
-		d.stats.bytes.Add(int64(k))
-		if err != nil {
-			d.c.close(closePeerReset)
-			return false
-		}
+		// Counted before the write, so that whoever reads the unit
+		// sees it counted; taken back if the write fails.
+		d.stats.bytes.Add(int64(len(u.b)))
 		if u.kind == unitFrame {
 			d.stats.frames.Add(1)
+		}
+		k, err := d.dst.Write(u.b)
+		if err != nil {
+			d.stats.bytes.Add(int64(k - len(u.b)))
+			if u.kind == unitFrame {
+				d.stats.frames.Add(-1)
+			}
+			d.c.close(closePeerReset)
+			return false
 		}
 		return true
 	case unitEOF:

@@ -195,6 +195,7 @@ func (n *Net) ReorderFrames(from, to string, p float64) {
 // between a and b, whichever dialed. Later connections are not affected.
 func (n *Net) ResetConns(a, b string) {
 	n.mu.Lock()
+	n.resets[pairKey(Dir{a, b})]++
 	var hit []*conn
 	for c := range n.conns {
 		if c.link == (Dir{a, b}) || c.link == (Dir{b, a}) {

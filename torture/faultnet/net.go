@@ -53,11 +53,23 @@ type Net struct {
 	// wg counts accept loops and connection goroutines.
 	wg sync.WaitGroup
 
-	mu        sync.Mutex // guards closed, listeners, conns, counters; serializes fault changes
+	mu        sync.Mutex // guards closed, listeners, conns, counters, resets; serializes fault changes
 	closed    bool
 	listeners []net.Listener
 	conns     map[*conn]struct{} // open connections (including black holes)
 	counters  map[Dir]*counters
+	// resets counts the ResetConns calls of each pair of nodes (keyed by
+	// pairKey): a connection accepted before a reset and registered
+	// after it (it was dialing its target) is reset too.
+	resets map[Dir]uint64
+}
+
+// pairKey names the pair of nodes of link, whichever dialed.
+func pairKey(link Dir) Dir {
+	if link.From > link.To {
+		return Dir{link.To, link.From}
+	}
+	return link
 }
 
 // New returns a Net with no links and no faults. seed seeds every random
@@ -76,6 +88,7 @@ func New(seed uint64, logger *slog.Logger) *Net {
 		seed:     seed,
 		conns:    map[*conn]struct{}{},
 		counters: map[Dir]*counters{},
+		resets:   map[Dir]uint64{},
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.faults.Store(&faults{dirs: map[Dir]rule{}, isolated: map[string]bool{}})
@@ -165,9 +178,10 @@ func (n *Net) acceptLoop(ln net.Listener, link Dir, target string) {
 			return
 		}
 		seq := uint64(n.counter(link).conns.Add(1))
+		resets := n.resets[pairKey(link)]
 		n.wg.Add(1)
 		n.mu.Unlock()
-		go n.serve(a, link, target, seq)
+		go n.serve(a, link, target, seq, resets)
 	}
 }
 
@@ -177,7 +191,9 @@ func (n *Net) acceptLoop(ln net.Listener, link Dir, target string) {
 // becomes a black hole that swallows the dialer's bytes until the
 // partition is lifted, as a connect across a partition would time out
 // rather than be refused.
-func (n *Net) serve(a net.Conn, link Dir, target string, seq uint64) {
+//
+// resets is the pair's ResetConns count when a was accepted.
+func (n *Net) serve(a net.Conn, link Dir, target string, seq, resets uint64) {
 	defer n.wg.Done()
 	d := net.Dialer{Timeout: DialTimeout}
 	b, err := d.DialContext(n.ctx, "tcp", target)
@@ -185,8 +201,11 @@ func (n *Net) serve(a net.Conn, link Dir, target string, seq uint64) {
 		b = nil
 	}
 	c := n.newConn(link, seq, a, b)
-	if !n.register(c) {
+	if ok, reset := n.register(c, resets); !ok {
 		c.close(closeNet)
+		return
+	} else if reset {
+		c.close(closeResetConns)
 		return
 	}
 	if b == nil {
@@ -202,15 +221,20 @@ func (n *Net) serve(a net.Conn, link Dir, target string, seq uint64) {
 	c.start()
 }
 
-// register adds c to the open connections; false if the Net is closed.
-func (n *Net) register(c *conn) bool {
+// register adds c to the open connections; ok is false if the Net is
+// closed. reset is true (and c not added) if ResetConns named c's nodes
+// since c was accepted (the pair's count is no longer resets).
+func (n *Net) register(c *conn, resets uint64) (ok, reset bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
-		return false
+		return false, false
+	}
+	if n.resets[pairKey(c.link)] != resets {
+		return true, true
 	}
 	n.conns[c] = struct{}{}
-	return true
+	return true, false
 }
 
 // unregister removes c from the open connections.

@@ -253,8 +253,7 @@ func TestDropFrames(t *testing.T) {
 		t.Fatalf("first frame after the drops is %q, want m4", got)
 	}
 
-	st := n.Stats()[Dir{"1", "2"}]
-	if st.Frames != 2 || st.FramesDropped != 3 {
+	if st := n.Stats()[Dir{"1", "2"}]; st.Frames != 2 || st.FramesDropped != 3 {
 		t.Errorf("stats %+v, want 2 frames (hello, m4) and 3 dropped", st)
 	}
 }
