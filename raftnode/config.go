@@ -155,6 +155,13 @@ type Config struct {
 	// the apply goroutine, which is short). It is for metrics, called on
 	// the goroutine that wrote the snapshot; it must not block.
 	OnSnapshot func(bytes int64, d time.Duration)
+	// OnLogCompacted, if set, is told after each snapshot this member took
+	// and installed how many bytes of entry data were applied between the
+	// previous snapshot and this one: about what the in-memory log let go
+	// (less the entries kept for followers to catch up), garbage from
+	// then on. Called on the goroutine that wrote the snapshot; it must
+	// not block.
+	OnLogCompacted func(dataBytes uint64)
 }
 
 func (c Config) withDefaults() Config {

@@ -121,6 +121,7 @@ func (n *Node) maybeSnapshot() error {
 	n.confMu.Unlock()
 	n.snapIndex = applied
 	n.nextSnap = applied + n.cfg.SnapCount
+	released := n.sinceSnap
 	n.sinceSnap = 0
 	n.snapStart = time.Now()
 	n.snapBusy.Store(true)
@@ -180,6 +181,9 @@ func (n *Node) maybeSnapshot() error {
 		}
 		if n.cfg.OnSnapshot != nil {
 			n.cfg.OnSnapshot(p.Bytes(), time.Since(start))
+		}
+		if n.cfg.OnLogCompacted != nil {
+			n.cfg.OnLogCompacted(released)
 		}
 		n.log.Info("raftnode: snapshot taken", "index", p.Index(), "bytes", p.Bytes(),
 			"write", written.Sub(start).Round(time.Millisecond), "commit", time.Since(written).Round(time.Millisecond))

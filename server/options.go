@@ -117,6 +117,11 @@ type Options struct {
 	// holds this many bytes (snapSizeLimitInKb; raftnode.Config.SnapBytes).
 	// 0: raftnode.DefaultSnapBytes; negative: no limit by size.
 	SnapBytes int64
+	// ReturnMemoryAfter: once a snapshot lets go of a log that held at
+	// least this many bytes of entry data, the server collects garbage and
+	// returns the free memory to the operating system (memrelease.go).
+	// 0: DefaultReturnMemoryAfter; negative: never.
+	ReturnMemoryAfter int64
 	// SnapRetainCount is how many snapshots (and the log after the oldest
 	// of them) are kept (autopurge.snapRetainCount; default and minimum 3).
 	// Older ones are deleted after each new snapshot.
@@ -254,6 +259,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.MaxBuffer <= 0 {
 		o.MaxBuffer = jute.DefaultMaxBuffer
+	}
+	if o.ReturnMemoryAfter == 0 {
+		o.ReturnMemoryAfter = DefaultReturnMemoryAfter
 	}
 	if o.FourLetterWords == nil {
 		o.FourLetterWords = []string{"srvr"}

@@ -79,6 +79,8 @@ type replica struct {
 	// metrics hooks (storage.Options.OnWALSync, raftnode.Config.OnSnapshot).
 	onWALSync  func(entries int, d time.Duration)
 	onSnapshot func(bytes int64, d time.Duration)
+	// onLogCompacted, if set, is raftnode.Config.OnLogCompacted.
+	onLogCompacted func(dataBytes uint64)
 	// onStartupLoad, if set, is told how the member loaded its state when
 	// raft started: opening the storage (reading the WAL), and raftnode's
 	// snapshot restore and log replay.
@@ -227,20 +229,21 @@ func (r *replica) startMember(tcp *raftnode.TCPTransport, d startDecision) error
 func (r *replica) startNode(tr raftnode.Transport, peers []raftnode.Peer, join bool) error {
 	opts := r.opts
 	node, err := raftnode.Start(raftnode.Config{
-		ID:           r.id.Load(),
-		ClusterID:    clusterID,
-		Peers:        peers,
-		Join:         join,
-		Storage:      r.storage(),
-		StateMachine: r.sm,
-		Transport:    tr,
-		OnConfChange: r.confChanged,
-		SnapCount:    uint64(opts.SnapCount),
-		SnapBytes:    snapBytes(opts.SnapBytes),
-		TickInterval: RaftTickInterval(opts.TickTime),
-		Ticks:        opts.RaftTicks,
-		Logger:       r.log,
-		OnSnapshot:   r.onSnapshot,
+		ID:             r.id.Load(),
+		ClusterID:      clusterID,
+		Peers:          peers,
+		Join:           join,
+		Storage:        r.storage(),
+		StateMachine:   r.sm,
+		Transport:      tr,
+		OnConfChange:   r.confChanged,
+		SnapCount:      uint64(opts.SnapCount),
+		SnapBytes:      snapBytes(opts.SnapBytes),
+		TickInterval:   RaftTickInterval(opts.TickTime),
+		Ticks:          opts.RaftTicks,
+		Logger:         r.log,
+		OnSnapshot:     r.onSnapshot,
+		OnLogCompacted: r.onLogCompacted,
 	})
 	if err != nil {
 		tr.Stop()

@@ -374,6 +374,7 @@ func (s *Server) monitorValues() []monitorValue {
 	own("zkgo_queued_bytes", queued)
 	own("zkgo_parked_connections", g.parkedConnections)
 	own("zkgo_last_snapshot_bytes", s.stats.snapshotBytes.Load())
+	own("zkgo_memory_returns", s.stats.memoryReturns.Load())
 	own("zkgo_last_snapshot_ms", time.Duration(s.stats.snapshotNanos.Load()).Milliseconds())
 	for st, name := range stageNames {
 		own("zkgo_stage_"+name+"_ns", s.stats.stages.ns[st].Load())

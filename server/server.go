@@ -138,6 +138,9 @@ type Server struct {
 	// before Close sets closing (write-locked), so that none is added to
 	// wg once Close may be waiting on it.
 	spawnMu sync.RWMutex
+	// returningMemory: a collection after a compacted log runs
+	// (memrelease.go).
+	returningMemory atomic.Bool
 	// idle watches parked connections (connpark.go); nil when parking is
 	// off (Options.IdleAfter < 0, or not Linux).
 	idle *idlePoller
@@ -228,6 +231,7 @@ func New(opts Options) (*Server, error) {
 		s.stats.snapshotNanos.Store(int64(d))
 		s.met.snapshotTaken(d)
 	}
+	s.raft.onLogCompacted = s.logCompacted
 	s.sm.onFormation = s.raft.formationChosen
 	s.sm.formation = s.raft.formation
 	s.sm.onRestore = func(formation uint64) {

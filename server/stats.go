@@ -43,6 +43,7 @@ type serverStats struct {
 	leaderChanges      atomic.Int64 // raft leader changes seen
 	lookingCount       atomic.Int64 // changes to no leader (ensemble members)
 	snapshotBytes      atomic.Int64 // size of the last snapshot written here
+	memoryReturns      atomic.Int64 // collections after a large log was compacted (memrelease.go)
 	snapshotNanos      atomic.Int64 // time it took to write and install
 	// leaderSince is when this member last became leader of an ensemble
 	// (unix ns), 0 when it is not leader.

@@ -1,0 +1,54 @@
+package server_test
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/zktest"
+)
+
+// A snapshot that lets go of a log over ReturnMemoryAfter makes the server
+// return memory (once per such snapshot); smaller ones, or a negative
+// ReturnMemoryAfter, do not.
+func TestMemoryReturnedAfterLargeLogCompacted(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		limit int64
+		want  bool
+	}{
+		{"over", 16 << 10, true},
+		{"never", -1, false},
+		{"under", 64 << 20, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) {
+				o.DataDir, o.NoSync, o.SnapCount = t.TempDir(), true, 40
+				o.ReturnMemoryAfter = c.limit
+				o.FourLetterWords = []string{"*"}
+			}))
+			conn := dial(t, srv.Addr())
+			data := bytes.Repeat([]byte("m"), 1024)
+			for i := range 100 {
+				if code := call(t, conn, proto.OpCreate, &proto.CreateRequest{Path: fmt.Sprintf("/m%d", i), Data: data, ACL: openACL}, nil); code != proto.ErrOk {
+					t.Fatal(code)
+				}
+			}
+			// Two snapshots of 40 entries of 1 KiB: each lets go of
+			// more than 16 KiB of log.
+			waitMntr(t, srv.Addr(), "zkgo_last_snapshot_bytes", func(v int64) bool { return v > 0 })
+			if c.want {
+				waitMntr(t, srv.Addr(), "zkgo_memory_returns", func(v int64) bool { return v >= 1 })
+				return
+			}
+			// The snapshots are written and installed before the hook
+			// is called: wait for both, then for the hook's effect.
+			waitMntr(t, srv.Addr(), "zkgo_raft_snapshot_index", func(v int64) bool { return v >= 80 })
+			if v := mntrValue(t, srv.Addr(), "zkgo_memory_returns"); v != 0 {
+				t.Fatalf("%d memory returns with ReturnMemoryAfter %d", v, c.limit)
+			}
+		})
+	}
+}
