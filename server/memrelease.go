@@ -1,6 +1,12 @@
 package server
 
-import "runtime/debug"
+import (
+	"runtime/debug"
+	"time"
+
+	"github.com/zkgo/zkgo/raftnode"
+	"github.com/zkgo/zkgo/tree"
+)
 
 // Giving back the memory of a compacted log.
 //
@@ -18,14 +24,39 @@ import "runtime/debug"
 // scavenge). Snapshots are at most one per SnapCount entries and are
 // spaced by their cost, so this adds at most one collection per snapshot.
 
+//
+// A restart is the same: decoding the snapshot and replaying the log
+// leave garbage the size of what was loaded, so once a member has loaded
+// a tree of at least ReturnMemoryAfter bytes it returns memory too.
+
 // DefaultReturnMemoryAfter is Options.ReturnMemoryAfter's default.
 const DefaultReturnMemoryAfter = 32 << 20
 
 // logCompacted is raftnode.Config.OnLogCompacted: it starts returning
 // memory if the log let go of enough, unless a return is under way.
 func (s *Server) logCompacted(dataBytes uint64) {
+	s.returnMemory(int64(min(dataBytes, 1<<62)))
+}
+
+// startupLoaded is replica.onStartupLoad: the member loaded its state
+// from its data directory when raft started.
+func (s *Server) startupLoaded(open time.Duration, load raftnode.StartupLoad) {
+	if s.met != nil {
+		s.met.startupLoad(open, load)
+	}
+	if load.Snapshot > 0 || load.Entries > 0 {
+		var size int64
+		s.sm.view(func(t *tree.Tree) { size = t.ApproximateDataSize() })
+		s.returnMemory(size)
+	}
+}
+
+// returnMemory starts returning memory if size (bytes of data that became
+// garbage) reaches Options.ReturnMemoryAfter, unless a return is under
+// way.
+func (s *Server) returnMemory(size int64) {
 	limit := s.opts.ReturnMemoryAfter
-	if limit < 0 || dataBytes < uint64(limit) || !s.returningMemory.CompareAndSwap(false, true) {
+	if limit < 0 || size < limit || !s.returningMemory.CompareAndSwap(false, true) {
 		return
 	}
 	go func() {

@@ -52,3 +52,44 @@ func TestMemoryReturnedAfterLargeLogCompacted(t *testing.T) {
 		})
 	}
 }
+
+// A member that loads a tree of at least ReturnMemoryAfter bytes from its
+// data directory returns memory once loaded; a smaller tree does not.
+func TestMemoryReturnedAfterStartupLoad(t *testing.T) {
+	dir := t.TempDir()
+	opts := func(limit int64) zktest.Option {
+		return zktest.WithOptions(func(o *server.Options) {
+			o.DataDir, o.NoSync, o.ReturnMemoryAfter = dir, true, limit
+		})
+	}
+	first, err := zktest.New(opts(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := dial(t, first.Addr())
+	data := bytes.Repeat([]byte("r"), 1024)
+	for i := range 64 {
+		if code := call(t, conn, proto.OpCreate, &proto.CreateRequest{Path: fmt.Sprintf("/r%d", i), Data: data, ACL: openACL}, nil); code != proto.ErrOk {
+			t.Fatal(code)
+		}
+	}
+	conn.Close()
+	first.Close()
+
+	// 64 KiB of data: under a 1 MiB limit, over a 32 KiB one.
+	small, err := zktest.New(opts(1 << 20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (The hook runs before Start returns.)
+	if v := mntrValue(t, small.Addr(), "zkgo_memory_returns"); v != 0 {
+		t.Errorf("%d memory returns after loading 64 KiB with a 1 MiB limit", v)
+	}
+	small.Close()
+	large, err := zktest.New(opts(32 << 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer large.Close()
+	waitMntr(t, large.Addr(), "zkgo_memory_returns", func(v int64) bool { return v == 1 })
+}

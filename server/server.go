@@ -219,8 +219,8 @@ func New(opts Options) (*Server, error) {
 		s.met = newMetrics(s)
 		s.sm.met = s.met
 		s.watches.SetFanOutHook(s.met.watchFanOut)
-		s.raft.onStartupLoad = s.met.startupLoad
 	}
+	s.raft.onStartupLoad = s.startupLoaded
 	s.raft.onWALSync = func(entries int, d time.Duration) {
 		s.stats.stages.ns[stageFsync].Add(int64(d))
 		s.stats.stages.count[stageFsync].Add(1)
