@@ -2,6 +2,7 @@ package raftnode
 
 import (
 	"fmt"
+	"time"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -10,6 +11,10 @@ import (
 // applyQueue is how many Readies' committed entries may wait for the
 // apply goroutine while the run goroutine persists the next ones.
 const applyQueue = 4
+
+// idleSnapAfter is how long nothing must be applied for a snapshot held
+// back by its duty cycle (snapDuty) to be taken at once.
+const idleSnapAfter = time.Second
 
 // applyJob is the part of one Ready that the apply goroutine handles.
 type applyJob struct {
@@ -77,8 +82,15 @@ func (n *Node) applyJob(job applyJob) error {
 	if err := n.apply(job.ents); err != nil {
 		return err
 	}
-	// Snapshot and compact when due.
-	return n.maybeSnapshot()
+	// Snapshot and compact when due. Once nothing was applied for
+	// idleSnapAfter, the writes have stopped and a deferred snapshot need
+	// not wait for its duty cycle: nobody's requests pay for it now, and
+	// the log it compacts is given back (memory, replay time) at once.
+	now := time.Now()
+	if len(job.ents) > 0 {
+		n.lastApplyAt = now
+	}
+	return n.maybeSnapshot(now.Sub(n.lastApplyAt) >= idleSnapAfter)
 }
 
 // apply passes committed normal entries to the state machine in batches

@@ -88,6 +88,9 @@ type Node struct {
 	snapStart time.Time
 	// snapDeferred: a due snapshot waits for its time (see maybeSnapshot).
 	snapDeferred atomic.Bool
+	// lastApplyAt (apply goroutine only): when entries were last applied
+	// (see applyJob, idleSnapAfter).
+	lastApplyAt time.Time
 	// confSnapRetry: a snapshot after a configuration change failed in
 	// the background; the apply goroutine asks for another.
 	confSnapRetry atomic.Bool

@@ -679,3 +679,44 @@ func TestSnapshotForcedBySize(t *testing.T) {
 		t.Errorf("%d snapshots for %d entries of 1 KiB with SnapBytes 1 KiB", len(at), entries)
 	}
 }
+
+// Once the writes stop, a snapshot held back by the duty cycle is taken
+// after idleSnapAfter, not snapDuty times the last one's cost after it.
+func TestDeferredSnapshotTakenWhenIdle(t *testing.T) {
+	c := newCluster(t, voters(1))
+	// The duty cycle would hold the next snapshot back for 8 s.
+	const delay = time.Second
+	c.snapDelay = delay
+	c.mod = func(cfg *Config) { cfg.SnapCount = 10 }
+	c.startAll()
+	lead := c.waitLeader()
+	calls := func() []time.Time {
+		sm := c.sms[lead]
+		sm.mu.Lock()
+		defer sm.mu.Unlock()
+		return slices.Clone(sm.snapCalls)
+	}
+	// A snapshot at 10; the one due at 20 waits for the first to be
+	// written, then for the duty cycle or for the writes to stop.
+	for i := 0; i < 25; i++ {
+		c.propose(lead, fmt.Sprintf("k%d", i))
+	}
+	last := c.nodes[lead].AppliedIndex()
+	deadline := time.Now().Add(waitTimeout)
+	for len(calls()) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d snapshots", len(calls()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ts := calls()
+	if gap := ts[1].Sub(ts[0]); gap >= snapDuty*delay {
+		t.Fatalf("the deferred snapshot started %v after the first, as the duty cycle alone would (want about %v)", gap, idleSnapAfter+delay)
+	}
+	for c.stores[lead].SnapshotIndex() < last {
+		if time.Now().After(deadline) {
+			t.Fatalf("snapshot at %d, last entry %d", c.stores[lead].SnapshotIndex(), last)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

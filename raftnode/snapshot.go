@@ -78,8 +78,9 @@ func (n *Node) withoutSnapshots(msgs []raftpb.Message) []raftpb.Message {
 // snapshot file, the file's fsync, the WAL snapshot record, the compaction
 // and the purge follow on a goroutine of their own while applying goes on.
 // One snapshot is in progress at a time: a snapshot due while the previous
-// one is being written or committed waits for the next batch.
-func (n *Node) maybeSnapshot() error {
+// one is being written or committed waits for the next batch. idle: no
+// entry was applied for idleSnapAfter; the duty cycle does not apply.
+func (n *Node) maybeSnapshot(idle bool) error {
 	if n.confSnapRetry.Swap(false) {
 		n.confSnap = true
 	}
@@ -92,7 +93,7 @@ func (n *Node) maybeSnapshot() error {
 		n.snapDeferred.Store(true) // due once the one in progress is done
 		return nil
 	}
-	if cost := time.Duration(n.snapCost.Load()); !n.confSnap && cost > snapCheap && time.Since(n.snapStart) < snapDuty*cost &&
+	if cost := time.Duration(n.snapCost.Load()); !n.confSnap && !idle && cost > snapCheap && time.Since(n.snapStart) < snapDuty*cost &&
 		n.sinceSnap/snapForceFactor < n.cfg.SnapBytes {
 		// Writing a snapshot walks the whole tree: with a large tree
 		// under heavy writes, one every SnapCount entries would take
@@ -101,7 +102,8 @@ func (n *Node) maybeSnapshot() error {
 		// then keep to about 1/snapDuty of the time; the log between
 		// two grows instead (a longer replay after a restart). If the
 		// writes stop, the run loop's clock brings the apply goroutine
-		// back here (snapDeferred), so the log is compacted anyway.
+		// back here (snapDeferred), and once nothing was applied for
+		// idleSnapAfter the snapshot is taken whatever its cost.
 		n.snapDeferred.Store(true)
 		return nil
 	}

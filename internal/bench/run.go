@@ -413,8 +413,8 @@ func (c *Config) validate(def *workloadDef) error {
 	if c.Client != "raw" && c.Workload != "get" && c.Workload != "set" && c.Workload != "mixed" && c.Workload != "lock" {
 		return fmt.Errorf("-client %s is only for get, set, mixed and lock", c.Client)
 	}
-	if c.Rate > 0 && !def.request {
-		return fmt.Errorf("-rate is only for the request workloads (get, set, create, delete, children, multi, mixed)")
+	if c.Rate > 0 && !def.request && !(c.Workload == "sessions" && c.Mode == "idle") {
+		return fmt.Errorf("-rate is only for the request workloads (get, set, create, delete, children, multi, mixed) and sessions -mode idle")
 	}
 	if c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) {
 		return fmt.Errorf("bad rate %v", c.Rate)
