@@ -186,6 +186,11 @@ type Config struct {
 	// goroutines, no input buffer; server.Options.IdleAfter). 0: the
 	// server's default (250 ms); negative (a value of 0 or less): never.
 	ParkAfter time.Duration
+	// WALPrefill (zkgo.wal.prefill, zkgo's own key, default true) writes
+	// zeros into the WAL's preallocated space ahead of the log
+	// (server.Options.NoWALPrefill; docs/DESIGN.md says when to turn it
+	// off).
+	WALPrefill bool
 	// AutopurgeSnapRetainCount (autopurge.snapRetainCount) is at least 3.
 	AutopurgeSnapRetainCount int
 	// AutopurgePurgeInterval (autopurge.purgeInterval, in hours); 0
@@ -282,6 +287,7 @@ func base() *Config {
 		MaxBuffer:                   DefaultMaxBuffer,
 		GlobalOutstandingLimit:      DefaultGlobalOutstandingLimit,
 		ForceSync:                   true,
+		WALPrefill:                  true,
 		SASLSection:                 DefaultSASLSection,
 		SSL:                         TLS{HostnameVerification: true},
 		ConnectionThrottleFillTime:  time.Millisecond,

@@ -544,6 +544,15 @@ func TestDigestEnabled(t *testing.T) {
 	}
 }
 
+func TestWALPrefill(t *testing.T) {
+	for text, want := range map[string]bool{"": true, "zkgo.wal.prefill=true\n": true, "zkgo.wal.prefill=false\n": false} {
+		c, _, err := parseString(t, "dataDir=/tmp/x\nclientPort=2181\n"+text)
+		if err != nil || c.WALPrefill != want {
+			t.Errorf("%q: WALPrefill %v, %v; want %v", text, c.WALPrefill, err, want)
+		}
+	}
+}
+
 func TestParkAfter(t *testing.T) {
 	for text, want := range map[string]time.Duration{
 		"":                                   0,

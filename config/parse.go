@@ -268,6 +268,8 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 		if n <= 0 {
 			c.ParkAfter = -1
 		}
+	case k == "zkgo.wal.prefill":
+		c.WALPrefill = p.javaBool(pr)
 	case k == "snapSizeLimitInKb":
 		n, ok := javaDecodeLong(v)
 		if !ok {

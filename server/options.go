@@ -106,6 +106,9 @@ type Options struct {
 	// NoSync skips fsync (tests that are not about durability only: an
 	// acknowledged write may be lost if the machine crashes).
 	NoSync bool
+	// NoWALPrefill turns off writing zeros into the WAL's preallocated
+	// space (storage.Options.NoPrefill; zkgo.wal.prefill=false).
+	NoWALPrefill bool
 	// SnapCount is the number of log entries between snapshots
 	// (ZooKeeper's snapCount). Default 100000.
 	SnapCount int

@@ -110,6 +110,7 @@ func (r *replica) start() error {
 	r.quit = make(chan struct{})
 	sopts := storage.Options{
 		NoSync:     opts.NoSync,
+		NoPrefill:  opts.NoWALPrefill,
 		SnapRetain: max(opts.SnapRetainCount, storage.DefaultSnapRetain),
 		Logger:     r.log,
 		OnWALSync:  r.onWALSync,

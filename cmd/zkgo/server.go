@@ -344,6 +344,7 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 		DataDir:                     cfg.DataDir,
 		DataLogDir:                  cfg.DataLogDir,
 		NoSync:                      !cfg.ForceSync,
+		NoWALPrefill:                !cfg.WALPrefill,
 		SnapCount:                   cfg.SnapCount,
 		SnapBytes:                   snapBytesOf(cfg.SnapSizeLimitKB),
 		NoTreeDigest:                !cfg.DigestEnabled,
