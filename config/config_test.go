@@ -92,6 +92,7 @@ func TestDefault(t *testing.T) {
 		MaxBuffer:                   0xfffff,
 		GlobalOutstandingLimit:      1000,
 		ForceSync:                   true,
+		WALPrefill:                  true,
 		SSL:                         TLS{HostnameVerification: true},
 		ConnectionThrottleFillTime:  time.Millisecond,
 		ConnectionThrottleFillCount: 1,
