@@ -279,12 +279,7 @@ func TestExpensiveSnapshotsSpacedOut(t *testing.T) {
 	c.mod = func(cfg *Config) { cfg.SnapCount = 10 }
 	c.startAll()
 	lead := c.waitLeader()
-	calls := func() []time.Time {
-		sm := c.sms[lead]
-		sm.mu.Lock()
-		defer sm.mu.Unlock()
-		return slices.Clone(sm.snapCalls)
-	}
+	calls := func() []time.Time { return c.snapCalls(lead) }
 	deadline := time.Now().Add(waitTimeout)
 	for i := 0; len(calls()) < 3; i++ {
 		if time.Now().After(deadline) {
@@ -690,12 +685,7 @@ func TestDeferredSnapshotTakenWhenIdle(t *testing.T) {
 	c.mod = func(cfg *Config) { cfg.SnapCount = 10 }
 	c.startAll()
 	lead := c.waitLeader()
-	calls := func() []time.Time {
-		sm := c.sms[lead]
-		sm.mu.Lock()
-		defer sm.mu.Unlock()
-		return slices.Clone(sm.snapCalls)
-	}
+	calls := func() []time.Time { return c.snapCalls(lead) }
 	// A snapshot at 10; the one due at 20 waits for the first to be
 	// written, then for the duty cycle or for the writes to stop.
 	for i := 0; i < 25; i++ {
@@ -719,4 +709,13 @@ func TestDeferredSnapshotTakenWhenIdle(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// snapCalls returns when member id's state machine was asked for each
+// snapshot so far.
+func (c *testCluster) snapCalls(id uint64) []time.Time {
+	sm := c.sms[id]
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	return slices.Clone(sm.snapCalls)
 }
