@@ -21,9 +21,7 @@ import (
 // peak RSS (700 MB for those 226 MB). So after a snapshot that let go of
 // at least Options.ReturnMemoryAfter bytes of log, the server collects and
 // returns free memory at once (debug.FreeOSMemory: one collection and a
-// scavenge). Snapshots are at most one per SnapCount entries and are
-// spaced by their cost, so this adds at most one collection per snapshot.
-
+// scavenge), at most one collection per snapshot.
 //
 // A restart is the same: decoding the snapshot and replaying the log
 // leave garbage the size of what was loaded, so once a member has loaded
