@@ -91,5 +91,5 @@ func TestMemoryReturnedAfterStartupLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer large.Close()
-	waitMntr(t, large.Addr(), "zkgo_memory_returns", func(v int64) bool { return v == 1 })
+	waitMntr(t, large.Addr(), "zkgo_memory_returns", func(v int64) bool { return v >= 1 })
 }
