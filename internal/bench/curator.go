@@ -34,16 +34,7 @@ var curatorJava = &javaprog.Cache{
 	Prefix: "zkgo-bench-java-",
 	Spec: javaprog.Spec{
 		Sources: map[string][]byte{"LockBench.java": lockBenchSource},
-		Jars: []javaprog.Jar{
-			{File: "curator-recipes.jar", Package: "libcurator-recipes-java"},
-			{File: "curator-framework.jar", Package: "libcurator-framework-java"},
-			{File: "curator-client.jar", Package: "libcurator-client-java"},
-			{File: "zookeeper.jar", Package: "libzookeeper-java"},
-			{File: "zookeeper-jute.jar", Package: "libzookeeper-java"},
-			{File: "guava.jar", Package: "libguava-java"},
-			{File: "slf4j-api.jar", Package: "libslf4j-java"},
-			{File: "slf4j-simple.jar", Package: "libslf4j-java"},
-		},
+		Jars:    javaprog.CuratorJars,
 	},
 }
 

@@ -34,6 +34,22 @@ type Jar struct {
 	Package string // Debian package that installs it, for error messages
 }
 
+// CuratorJars are Debian's Apache Curator 5 and ZooKeeper 3.8 client jars:
+// a program using Curator's framework and recipes compiles and runs with
+// them (their manifests' Class-Path entries bring in the remaining runtime
+// dependencies, and guava bundles failureaccess). internal/bench's
+// LockBench and interop/curator's CuratorCheck both use this list.
+var CuratorJars = []Jar{
+	{File: "curator-recipes.jar", Package: "libcurator-recipes-java"},
+	{File: "curator-framework.jar", Package: "libcurator-framework-java"},
+	{File: "curator-client.jar", Package: "libcurator-client-java"},
+	{File: "zookeeper.jar", Package: "libzookeeper-java"},
+	{File: "zookeeper-jute.jar", Package: "libzookeeper-java"},
+	{File: "guava.jar", Package: "libguava-java"},
+	{File: "slf4j-api.jar", Package: "libslf4j-java"},
+	{File: "slf4j-simple.jar", Package: "libslf4j-java"},
+}
+
 // Spec describes a program: its sources and the jars on its class path.
 type Spec struct {
 	// Sources maps file names (Foo.java) to their text.

@@ -78,19 +78,15 @@ var NettyJars = apachezk.NettyJarNames
 // JavaDir is where Debian installs Java libraries.
 const JavaDir = "/usr/share/java"
 
-// Jars are the jars (in JavaDir) CuratorCheck is compiled and run with.
-// Their manifests' Class-Path entries bring in the remaining runtime
-// dependencies (jackson, netty, commons-*), and guava bundles failureaccess.
-var Jars = []string{
-	"curator-recipes.jar",
-	"curator-framework.jar",
-	"curator-client.jar",
-	"zookeeper.jar",
-	"zookeeper-jute.jar",
-	"guava.jar",
-	"slf4j-api.jar",
-	"slf4j-simple.jar",
-}
+// Jars are the jars (in JavaDir) CuratorCheck is compiled and run with:
+// javaprog.CuratorJars, the list internal/bench's LockBench uses too.
+var Jars = func() []string {
+	names := make([]string, len(javaprog.CuratorJars))
+	for i, j := range javaprog.CuratorJars {
+		names[i] = j.File
+	}
+	return names
+}()
 
 // ErrNotInstalled is returned (wrapped) when javac, java or a jar is missing.
 var ErrNotInstalled = errors.New("Curator 5 / ZooKeeper 3.8 Java libraries or JDK not installed " +
