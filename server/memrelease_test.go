@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/server"
@@ -11,22 +12,25 @@ import (
 )
 
 // A snapshot that lets go of a log over ReturnMemoryAfter makes the server
-// return memory (once per such snapshot); smaller ones, or a negative
-// ReturnMemoryAfter, do not.
+// return memory once the writes stop (ReturnMemoryQuiet without an
+// applied entry); smaller ones, or a negative ReturnMemoryAfter, do not,
+// and neither does one while the writes have not stopped for that long.
 func TestMemoryReturnedAfterLargeLogCompacted(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		limit int64
+		quiet time.Duration
 		want  bool
 	}{
-		{"over", 16 << 10, true},
-		{"never", -1, false},
-		{"under", 64 << 20, false},
+		{"over", 16 << 10, 0, true},
+		{"never", -1, 0, false},
+		{"under", 64 << 20, 0, false},
+		{"writing", 16 << 10, time.Hour, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) {
 				o.DataDir, o.NoSync, o.SnapCount = t.TempDir(), true, 40
-				o.ReturnMemoryAfter = c.limit
+				o.ReturnMemoryAfter, o.ReturnMemoryQuiet = c.limit, c.quiet
 				o.FourLetterWords = []string{"*"}
 			}))
 			conn := dial(t, srv.Addr())

@@ -123,8 +123,13 @@ type Options struct {
 	// ReturnMemoryAfter: once a snapshot lets go of a log that held at
 	// least this many bytes of entry data, the server collects garbage and
 	// returns the free memory to the operating system (memrelease.go).
-	// 0: DefaultReturnMemoryAfter; negative: never.
+	// 0: DefaultReturnMemoryAfter; negative: never. It waits until no
+	// entry was applied for ReturnMemoryQuiet (writes still going on
+	// reuse that memory; returning it then stalls them).
 	ReturnMemoryAfter int64
+	// ReturnMemoryQuiet: how long no entry must be applied before a
+	// return of memory (ReturnMemoryAfter) runs. 0: DefaultReturnMemoryQuiet.
+	ReturnMemoryQuiet time.Duration
 	// SnapRetainCount is how many snapshots (and the log after the oldest
 	// of them) are kept (autopurge.snapRetainCount; default and minimum 3).
 	// Older ones are deleted after each new snapshot.
@@ -265,6 +270,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.ReturnMemoryAfter == 0 {
 		o.ReturnMemoryAfter = DefaultReturnMemoryAfter
+	}
+	if o.ReturnMemoryQuiet <= 0 {
+		o.ReturnMemoryQuiet = DefaultReturnMemoryQuiet
 	}
 	if o.FourLetterWords == nil {
 		o.FourLetterWords = []string{"srvr"}
