@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unsafe"
 
 	"go.etcd.io/etcd/client/pkg/v3/fileutil"
 )
@@ -37,12 +38,22 @@ import (
 // purge), no byte's content ever changes, so a crash at any moment leaves
 // exactly what it would have left without the prefiller. Bytes the WAL
 // has encoded but not yet written (etcd buffers up to a page between
-// syncs) land later, over the zeros.
+// syncs) land later, over the zeros. A direct (O_DIRECT) write is
+// coherent with the page cache: the kernel writes back and drops the
+// cached pages of its range first, and later buffered writes read the
+// zeros it left.
 //
 // Cost: the zeros are written once per segment (64 MB per 64 MB of
-// log), paced and fdatasynced in small steps so that the WAL's own
-// fdatasyncs do not queue behind a large writeback. With NoSync the
-// prefiller does not run (no fdatasync to speed up).
+// log), paced, and with O_DIRECT where the file system has it: written
+// through the page cache, their writeback — however small the steps and
+// however often fdatasynced — made the WAL's own fdatasyncs wait behind
+// it (measured under multi at 15,000/s: while a segment's zeros were
+// written, WAL saves took 10–26 ms and the run's p99 was 11–14 ms; with
+// O_DIRECT 3.6–4.2 ms). Each chunk is then read back (no lock needed) so
+// that its pages are in the page cache, clean: a WAL append that starts
+// a page in written blocks would otherwise read it from the disk first
+// (without the read-back, p50 was as without the prefiller). With NoSync
+// the prefiller does not run (no fdatasync to speed up).
 const (
 	prefillChunk     = 128 << 10 // bytes read, checked and written per hold of s.mu
 	prefillSyncEvery = 1 << 20   // fdatasync the zeros every this many bytes
@@ -79,13 +90,16 @@ func (s *Storage) startPrefill() {
 }
 
 func newPrefiller(s *Storage) *prefiller {
+	// O_DIRECT writes need a buffer aligned to the block size.
+	z := make([]byte, prefillChunk+fillBlock)
+	a := fillBlock - int(uintptr(unsafe.Pointer(&z[0]))%fillBlock)
 	return &prefiller{
 		s:     s,
 		kick:  make(chan struct{}, 1),
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
 		buf:   make([]byte, prefillChunk),
-		zeros: make([]byte, prefillChunk),
+		zeros: z[a%fillBlock:][:prefillChunk],
 	}
 }
 
@@ -202,6 +216,12 @@ func (p *prefiller) fill(path string) error {
 	if size == 0 {
 		return errors.New("not preallocated yet") // etcd's pipeline created it a moment ago
 	}
+	direct, err := openDirect(path)
+	if err == nil {
+		defer direct.Close()
+	} else {
+		direct = nil
+	}
 	var unsynced int64
 	defer func() {
 		if unsynced > 0 {
@@ -222,18 +242,27 @@ func (p *prefiller) fill(path string) error {
 				return errPrefillStopped
 			default:
 			}
-			wrote, n, err := p.fillChunk(f, off, end)
+			wrote, n, err := p.fillChunk(f, direct, off, end)
 			if err == io.EOF {
 				return nil // truncated meanwhile (a cut)
 			}
 			if err != nil {
 				return err
 			}
+			if wrote && direct != nil {
+				// Read the zeros back into the page cache (clean
+				// pages): a WAL append that starts a page inside
+				// written blocks would otherwise read that page from
+				// the disk first. Reading needs no lock.
+				f.ReadAt(p.buf[:n], off)
+			}
 			off += int64(n)
 			if !wrote {
 				continue
 			}
-			unsynced += int64(n)
+			if direct == nil {
+				unsynced += int64(n)
+			}
 			if unsynced >= prefillSyncEvery {
 				if err := fileutil.Fdatasync(f); err != nil {
 					return err
@@ -252,7 +281,7 @@ func (p *prefiller) fill(path string) error {
 // writes zeros over the chunk at off (ending at end at the latest) where
 // it reads as zeros. It reports whether it wrote and how many bytes it
 // looked at; io.EOF at the end of the file.
-func (p *prefiller) fillChunk(f *os.File, off, end int64) (wrote bool, n int, err error) {
+func (p *prefiller) fillChunk(f, direct *os.File, off, end int64) (wrote bool, n int, err error) {
 	s := p.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -286,7 +315,11 @@ func (p *prefiller) fillChunk(f *os.File, off, end int64) (wrote bool, n int, er
 	if from >= n {
 		return false, n, nil
 	}
-	if _, err := f.WriteAt(p.zeros[from:n], off+int64(from)); err != nil {
+	w := f
+	if direct != nil && (off+int64(from))%fillBlock == 0 && (n-from)%fillBlock == 0 {
+		w = direct
+	}
+	if _, err := w.WriteAt(p.zeros[:n-from], off+int64(from)); err != nil {
 		return false, 0, err
 	}
 	s.prefilled.Add(uint64(n - from))

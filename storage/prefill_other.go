@@ -2,7 +2,10 @@
 
 package storage
 
-import "os"
+import (
+	"errors"
+	"os"
+)
 
 // prefillSupported: elsewhere the prefiller does not run (see
 // prefill_linux.go).
@@ -13,3 +16,6 @@ const prefillSupported = false
 func nextHole(f *os.File, off, size int64) (start, end int64, err error) {
 	return off, size, nil
 }
+
+// openDirect: no O_DIRECT here (the prefiller does not run anyway).
+func openDirect(string) (*os.File, error) { return nil, errors.ErrUnsupported }
