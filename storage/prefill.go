@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -195,7 +196,13 @@ func (p *prefiller) scan() {
 	p.filled = present
 }
 
-var errPrefillStopped = errors.New("prefill stopped")
+// openDirectFile is openDirect; a test replaces it.
+var openDirectFile = openDirect
+
+var (
+	errPrefillStopped = errors.New("prefill stopped")
+	errDirectRefused  = errors.New("O_DIRECT write refused")
+)
 
 // fill writes zeros over the unwritten ranges of the file at path (holes
 // and unwritten extents, found with SEEK_HOLE/SEEK_DATA, so written
@@ -216,12 +223,15 @@ func (p *prefiller) fill(path string) error {
 	if size == 0 {
 		return errors.New("not preallocated yet") // etcd's pipeline created it a moment ago
 	}
-	direct, err := openDirect(path)
-	if err == nil {
-		defer direct.Close()
-	} else {
+	direct, err := openDirectFile(path)
+	if err != nil {
 		direct = nil
 	}
+	defer func() {
+		if direct != nil {
+			direct.Close()
+		}
+	}()
 	var unsynced int64
 	defer func() {
 		if unsynced > 0 {
@@ -243,6 +253,14 @@ func (p *prefiller) fill(path string) error {
 			default:
 			}
 			wrote, n, err := p.fillChunk(f, direct, off, end)
+			if errors.Is(err, errDirectRefused) {
+				// The file system opened the file with O_DIRECT but
+				// refuses its writes (EINVAL on some): the rest of
+				// this file goes through the page cache.
+				direct.Close()
+				direct = nil
+				continue
+			}
 			if err == io.EOF {
 				return nil // truncated meanwhile (a cut)
 			}
@@ -320,6 +338,11 @@ func (p *prefiller) fillChunk(f, direct *os.File, off, end int64) (wrote bool, n
 		w = direct
 	}
 	if _, err := w.WriteAt(p.zeros[:n-from], off+int64(from)); err != nil {
+		if w == direct {
+			// Nothing of a refused write is counted on: the caller
+			// writes this chunk again through the page cache.
+			return false, 0, fmt.Errorf("%w: %w", errDirectRefused, err)
+		}
 		return false, 0, err
 	}
 	s.prefilled.Add(uint64(n - from))
