@@ -316,7 +316,7 @@ var metricTable = []metricDef{
 		source: "Conn.Deliver, after the READ check"},
 	{name: "zkgo_connect_requests_abandoned_total", kind: kindCounter, scope: always, help: "Session resumes not served because the client had already closed the connection (it waited in the accept queue of a paused member).",
 		source: "the handshake of a resumed session on an ensemble member (peerGone)"},
-	{name: "zkgo_request_stage_seconds", kind: kindHistogram, labels: []string{"stage"}, scope: always, help: "Where requests spend their time: propose (a write, read to handed to raft), log (a write, handed to raft to reply queued: WAL fsync, replication, commit, apply), read (a read, read to reply queued), reply (queued to written to the socket, per write call).",
+	{name: "zkgo_request_stage_seconds", kind: kindHistogram, labels: []string{"stage"}, scope: always, help: "Where requests spend their time: propose (a write, read to handed to raft), log (a write, handed to raft to reply queued: WAL fsync, replication, commit, apply), apply (a write, the end of log: the state machine got its batch to reply queued), read (a read, read to reply queued), reply (queued to written to the socket, per write call).",
 		source: "stages.go: Conn.noteReply, the proposer, the writers (mntr zkgo_stage_<stage>_ns and _count)"},
 	{name: "zkgo_connections_parked", kind: kindGauge, scope: always, help: "Client connections parked while idle: no goroutine and no input buffer until their next request.",
 		source: "the idle poller (connpark.go; mntr zkgo_parked_connections)", read: func(g *gaugeSnapshot) float64 { return float64(g.parkedConnections) }},

@@ -26,6 +26,9 @@ func (c *Conn) noteReply(r *request, zxid int64) {
 	case !r.proposed.IsZero():
 		c.s.noteStage(stagePropose, r.proposed.Sub(r.start))
 		c.s.noteStage(stageLog, now.Sub(r.proposed))
+		if !r.applyAt.IsZero() {
+			c.s.noteStage(stageApply, now.Sub(r.applyAt))
+		}
 	}
 	c.s.stats.lat.add(d)
 	c.s.met.request(r.op, r.isWrite, d)
@@ -56,7 +59,10 @@ type request struct {
 	// proposed: when its proposal was handed to raft (a write; set by
 	// the proposer's take on the apply goroutine, stages.go).
 	proposed time.Time
-	noSlot   bool // holds no outstanding-request slot (the handshake)
+	// applyAt: when the state machine got the committed batch holding
+	// its entry (a write; stageApply, stages.go).
+	applyAt time.Time
+	noSlot  bool // holds no outstanding-request slot (the handshake)
 }
 
 // handleFrame dispatches one request frame. It returns false when the

@@ -31,10 +31,26 @@ const (
 	// fsync of a batch of entries (part of stageLog for the writes in
 	// it); in mntr only (the histogram is zkgo_wal_fsync_duration_seconds).
 	stageFsync
+	// stageApply: a write, the last part of its stageLog: from the state
+	// machine getting its committed batch to its reply being queued
+	// (decoding the entry, applying the batch before it and itself to the
+	// tree, firing watches). The log stage less fsync and apply is raft's
+	// own time: stepping, the Ready cycle that commits, the hand-off to
+	// the apply goroutine.
+	stageApply
 	numStages
 )
 
-var stageNames = [numStages]string{"propose", "log", "read", "reply", "fsync"}
+var stageNames = [numStages]string{"propose", "log", "read", "reply", "fsync", "apply"}
+
+// stampApply notes on w, if it is a request, when the state machine got
+// the batch that holds its entry (stageApply begins).
+func stampApply(w waiter, at time.Time) waiter {
+	if r, ok := w.(*request); ok {
+		r.applyAt = at
+	}
+	return w
+}
 
 // stageStats are the running sums behind mntr's zkgo_stage_* keys.
 type stageStats struct {

@@ -9,8 +9,8 @@ import (
 	"github.com/zkgo/zkgo/zktest"
 )
 
-// Every request's stages are counted: a write's propose and log, a read's
-// read, and the reply of each.
+// Every request's stages are counted: a write's propose, log and apply, a
+// read's read, and the reply of each.
 func TestRequestStages(t *testing.T) {
 	srv := zktest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -21,7 +21,7 @@ func TestRequestStages(t *testing.T) {
 	}
 	defer c.Close()
 	before := map[string]int64{}
-	for _, k := range []string{"propose", "log", "read", "reply"} {
+	for _, k := range []string{"propose", "log", "apply", "read", "reply"} {
 		before[k] = mntrValue(t, srv.Addr(), "zkgo_stage_"+k+"_count")
 	}
 	const n = 40
@@ -33,7 +33,7 @@ func TestRequestStages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for k, least := range map[string]int64{"propose": n, "log": n, "read": n, "reply": 2 * n} {
+	for k, least := range map[string]int64{"propose": n, "log": n, "apply": n, "read": n, "reply": 2 * n} {
 		got := mntrValue(t, srv.Addr(), "zkgo_stage_"+k+"_count") - before[k]
 		// The replies of one write call are one reply stage: with one
 		// request at a time each reply has its own (the ping's too).

@@ -128,6 +128,7 @@ func (sm *stateMachine) Apply(ents []raftpb.Entry) {
 		return
 	}
 	items := sm.items[:0]
+	got := time.Now() // stageApply begins for the writes in ents
 	for i := range ents {
 		ent := &ents[i]
 		if ent.Type != raftpb.EntryNormal || len(ent.Data) == 0 {
@@ -157,9 +158,9 @@ func (sm *stateMachine) Apply(ents []raftpb.Entry) {
 				sm.onFormation(e.formation)
 			}
 		case entrySync:
-			items = append(items, applyItem{zxid: int64(ent.Index), w: sm.waiters.take(e.id)})
+			items = append(items, applyItem{zxid: int64(ent.Index), w: stampApply(sm.waiters.take(e.id), got)})
 		case entryTxn:
-			items = append(items, applyItem{zxid: int64(ent.Index), txn: e.txn, w: sm.waiters.take(e.id)})
+			items = append(items, applyItem{zxid: int64(ent.Index), txn: e.txn, w: stampApply(sm.waiters.take(e.id), got)})
 		}
 	}
 	sm.applyItems(items)

@@ -577,7 +577,7 @@ func saveRaw(path string, rep *report) error {
 }
 
 // stageNames are zkgo's request stages in mntr (server/stages.go).
-var stageNames = []string{"propose", "log", "fsync", "read", "reply"}
+var stageNames = []string{"propose", "log", "fsync", "apply", "read", "reply"}
 
 // stageMeans returns the mean µs of each of zkgo's stages between two
 // mntr readings (stages with nothing counted are left out).

@@ -513,7 +513,7 @@ func writeSequential(w func(string, ...any), r *report) {
 			met = zg <= 40
 		}
 		var parts []string
-		shown := []string{"propose", "log", "fsync", "reply"}
+		shown := []string{"propose", "log", "fsync", "apply", "reply"}
 		if spec == "get-seq" {
 			shown = []string{"read", "reply"} // (its setup's creates are counted too)
 		}
