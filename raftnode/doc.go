@@ -14,13 +14,16 @@
 // are committed in the Ready that brings them, and a snapshot from the
 // leader, are handed over after step 1:
 //
+//  0. send the messages that promise nothing about this member's disk —
+//     a leader's appends and heartbeats, vote requests — so that the
+//     followers' fsyncs overlap the leader's (sendFirst);
 //  1. persist: Storage.SaveSnapshot for a snapshot received from the
 //     leader, then Storage.Save of the hard state and new entries, which
 //     fsyncs before returning;
-//  2. send the Ready's messages through the Transport — only after step 1,
-//     so that no vote or acknowledgement leaves the member before what it
-//     promises is on disk (see handleReady for why the leader does not
-//     send early as etcd's does);
+//  2. send the rest through the Transport — only after step 1, so that
+//     no vote or append acknowledgement leaves the member before what it
+//     promises is on disk (raft delivers the leader's acknowledgement of
+//     its own entries at Advance, step 5, for the same reason);
 //  3. apply: StateMachine.Restore for a received snapshot, then
 //     StateMachine.Apply for committed normal entries, in log order, in
 //     batches; configuration-change entries are applied to raft

@@ -273,6 +273,20 @@ func (n *Node) handleReady(rd raft.Ready) error {
 		runtime.Gosched()
 	}
 
+	// Messages that promise nothing about this member's disk (a leader's
+	// appends and heartbeats, a candidate's vote requests) go before the
+	// persist, so that the followers' fsyncs overlap the leader's (raft
+	// thesis 10.2.1; etcd's server does the same). The leader counts its
+	// own acknowledgement of new entries only once they are persisted:
+	// go.etcd.io/raft ≥ 3.6 queues that self-acknowledgement, like every
+	// vote and append response, until Advance (raft.go, msgsAfterAppend),
+	// and those responses are the messages that wait (sendFirst).
+	msgs := rd.Messages
+	if first, rest := sendFirst(msgs); len(first) > 0 {
+		n.tr.Send(first)
+		msgs = rest
+	}
+
 	// 1. Persist. A received snapshot goes first (file, WAL record) so
 	// that the hard state and entries that follow it in the WAL can be
 	// replayed from it; then the hard state and entries, fsynced.
@@ -291,14 +305,11 @@ func (n *Node) handleReady(rd raft.Ready) error {
 		n.persisted = rd.Entries[len(rd.Entries)-1].Index
 	}
 
-	// 2. Send, only now that what the messages promise is durable: a vote,
-	// an append acknowledgement, or (from a leader) entries it must not
-	// lose. etcd lets a leader send before its own fsync (raft thesis
-	// 10.2.1) to overlap it with the followers' fsync; we keep the plain
-	// order, which costs the leader's fsync latency once per round trip
-	// and needs no reasoning about which messages may go early.
-	if len(rd.Messages) > 0 {
-		n.tr.Send(n.withoutSnapshots(rd.Messages))
+	// 2. Send the rest, now that what they promise is durable: a vote or
+	// an append acknowledgement (and, when a snapshot goes out, every
+	// message of the Ready, in raft's order).
+	if len(msgs) > 0 {
+		n.tr.Send(n.withoutSnapshots(msgs))
 	}
 
 	// 3. Apply, on the apply goroutine, if not handed over above.
@@ -322,6 +333,30 @@ func (n *Node) handleReady(rd raft.Ready) error {
 		}
 	}
 	return nil
+}
+
+// sendFirst splits a Ready's messages into those that may be sent before
+// its entries and hard state are persisted and the rest, keeping raft's
+// order within each. Only vote and append responses (MsgVoteResp,
+// MsgPreVoteResp, MsgAppResp) promise something about this member's
+// disk; raft puts them after all other messages of a Ready. A Ready with
+// a snapshot to send keeps every message for after the persist, as
+// before, so that nothing overtakes the snapshot.
+func sendFirst(msgs []raftpb.Message) (first, rest []raftpb.Message) {
+	cut := len(msgs)
+	for i := range msgs {
+		switch msgs[i].Type {
+		case raftpb.MsgSnap:
+			return nil, msgs
+		case raftpb.MsgAppResp, raftpb.MsgVoteResp, raftpb.MsgPreVoteResp:
+			if i < cut {
+				cut = i
+			}
+		}
+	}
+	// Nothing after the first response may go early either: raft's order
+	// to one peer is kept.
+	return msgs[:cut], msgs[cut:]
 }
 
 // applyBeforePersist reports whether rd's committed entries may go to the
