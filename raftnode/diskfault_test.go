@@ -30,6 +30,20 @@ func (l *sentLog) Send(msgs []raftpb.Message) {
 	l.Transport.Send(msgs)
 }
 
+// newLoggedCluster is a three-voter cluster that fsyncs and records what
+// each member sends (logs, filled as members start).
+func newLoggedCluster(t *testing.T) (*testCluster, map[uint64]*sentLog) {
+	c := newCluster(t, voters(1, 2, 3))
+	c.noSync = false
+	logs := map[uint64]*sentLog{}
+	c.trans = func(id uint64) Transport {
+		l := &sentLog{Transport: c.net.Transport(id)}
+		logs[id] = l
+		return l
+	}
+	return c, logs
+}
+
 // acked returns the highest index the member acknowledged appending.
 func (l *sentLog) acked() uint64 {
 	l.mu.Lock()
@@ -90,14 +104,7 @@ func (c *testCluster) waitFailed(id uint64) {
 // is in its log when it reopens. The others go on; once the disk is
 // healed it restarts on its log and catches up.
 func TestFollowerDiskFailureAcknowledgesNothing(t *testing.T) {
-	c := newCluster(t, voters(1, 2, 3))
-	c.noSync = false // the fsync is the step that fails
-	logs := map[uint64]*sentLog{}
-	c.trans = func(id uint64) Transport {
-		l := &sentLog{Transport: c.net.Transport(id)}
-		logs[id] = l
-		return l
-	}
+	c, logs := newLoggedCluster(t) // (syncing: the fsync is the step that fails)
 	c.startAll()
 	lead := c.waitLeader()
 	c.propose(lead, "before")
@@ -242,14 +249,7 @@ func others(id uint64, ids ...uint64) []uint64 {
 // with one follower cut off, an entry the other follower has persisted
 // and acknowledged is not committed while the leader's fsync is held.
 func TestLeaderCountsItselfOnlyOncePersisted(t *testing.T) {
-	c := newCluster(t, voters(1, 2, 3))
-	c.noSync = false // the leader's fsync is the step held
-	logs := map[uint64]*sentLog{}
-	c.trans = func(id uint64) Transport {
-		l := &sentLog{Transport: c.net.Transport(id)}
-		logs[id] = l
-		return l
-	}
+	c, logs := newLoggedCluster(t) // (syncing: the leader's fsync is the step held)
 	c.startAll()
 	lead := c.waitLeader()
 	c.propose(lead, "before")
