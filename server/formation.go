@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"fmt"
 	"path/filepath"
 	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/zkgo/zkgo/raftnode"
 )
@@ -180,6 +183,16 @@ func newFormation() (uint64, error) {
 // formation f was refused. If this member's formation is pending, it asks
 // the other members (one such check at a time) and takes the formation a
 // majority of the voters hold (learnFormation).
+//
+// First it looks in its own log: a member stopped after it had stored the
+// entry that chose the formation but before it learnt that the entry was
+// committed holds it unapplied, and refuses the members that applied it —
+// with another member down or rebuilt, no majority is left to learn from,
+// and the ensemble cannot elect a leader (found by
+// TestRollingRestartUnderLoad). A formation that is both in this member's
+// log and held by a member of the ensemble is the ensemble's: formations
+// are random, and the leader that logged it is the one the holder
+// followed.
 func (r *replica) formationRefused(from, f uint64) {
 	if f < 2 || r.formation() != raftnode.FormationPending || !r.adopting.CompareAndSwap(false, true) {
 		return
@@ -188,9 +201,49 @@ func (r *replica) formationRefused(from, f uint64) {
 	go func() {
 		defer r.wg.Done()
 		defer r.adopting.Store(false)
+		if r.logHoldsFormation(f) {
+			r.setFormation(f, fmt.Sprintf("in this member's log, held by member %d", memberID(from)))
+			return
+		}
 		if _, _, holding := r.learnFormation(); r.formation() == raftnode.FormationPending && r.view.refusalLog.Allow() {
 			r.log.Warn("refused a member of another formation of this ensemble; the voters that hold it are no majority",
 				"from", memberID(from), "formation", raftnode.FormationString(f), "holding", holding)
 		}
 	}()
+}
+
+// logHoldsFormation reports whether this member's log (in memory: the
+// entries since its last snapshot) holds an entry choosing formation f,
+// applied or not.
+func (r *replica) logHoldsFormation(f uint64) bool {
+	st := r.storage()
+	if st == nil {
+		return false
+	}
+	ms := st.RaftStorage()
+	first, err := ms.FirstIndex()
+	if err != nil {
+		return false
+	}
+	last, err := ms.LastIndex()
+	if err != nil {
+		return false
+	}
+	const chunk = 4 << 20 // bytes of entries looked at per call
+	for i := first; i <= last; {
+		ents, err := ms.Entries(i, last+1, chunk)
+		if err != nil || len(ents) == 0 {
+			return false
+		}
+		for _, ent := range ents {
+			if ent.Type != raftpb.EntryNormal || len(ent.Data) == 0 {
+				continue
+			}
+			if e, err := decodeEntry(ent.Data); err == nil && e.kind == entryFormation && e.formation == f {
+				return true
+			}
+		}
+		i = ents[len(ents)-1].Index + 1
+	}
+	return false
 }
