@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -215,6 +216,24 @@ func (m *memberProcs) startHealthy(ctx context.Context, servers []string, parent
 		m.start(i)
 	}
 	waitHealthy(ctx, m.t, servers, "starting")
+	// A new ensemble is formed once every member recorded the formation
+	// its first leader chose: the tests start from there. (A member killed
+	// before it got that entry, with another rebuilt from an empty disk,
+	// would leave one holder of the formation among three voters: no
+	// majority to learn it from, so the ensemble could not elect again.)
+	for {
+		var f []string
+		for _, a := range servers {
+			f = append(f, mntrKey(ctx, a, "zkgo_ensemble_formation"))
+		}
+		if f[0] != "" && f[0] != "pending" && f[0] != "none" && !slices.ContainsFunc(f, func(x string) bool { return x != f[0] }) {
+			break
+		}
+		if ctx.Err() != nil {
+			m.t.Fatalf("the members did not all record the ensemble's formation: %v", f)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	setup, err := zk.Connect(ctx, servers)
 	if err != nil {
 		m.t.Fatal(err)
