@@ -194,17 +194,8 @@ func TestDoubleBarrierSessions(t *testing.T) {
 		cut, _ := NewDouble(cutConn, path, n)
 		exp, _ := NewDouble(expConn, path, n)
 		cutDone, expDone := make(chan error, 1), make(chan error, 1)
-		// An Enter that fails before it joins is logged at once: the
-		// wait for both members below would only say they never came.
-		enter := func(name string, d *DoubleBarrier, done chan<- error) {
-			err := d.Enter(ctx)
-			if err != nil {
-				t.Logf("%s member's Enter: %v", name, err)
-			}
-			done <- err
-		}
-		go enter("cut", cut, cutDone)
-		go enter("expiring", exp, expDone)
+		go func() { cutDone <- cut.Enter(ctx) }()
+		go func() { expDone <- exp.Enter(ctx) }()
 		waitChildren(t, obs, path, 2, isMember)
 		waitWatches(t, []*recipetest.Net{cutNet, expNet}, []*zk.Conn{cutConn, expConn}, 1)
 
