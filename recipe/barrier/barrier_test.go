@@ -21,7 +21,13 @@ func waitChildren(t *testing.T, c *zk.Conn, path string, n int, keep func(string
 	for {
 		ch, _, ev, err := c.ChildrenW(ctx, path)
 		if errors.Is(err, zk.ErrNoNode) {
-			_, ev, err = c.ExistsW(ctx, path)
+			var st *zk.Stat
+			st, ev, err = c.ExistsW(ctx, path)
+			if err == nil && st != nil {
+				// Created since the listing: its data watch would
+				// never fire for a child; list again.
+				continue
+			}
 		}
 		if err != nil {
 			t.Fatal(err)
