@@ -42,8 +42,12 @@
 //     working directory).
 //   - The sasl authentication provider is always there: authProvider.N
 //     naming SASLAuthenticationProvider (or the digest or ip provider) is
-//     accepted without a warning, and enforcing sasl without
-//     zkgo.sasl.jaasConfig is an error.
+//     accepted without a warning, and sasl may be enforced without it
+//     (ZooKeeper does not start then). Enforcing sasl without any SASL
+//     user starts the server with a warning, as ZooKeeper starts (with the
+//     provider): every session is closed at its first request.
+//   - A JAAS file without the server's section (or empty) leaves server
+//     SASL off with a warning; ZooKeeper says nothing.
 //   - Hierarchical quorums (group.N, weight.N) are refused.
 //   - The file is read as UTF-8 (Java reads zoo.cfg as ISO-8859-1).
 package config
@@ -55,6 +59,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -143,8 +148,12 @@ type Config struct {
 	SecureClientPortAddress string
 	ClientPortUnification   bool
 	SSL                     TLS
-	// SASLProvider: authProvider.N names SASLAuthenticationProvider
-	// (sasl ACLs are valid even without SASL users).
+	// SASLProvider: the sasl scheme is registered even without SASL
+	// users (sasl ACLs are valid): authProvider.N names
+	// SASLAuthenticationProvider, or sasl authentication is enforced.
+	// ZooKeeper registers the scheme only from authProvider.N and does not
+	// start when it enforces sasl without it; zkgo has the scheme always
+	// and starts, with a warning.
 	SASLProvider bool
 	// X509SuperUser (X509AuthenticationProvider.superUser) is the
 	// certificate subject that is the super user.
@@ -234,7 +243,9 @@ type Config struct {
 	// left out, as they may be passwords.
 	SystemProperties []string
 
-	jaasFrom string // where JAASConfigFile was set, for messages
+	jaasFrom          string // where JAASConfigFile was set, for messages
+	enforceFrom       string // where sasl enforcement was set, for messages
+	saslProviderNamed bool   // authProvider.N names SASLAuthenticationProvider
 }
 
 // FourLetterWordsKnown lists every four-letter word ZooKeeper 3.8 knows;
@@ -434,22 +445,15 @@ func Load(path string, opts ...LoadOption) (*Config, []string, error) {
 			return nil, warnings, err
 		}
 	}
-	if c.JAASConfigFile != "" {
-		jaas := c.JAASConfigFile
-		if !filepath.IsAbs(jaas) {
-			jaas = filepath.Join(filepath.Dir(path), jaas)
-		}
-		users, w, err := LoadSASLUsers(jaas, c.SASLSection)
-		warnings = append(warnings, w...)
-		if err != nil {
-			return nil, warnings, fmt.Errorf("%s: %w", c.jaasFrom, err)
-		}
-		c.SASLUsers = users
+	w, err := c.loadSASL(path)
+	warnings = append(warnings, w...)
+	if err != nil {
+		return nil, warnings, err
 	}
 	if err := c.readMyID(); err != nil {
 		return nil, warnings, err
 	}
-	w, err := c.resolve(path)
+	w, err = c.resolve(path)
 	warnings = append(warnings, w...)
 	if err != nil {
 		return nil, warnings, err
@@ -458,6 +462,52 @@ func Load(path string, opts ...LoadOption) (*Config, []string, error) {
 		return nil, warnings, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, warnings, nil
+}
+
+// loadSASL reads SASLUsers from the JAAS file (relative to the directory
+// of path) and warns, once, when server SASL is off although a JAAS file
+// is given or sasl authentication is enforced.
+//
+// As in ZooKeeper, only a JAAS file that cannot be read or parsed stops
+// the server (see saslUsers). A file without the section, or without
+// users in it, leaves server SASL off; so does no file at all. Enforcing
+// sasl then (sessionRequireClientSASLAuth=true, or enforce.auth.schemes
+// naming sasl) is allowed, as in ZooKeeper with the sasl provider
+// registered: the server runs and answers every session's first request
+// other than auth and SASL with SessionClosedRequireSaslAuth, and closes
+// the connection.
+func (c *Config) loadSASL(path string) ([]string, error) {
+	var warnings []string
+	off := "no JAAS file is given (-Djava.security.auth.login.config in SERVER_JVMFLAGS, or zkgo.sasl.jaasConfig)"
+	if c.JAASConfigFile != "" {
+		jaas := c.JAASConfigFile
+		if !filepath.IsAbs(jaas) {
+			jaas = filepath.Join(filepath.Dir(path), jaas)
+		}
+		users, w, why, err := loadSASLUsers(jaas, c.SASLSection)
+		warnings = append(warnings, w...)
+		if err != nil {
+			return warnings, fmt.Errorf("%s: %w", c.jaasFrom, err)
+		}
+		c.SASLUsers, off = users, why
+	}
+	switch {
+	case off == "":
+	case slices.Contains(c.EnforceAuthSchemes, "sasl"):
+		who := "every session"
+		if others := slices.DeleteFunc(slices.Clone(c.EnforceAuthSchemes), func(s string) bool { return s == "sasl" }); len(others) > 0 {
+			who = "a session not authenticated with " + strings.Join(others, " or ")
+		}
+		w := fmt.Sprintf("%s: sasl authentication is enforced but no client can authenticate with SASL: %s; "+
+			"%s is closed with SessionClosedRequireSaslAuth at its first request", c.enforceFrom, off, who)
+		if !c.saslProviderNamed {
+			w += " (ZooKeeper 3.8 would not start at all: without authProvider.N=org.apache.zookeeper.server.auth.SASLAuthenticationProvider it has no sasl scheme to enforce)"
+		}
+		warnings = append(warnings, w)
+	case c.JAASConfigFile != "":
+		warnings = append(warnings, c.jaasFrom+": "+off+": "+saslOffNote)
+	}
+	return warnings, nil
 }
 
 // LoadOption is an option of Load and Parse.

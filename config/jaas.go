@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -132,22 +133,55 @@ func (lx *jaasLexer) entry(t jaasToken) (JAASEntry, error) {
 }
 
 // SASLUsers returns the users of section: every option user_NAME=password
-// of its entries. The section must exist (ZooKeeper refuses to start
-// otherwise); warnings note users of a section without a DigestLoginModule
-// entry and ${...} references, which are not expanded.
+// of its entries. Warnings note ${...} references, which are not expanded,
+// and, when there are no users, why (saslOff): server SASL is then off.
+// A missing section is not an error, as in ZooKeeper (see saslOff).
 func SASLUsers(sections map[string][]JAASEntry, section, name string) (map[string]string, []string, error) {
-	entries, ok := sections[section]
-	if !ok {
+	users, warnings, off := saslUsers(sections, section, name)
+	if off != "" {
+		warnings = append(warnings, off+": "+saslOffNote)
+	}
+	return users, warnings, nil
+}
+
+// saslOffNote ends the warning that server SASL is off.
+const saslOffNote = "server SASL is off (as in ZooKeeper): no client can authenticate with SASL, and a client that tries is refused"
+
+// saslUsers is SASLUsers with the reason there are no users apart: off is
+// "" when there are users, otherwise a phrase naming the file (name) and
+// what it lacks, for the caller's one warning.
+//
+// ZooKeeper 3.8 (ServerCnxnFactory.configureSaslLogin) asks the JAAS
+// Configuration for the section: when the file has no such section (or
+// the section has no entries, or the file is empty) it gets null, logs
+// nothing and runs without server SASL; zookeeper.sasl.serverconfig naming
+// a missing section changes nothing. It refuses to start only when the
+// Configuration itself cannot be loaded (a missing or unparsable file: the
+// JDK's ConfigFile reads and parses the whole file as soon as it is first
+// asked, at startup, whatever the section), which LoadSASLUsers reports as
+// an error too.
+func saslUsers(sections map[string][]JAASEntry, section, name string) (users map[string]string, warnings []string, off string) {
+	entries := sections[section]
+	if len(entries) == 0 {
 		names := make([]string, 0, len(sections))
 		for s := range sections {
 			names = append(names, s)
 		}
 		sort.Strings(names)
-		return nil, nil, fmt.Errorf("%s: no JAAS section named %q (sections: %s)", name, section, strings.Join(names, ", "))
+		switch {
+		case len(names) == 0:
+			return nil, nil, fmt.Sprintf("%s has no JAAS sections, so none named %q", name, section)
+		case slices.Contains(names, section):
+			return nil, nil, fmt.Sprintf("%s: JAAS section %s has no login module entries", name, section)
+		}
+		return nil, nil, fmt.Sprintf("%s has no JAAS section named %q (its sections: %s)", name, section, strings.Join(names, ", "))
 	}
-	users := make(map[string]string)
-	var warnings []string
+	users = make(map[string]string)
+	var modules []string
 	for _, e := range entries {
+		if !slices.Contains(modules, e.Module) {
+			modules = append(modules, e.Module)
+		}
 		for k, v := range e.Options {
 			user, ok := strings.CutPrefix(k, "user_")
 			if !ok {
@@ -160,28 +194,40 @@ func SASLUsers(sections map[string][]JAASEntry, section, name string) (map[strin
 		}
 	}
 	if len(users) == 0 {
-		warnings = append(warnings, fmt.Sprintf("%s: section %s has no user_NAME=\"password\" options: no client can authenticate with SASL", name, section))
+		return nil, warnings, fmt.Sprintf("%s: JAAS section %s has no user_NAME=\"password\" options (login modules: %s; zkgo has DIGEST-MD5 only)", name, section, strings.Join(modules, ", "))
 	}
-	return users, warnings, nil
+	return users, warnings, ""
 }
 
 // LoadSASLUsers reads the JAAS file at path and returns the users of
-// section.
+// section (see SASLUsers). A file that cannot be read or parsed is an
+// error: ZooKeeper does not start with it either.
 func LoadSASLUsers(path, section string) (map[string]string, []string, error) {
+	users, warnings, off, err := loadSASLUsers(path, section)
+	if off != "" {
+		warnings = append(warnings, off+": "+saslOffNote)
+	}
+	return users, warnings, err
+}
+
+// loadSASLUsers is LoadSASLUsers with the reason there are no users apart
+// (saslUsers).
+func loadSASLUsers(path, section string) (map[string]string, []string, string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxJAASFileSize+1))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	sections, err := ParseJAAS(string(data), path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
-	return SASLUsers(sections, section, path)
+	users, warnings, off := saslUsers(sections, section, path)
+	return users, warnings, off, nil
 }
 
 // The JAAS lexer: words, quoted strings and the punctuation { } ; =.

@@ -12,7 +12,8 @@ import (
 // Parsing zoo.cfg's keys into a Config.
 
 // Parse parses zoo.cfg text; name is used in messages. It neither reads the
-// dynamic configuration file nor myid, nor validates the result: Load does.
+// dynamic configuration file, the JAAS file nor myid, nor validates the
+// result: Load does.
 // Warnings are one line each, for the caller to log.
 func Parse(r io.Reader, name string, opts ...LoadOption) (*Config, []string, error) {
 	data, err := io.ReadAll(r)
@@ -316,7 +317,7 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 		// zkgo has the ip and digest providers always, x509 with TLS,
 		// and sasl with SASL users or when named here.
 		if strings.HasSuffix(v, ".SASLAuthenticationProvider") {
-			c.SASLProvider = true
+			c.SASLProvider, c.saslProviderNamed = true, true
 		}
 	case strings.HasPrefix(k, "quorum.auth."):
 		switch k {
@@ -386,7 +387,8 @@ var builtinProviders = setOf(
 // enforcement resolves EnforceAuthSchemes as AuthenticationHelper does:
 // sessionRequireClientSASLAuth=true means sasl alone; otherwise
 // enforce.auth.enabled=true needs enforce.auth.schemes, a comma-separated
-// list of schemes that must have a provider.
+// list of schemes that must have a provider. zkgo's sasl provider is
+// always there, users or not (see Config.SASLProvider).
 func (p *parser) enforcement() error {
 	c := p.c
 	var at property
@@ -413,9 +415,10 @@ func (p *parser) enforcement() error {
 	for _, scheme := range c.EnforceAuthSchemes {
 		switch scheme {
 		case "sasl":
-			if c.JAASConfigFile == "" {
-				return p.errorf(at, "sasl authentication is enforced but no SASL users are configured: set zkgo.sasl.jaasConfig (or -Djava.security.auth.login.config in SERVER_JVMFLAGS) to the JAAS file with the %q section", c.SASLSection)
-			}
+			// Without SASL users too: Load warns then, once the JAAS
+			// file is read (Config.loadSASL).
+			c.SASLProvider = true
+			c.enforceFrom = p.where(at)
 		case "digest":
 			if !c.DigestAuthEnabled {
 				return p.errorf(at, "digest authentication is enforced but DigestAuthenticationProvider.enabled is false")

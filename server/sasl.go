@@ -42,7 +42,7 @@ type SASLOptions struct {
 	// Provider registers the sasl ACL scheme even without users
 	// (authProvider.N=…SASLAuthenticationProvider): sasl ACLs are valid
 	// when it is set or there are users, invalid otherwise, as in
-	// ZooKeeper.
+	// ZooKeeper. It also lets sasl be enforced without users.
 	Provider bool
 }
 
@@ -60,8 +60,11 @@ func (o *Options) checkAuth() error {
 	for _, scheme := range o.EnforceAuthSchemes {
 		switch scheme {
 		case acl.SchemeSASL:
-			if len(o.SASL.Users) == 0 {
-				return errors.New("authentication scheme sasl is enforced but no SASL users are configured")
+			// With the provider but no users, as ZooKeeper with
+			// SASLAuthenticationProvider and no JAAS Server section:
+			// the server runs and no client can authenticate.
+			if len(o.SASL.Users) == 0 && !o.SASL.Provider {
+				return errors.New("authentication scheme sasl is enforced but no SASL users are configured (nor SASL.Provider)")
 			}
 		case acl.SchemeDigest:
 			if o.DisableDigestAuth {
