@@ -165,7 +165,7 @@ Flags:
 		log.Info("TLS for clients", "secureClientAddr", opts.SecureAddr, "portUnification", opts.PortUnification,
 			"keyStore", t.KeyStore.Location, "clientAuth", t.ClientAuth)
 	}
-	if cfg.JAASConfigFile != "" {
+	if len(cfg.SASLUsers) > 0 {
 		log.Info("SASL DIGEST-MD5 authentication enabled", "jaasConfig", cfg.JAASConfigFile, "section", cfg.SASLSection, "users", len(cfg.SASLUsers))
 	}
 	if len(cfg.EnforceAuthSchemes) > 0 {
