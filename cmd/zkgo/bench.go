@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -78,26 +77,16 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if err := parseArgs(fs, args, 0); err != nil {
+		return flagExit(err)
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "zkgo bench: missing WORKLOAD (run zkgo bench -help)")
 		return 2
 	}
 	cfg.Workload = fs.Arg(0)
-	// Flags may also follow the workload.
-	if err := fs.Parse(fs.Args()[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "zkgo bench: unexpected arguments %q\n", fs.Args())
+	if fs.NArg() > 1 {
+		fmt.Fprintf(os.Stderr, "zkgo bench: unexpected arguments %q\n", fs.Args()[1:])
 		return 2
 	}
 	tlsCfg, ok := clientTLS("bench", tlsFlags)

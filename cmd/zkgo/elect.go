@@ -25,7 +25,7 @@ func runElect(args []string) int {
 	once := fs.Bool("once", false, "exit after the first term (the command exited, or leadership was lost) instead of rejoining the election")
 	list := fs.Bool("list", false, "print the participants of the election at PATH, leader first, and exit")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `Usage: zkgo elect [flags] PATH -- COMMAND [ARGS...]
+		fmt.Fprintf(fs.Output(), `Usage: zkgo elect [flags] PATH [flags] -- COMMAND [ARGS...]
        zkgo elect [-server ...] -list PATH
 
 Joins the leader election at PATH (Apache Curator's LeaderLatch layout:
@@ -53,11 +53,14 @@ the run; 1 connection error; 2 usage error; 4 leadership was lost and
 COMMAND stopped; 126/127 COMMAND cannot be run / was not found; 128+n if
 zkgo got signal n while waiting to lead.
 
+Flags go before or after PATH; from COMMAND on (or the -- before it)
+every argument is COMMAND's.
+
 Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, 2); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}

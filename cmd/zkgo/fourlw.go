@@ -26,7 +26,7 @@ func runFourLW(args []string) int {
 		fmt.Fprintf(fs.Output(), "Usage: zkgo fourlw [flags] WORD\n\nSends a four-letter word (srvr, ruok, mntr, ...) and prints the answer.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, 0); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}

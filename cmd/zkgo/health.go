@@ -34,7 +34,7 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, 0); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}

@@ -337,7 +337,7 @@ func runLock(args []string) int {
 	finish := r.connFlags(fs)
 	wait := fs.Duration("wait", 0, "give up waiting for the lock after this `duration` (exit status 3); 0: wait as long as it takes")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `Usage: zkgo lock [flags] PATH -- COMMAND [ARGS...]
+		fmt.Fprintf(fs.Output(), `Usage: zkgo lock [flags] PATH [flags] -- COMMAND [ARGS...]
 
 Acquires the distributed mutex at PATH (Apache Curator's InterProcessMutex
 layout: PATH/_c_<uuid>-lock-<seq>), runs COMMAND while holding it, and
@@ -357,11 +357,14 @@ error; 2 usage error; 3 -wait expired; 4 the lock was lost and COMMAND
 stopped; 126/127 COMMAND cannot be run / was not found; 128+n if zkgo got
 signal n while waiting for the lock.
 
+Flags go before or after PATH; from COMMAND on (or the -- before it)
+every argument is COMMAND's.
+
 Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, 2); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}

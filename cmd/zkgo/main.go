@@ -16,6 +16,10 @@
 //	zkgo version [-short]           the version, commit and build time
 //
 // Run "zkgo help" or "zkgo COMMAND -help" for details.
+//
+// Flags may come before or after a command's arguments (zkgo import
+// ZK_DATA_DIR -data-dir DIR); "--" ends them. lock and elect read none from
+// their COMMAND on, cli none from its zkCli command on (args.go).
 package main
 
 import (
@@ -61,7 +65,13 @@ Commands:
 	for _, c := range commands {
 		fmt.Fprintf(os.Stderr, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(os.Stderr, "\nRun \"zkgo COMMAND -help\" for the flags of a command.\n")
+	fmt.Fprintf(os.Stderr, `
+Flags may come before or after a command's arguments; "--" ends them.
+lock and elect read none from the command they run on, cli none from its
+zkCli command on.
+
+Run "zkgo COMMAND -help" for the flags of a command.
+`)
 }
 
 func main() {

@@ -109,7 +109,7 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, 0); err != nil {
 		return flagExit(err)
 	}
 	if fs.NArg() > 2 {
@@ -231,7 +231,7 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, 0); err != nil {
 		return flagExit(err)
 	}
 	if fs.NArg() != 1 {
@@ -349,7 +349,7 @@ func snapshotSave(args []string) int {
 	urlPath := fs.String("command-url", "/commands", "the AdminServer's admin.commandURL")
 	auth := fs.String("auth", "", "`user:password` of a digest identity with every permission on / (or the super user)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, 0); err != nil {
 		return flagExit(err)
 	}
 	if fs.NArg() > 1 || *auth == "" {
@@ -430,16 +430,21 @@ func fetchSnapshot(addr, urlPath, auth, dir string, timeout time.Duration) (stri
 }
 
 func snapshotStatus(args []string) int {
-	if len(args) != 1 {
+	// No flags; parsed all the same for -help and "--" (a FILE named -x).
+	fs := flag.NewFlagSet("snapshot status", flag.ContinueOnError)
+	if err := parseArgs(fs, args, 0); err != nil {
+		return flagExit(err)
+	}
+	if fs.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: zkgo snapshot status FILE")
 		return 2
 	}
-	im, err := zkdata.ReadSnapshotFile(args[0], zkdata.ReadOptions{})
+	im, err := zkdata.ReadSnapshotFile(fs.Arg(0), zkdata.ReadOptions{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zkgo snapshot status:", err)
 		return 1
 	}
-	st, err := os.Stat(args[0])
+	st, err := os.Stat(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zkgo snapshot status:", err)
 		return 1
@@ -453,7 +458,7 @@ func snapshotStatus(args []string) int {
 func snapshotRestore(args []string) int {
 	fs := flag.NewFlagSet("snapshot restore", flag.ContinueOnError)
 	target := addTargetFlags(fs, "restore into")
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, 0); err != nil {
 		return flagExit(err)
 	}
 	if fs.NArg() != 1 {

@@ -61,7 +61,7 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, 0); err != nil {
 		return flagExit(err)
 	}
 	set := map[string]bool{}

@@ -92,7 +92,7 @@ func runVersion(args []string) int {
 		fmt.Fprintf(fs.Output(), "Usage: zkgo version [-short]\n\nPrints zkgo's version, the commit it was built from and the version string\nsrvr, stat and mntr report.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args, 0); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
