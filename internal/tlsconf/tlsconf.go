@@ -5,7 +5,9 @@
 //
 // Key and trust stores are read in the formats ZooKeeper 3.8 reads: PEM,
 // PKCS12 (software.sslmate.com/src/go-pkcs12) and JKS
-// (github.com/pavlo-v-chernykh/keystore-go). As ZooKeeper's
+// (github.com/pavlo-v-chernykh/keystore-go), each told from the file's
+// content, never its name: since Java 9 keytool writes PKCS12 also into
+// a file named server.jks. As ZooKeeper's
 // FileChangeWatcher does, a server re-reads them when their files change:
 // new handshakes use the new certificates, live connections stay.
 package tlsconf
@@ -26,9 +28,13 @@ import (
 type Store struct {
 	Location string
 	Password string
-	// Type is "PEM", "PKCS12" or "JKS" (case-insensitive); empty infers
-	// it from the file name (.pem, .crt, .key; .p12, .pfx; .jks), as
-	// ZooKeeper does.
+	// Type is "PEM", "PKCS12" or "JKS" (case-insensitive), as
+	// ssl.keyStore.type sets it. Empty, the format is told from the
+	// file's content (JKS's magic number, PKCS12's DER structure, PEM's
+	// "-----BEGIN " lines), whatever the file's name. Set, it must agree
+	// with the content, except that JKS and PKCS12 each read the other,
+	// as the JDK's keystore.type.compat does: a store typed JKS that
+	// keytool wrote as PKCS12 is read.
 	Type string
 }
 
