@@ -29,12 +29,27 @@ import (
 // ensemble chose it.
 const FormationPending = 1
 
-// Hello versions: 1 without a formation (36 bytes), 2 with it (44 bytes).
+// Hello versions: 1 without a formation (36 bytes), 2 with it (44 bytes),
+// 3 with a pending formation and the dialer's instance token (52 bytes).
+//
+// A pending member has no formation yet to tell it apart from a pending
+// member of another ensemble with the same server ids (the identity does
+// not hash addresses: members may know each other by different ones).
+// So its hello carries its transport's instance token, a random value of
+// the running process, and the acceptor checks it (TCPConfig.VerifyPending)
+// by asking the member it knows under the dialer's id, at the address its
+// own configuration gives, for its token: a stranger that claims a
+// member's id does not have that member's token.
 const (
 	helloV1    = 1
 	helloV2    = 2
+	helloV3    = 3
 	helloLenV2 = helloLen + 8
+	helloLenV3 = helloLenV2 + 8
 )
+
+// Instance returns the transport's instance token (see helloV3).
+func (t *TCPTransport) Instance() uint64 { return t.cfg.Instance }
 
 // SetFormation sets the formation this member's hellos carry and its
 // acceptor checks.
@@ -69,7 +84,10 @@ func FormationString(f uint64) string {
 func (t *TCPTransport) hello(magic string, to uint64) []byte {
 	f := t.formation.Load()
 	n, v := helloLen, uint32(helloV1)
-	if f != 0 {
+	switch {
+	case f == FormationPending && t.cfg.Instance != 0:
+		n, v = helloLenV3, helloV3
+	case f != 0:
 		n, v = helloLenV2, helloV2
 	}
 	b := make([]byte, n)
@@ -81,6 +99,9 @@ func (t *TCPTransport) hello(magic string, to uint64) []byte {
 	if f != 0 {
 		binary.BigEndian.PutUint64(b[36:], f)
 	}
+	if v == helloV3 {
+		binary.BigEndian.PutUint64(b[44:], t.cfg.Instance)
+	}
 	return b
 }
 
@@ -88,6 +109,7 @@ func (t *TCPTransport) hello(magic string, to uint64) []byte {
 type parsedHello struct {
 	magic                  string
 	cluster, from, to, frm uint64
+	instance               uint64 // version 3: the dialer's instance token
 }
 
 // parseHello checks a hello's length, magic and version and returns its
@@ -106,6 +128,11 @@ func parseHello(b []byte) (parsedHello, bool) {
 	case v == helloV2 && len(b) == helloLenV2:
 		h.frm = binary.BigEndian.Uint64(b[36:])
 		if h.frm == 0 {
+			return parsedHello{}, false
+		}
+	case v == helloV3 && len(b) == helloLenV3:
+		h.frm, h.instance = binary.BigEndian.Uint64(b[36:]), binary.BigEndian.Uint64(b[44:])
+		if h.frm != FormationPending || h.instance == 0 {
 			return parsedHello{}, false
 		}
 	default:

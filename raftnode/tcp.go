@@ -3,6 +3,7 @@ package raftnode
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -98,6 +100,21 @@ type TCPConfig struct {
 	// must not block) that a dialer of another formation than this
 	// member's was refused (formation.go).
 	FormationRefused func(from, formation uint64)
+	// Instance is this transport's instance token (helloV3 in
+	// formation.go); NewTCPTransport picks a random one if it is 0.
+	Instance uint64
+	// VerifyPending, if set, checks a dialer whose formation is pending
+	// (helloV3): that the member this one knows under the dialer's id
+	// runs with the dialer's instance token. Its error refuses the
+	// connection. It runs on the accepting goroutine and must not block
+	// for long: it may refuse while it finds out, and let the dialer's
+	// next attempt in.
+	VerifyPending func(from, instance uint64) error
+	// ClusterMismatch, if set, is told (it must not block) that peer, a
+	// member of another ensemble by the handshake's cluster id, refused
+	// this member's connection or was refused by it, each time it
+	// happens: the server logs which membership lines differ.
+	ClusterMismatch func(peer uint64)
 	// DialAddr, if set, gives the address to dial to reach member id,
 	// whose address is addr, for every connection this member dials to
 	// it (raft messages, snapshot streams). For tests that put a proxy
@@ -183,6 +200,13 @@ func NewTCPTransport(cfg TCPConfig) (*TCPTransport, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	for cfg.Instance == 0 {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("raftnode: instance token: %w", err)
+		}
+		cfg.Instance = binary.BigEndian.Uint64(b[:])
 	}
 	t := &TCPTransport{
 		cfg:     cfg,
@@ -517,8 +541,31 @@ func (t *TCPTransport) dial(p *tcpPeer) (net.Conn, error) {
 }
 
 // dialAs connects to member to at addr and performs the handshake with
-// the given magic (raft messages, or a snapshot stream).
+// the given magic (raft messages, or a snapshot stream). addr may list
+// several addresses separated by '|' (ZooKeeper's multiAddress): they are
+// tried in turn, each for DialTimeout, until one answers; host names are
+// resolved again on every attempt.
 func (t *TCPTransport) dialAs(pctx context.Context, addr string, to uint64, magic string) (net.Conn, error) {
+	if !strings.Contains(addr, "|") {
+		return t.dialOne(pctx, addr, to, magic)
+	}
+	var errs []error
+	for _, a := range strings.Split(addr, "|") {
+		c, err := t.dialOne(pctx, a, to, magic)
+		if err == nil {
+			return c, nil
+		}
+		var re *refusedError
+		if errors.As(err, &re) || pctx.Err() != nil {
+			return nil, err // it answered, and refused: another address is the same member
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", a, err))
+	}
+	return nil, errors.Join(errs...)
+}
+
+// dialOne is dialAs for one address.
+func (t *TCPTransport) dialOne(pctx context.Context, addr string, to uint64, magic string) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(pctx, t.cfg.DialTimeout)
 	defer cancel()
 	dial := addr
@@ -550,6 +597,9 @@ func (t *TCPTransport) dialAs(pctx context.Context, addr string, to uint64, magi
 	}
 	if len(ack) == 0 || ack[0] != ackOK {
 		c.Close()
+		if len(ack) > 0 && ack[0] == ackClusterMismatch && t.cfg.ClusterMismatch != nil {
+			t.cfg.ClusterMismatch(to)
+		}
 		return nil, &refusedError{status: ack[0:min(1, len(ack))], reason: string(ack[min(1, len(ack)):])}
 	}
 	if !stop() {
@@ -698,7 +748,10 @@ func (t *TCPTransport) accept(c net.Conn) (from uint64, magic string, err error)
 	case !started || id == 0:
 		status, reason = ackWrongMember, "not running raft yet"
 	case h.cluster != cluster:
-		status, reason = ackClusterMismatch, fmt.Sprintf("cluster %x, not %x", cluster, h.cluster)
+		status, reason = ackClusterMismatch, fmt.Sprintf("another ensemble: this member's is %x, the peer's %x (their server.N lists differ: both members log which lines)", cluster, h.cluster)
+		if t.cfg.ClusterMismatch != nil && h.from != 0 {
+			t.cfg.ClusterMismatch(h.from)
+		}
 	case h.to != id:
 		status, reason = ackWrongMember, fmt.Sprintf("member %x, not %x", id, h.to)
 	case !formationAccepts(own, h.frm):
@@ -714,6 +767,11 @@ func (t *TCPTransport) accept(c net.Conn) (from uint64, magic string, err error)
 		} else if t.cfg.Admit != nil {
 			if err := t.cfg.Admit(from); err != nil {
 				status, reason = ackWrongMember, err.Error()
+			}
+		}
+		if status == ackOK && h.frm == FormationPending && h.instance != 0 && t.cfg.VerifyPending != nil {
+			if err := t.cfg.VerifyPending(from, h.instance); err != nil {
+				status, reason = ackFormation, err.Error()
 			}
 		}
 		if tc, ok := c.(*tls.Conn); ok && status == ackOK && t.cfg.VerifyPeer != nil {
