@@ -179,9 +179,12 @@ type Config struct {
 	PeerType            Role   // peerType; Load sets it from this server's entry
 	DynamicConfigFile   string // dynamicConfigFile as written
 	MultiAddressEnabled bool   // multiAddress.enabled: several '|'-separated quorum addresses per server
-	InitLimit           int    // initLimit (ticks)
-	SyncLimit           int    // syncLimit (ticks)
-	SnapCount           int    // snapCount, default 100000, at least 2
+	// QuorumListenOnAllIPs (quorumListenOnAllIPs): a member listens for
+	// its peers on every interface, not only on its own entry's address.
+	QuorumListenOnAllIPs bool
+	InitLimit            int // initLimit (ticks)
+	SyncLimit            int // syncLimit (ticks)
+	SnapCount            int // snapCount, default 100000, at least 2
 	// SnapSizeLimitKB (snapSizeLimitInKb): a snapshot is due once the log
 	// since the last one holds this many KiB. 0: zkgo's default (64 MiB,
 	// not ZooKeeper's 4 GiB: zkgo holds that log in memory); -1: no

@@ -37,7 +37,7 @@ var javaOnlyKeys = setOf(
 	"maxGetChildrenResponseCacheSize", "maxResponseCacheSize", "maxWriteQueuePollTime",
 	"multiAddress.reachabilityCheckEnabled", "multiAddress.reachabilityCheckTimeoutMs",
 	"observerMasterPort", "oraclePath", "preAllocSize", "quorum.cnxn.threads.size",
-	"quorumListenOnAllIPs", "requestStaleConnectionCheck",
+	"requestStaleConnectionCheck",
 	"requestStaleLatencyCheck", "requestThrottleDropStale", "requestThrottleLimit",
 	"requestThrottleStallTime", "serializeLastProcessedZxid.enabled",
 	"sslQuorumReloadCertFiles", "syncEnabled",
@@ -237,6 +237,8 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 		p.warn(pr, "connection throttle setting zkgo does not use (it has a plain token bucket: tokens, fill_time, fill_count)")
 	case k == "reconfigEnabled":
 		c.ReconfigEnabled = p.javaBool(pr)
+	case k == "quorumListenOnAllIPs":
+		c.QuorumListenOnAllIPs = p.javaBool(pr)
 	case k == "standaloneEnabled":
 		c.StandaloneEnabled = p.javaBool(pr)
 	case k == "skipACL" || k == "zookeeper.skipACL":

@@ -171,7 +171,7 @@ func TestJavaOnlyWarnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantKeys(t, warnings,
-		"quorumListenOnAllIPs", "electionAlg", "syncEnabled",
+		"electionAlg", "syncEnabled",
 		"localSessionsEnabled", "audit.enable", "someFutureSetting")
 	for _, w := range warnings {
 		if !strings.HasPrefix(w, "javaonly.cfg:") {
@@ -181,13 +181,13 @@ func TestJavaOnlyWarnings(t *testing.T) {
 	if w := warnings[len(warnings)-1]; w != "javaonly.cfg:17: someFutureSetting: unknown key; ignored" {
 		t.Errorf("last warning %q", w)
 	}
-	if w := warnings[0]; w != "javaonly.cfg:11: quorumListenOnAllIPs: setting of the Java server; ignored" {
+	if w := warnings[0]; w != "javaonly.cfg:12: electionAlg: setting of the Java server; ignored" {
 		t.Errorf("first warning %q", w)
 	}
 	if c.Admin.Enabled || c.Admin.ServerPort != 8080 {
 		t.Errorf("admin.* keys not honoured: %+v", c.Admin)
 	}
-	if c.ClientPort != 2181 || c.TickTime != 2*time.Second || c.ReconfigEnabled {
+	if c.ClientPort != 2181 || c.TickTime != 2*time.Second || c.ReconfigEnabled || c.QuorumListenOnAllIPs {
 		t.Errorf("honoured keys lost: %+v", c)
 	}
 }

@@ -173,12 +173,17 @@ Flags:
 	}
 	if cfg.Distributed() {
 		for _, sv := range cfg.Servers {
-			opts.Peers = append(opts.Peers, server.Peer{
+			p := server.Peer{
 				ID:       sv.ID,
 				Addr:     net.JoinHostPort(sv.Host, strconv.Itoa(sv.PeerPort)),
 				Observer: sv.Role == config.Observer,
-			})
+			}
+			for _, a := range sv.Addrs[min(1, len(sv.Addrs)):] {
+				p.More = append(p.More, net.JoinHostPort(a.Host, strconv.Itoa(a.PeerPort)))
+			}
+			opts.Peers = append(opts.Peers, p)
 		}
+		opts.PeerListenAll = cfg.QuorumListenOnAllIPs
 		opts.ConfigText = cfg.DynamicText()
 		opts.ReadOnlyMode = cfg.ReadOnlyMode
 		opts.ReconfigEnabled, opts.SkipACL = cfg.ReconfigEnabled, cfg.SkipACL
