@@ -81,7 +81,12 @@ func (cs consoleStatus) Member(ctx context.Context) (status.Member, error) {
 		if ok && st.Leader == 0 && m.Role != status.RoleObserver {
 			m.Role = status.RoleCandidate
 		}
-		lead := memberID(uint64(s.raft.leader.Load()))
+		// lead is the leader's server id, -1 while none is known (server
+		// id 0 is a member like any other).
+		lead := int64(-1)
+		if l := s.raft.leader.Load(); l != 0 {
+			lead = memberID(uint64(l))
+		}
 		for _, p := range s.raft.currentPeers() {
 			peer := status.Peer{ID: p.ID, PeerAddr: p.Addr, Voting: !p.Observer, Role: status.RoleUnknown}
 			if ms := s.currentMembership(); ms != nil {
@@ -96,9 +101,9 @@ func (cs consoleStatus) Member(ctx context.Context) (status.Member, error) {
 			switch {
 			case p.Observer:
 				peer.Role = status.RoleObserver
-			case p.ID == lead && lead != 0:
+			case p.ID == lead:
 				peer.Role = status.RoleLeader
-			case lead != 0:
+			case lead >= 0:
 				peer.Role = status.RoleFollower
 			}
 			self := p.ID == s.opts.ServerID
@@ -125,7 +130,7 @@ func (cs consoleStatus) Member(ctx context.Context) (status.Member, error) {
 					peer.Role = status.RoleUnknown
 				}
 			} else {
-				peer.Reachable = self || (p.ID == lead && lead != 0)
+				peer.Reachable = self || p.ID == lead
 			}
 			if self {
 				peer.Reachable = true

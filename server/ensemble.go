@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/zkgo/zkgo/internal/atomicfile"
 	"github.com/zkgo/zkgo/raftnode"
@@ -119,21 +120,99 @@ func adoptEnsembleIdentity(dir string, id identity) (identity, error) {
 	return id, writeIdentity(dir, id)
 }
 
-// membershipHash hashes a membership independently of its order.
+// membershipHash hashes a membership independently of its order and of
+// the members' addresses: members agree on who belongs by server id and
+// role. How each member reaches the others is its own business — its own
+// line may say 0.0.0.0, others may name it by a host name, an IP, or an
+// address behind a proxy or NAT — and must not make members refuse each
+// other. (Data directories of releases before this rule recorded a hash
+// that included the addresses; the recorded value is what the handshake
+// compares, so they keep working, and members that join them take it from
+// the probes.)
 func membershipHash(peers []Peer) uint64 {
+	sum := sha256.Sum256([]byte("zkgo ensemble ids\n" + strings.Join(membershipLines(peers), "\n")))
+	id := binary.BigEndian.Uint64(sum[:8])
+	if id == 0 {
+		id = 1
+	}
+	return id
+}
+
+// membershipLines describes a membership as the identity sees it: one
+// "server.N=role" line per member, sorted.
+func membershipLines(peers []Peer) []string {
 	lines := make([]string, 0, len(peers))
 	for _, p := range peers {
 		role := "participant"
 		if p.Observer {
 			role = "observer"
 		}
-		lines = append(lines, fmt.Sprintf("%d=%s;%s", p.ID, p.Addr, role))
+		lines = append(lines, fmt.Sprintf("server.%d=%s", p.ID, role))
 	}
 	slices.Sort(lines)
-	sum := sha256.Sum256([]byte("zkgo ensemble\n" + strings.Join(lines, "\n")))
-	id := binary.BigEndian.Uint64(sum[:8])
-	if id == 0 {
-		id = 1
+	return lines
+}
+
+// membershipDiff says which lines of two memberships (membershipLines)
+// differ: those only in mine and those only in theirs.
+func membershipDiff(mine, theirs []string) string {
+	var only, other []string
+	for _, l := range mine {
+		if !slices.Contains(theirs, l) {
+			only = append(only, l)
+		}
 	}
-	return id
+	for _, l := range theirs {
+		if !slices.Contains(mine, l) {
+			other = append(other, l)
+		}
+	}
+	return fmt.Sprintf("only here: [%s]; only there: [%s]", strings.Join(only, " "), strings.Join(other, " "))
+}
+
+// clusterMismatch is the peer transport's ClusterMismatch: peer belongs to
+// another ensemble by the handshake's identity. Every 10 s at most per
+// server, this member asks it (a probe) for its member list and logs
+// which lines differ, so that both sides of a misconfiguration say what
+// to fix.
+func (r *replica) clusterMismatch(peer uint64) {
+	p, ok := r.peer(memberID(peer))
+	if !ok {
+		return
+	}
+	r.mismatchMu.Lock()
+	if r.mismatchLogged == nil {
+		r.mismatchLogged = map[int64]time.Time{}
+	}
+	if time.Since(r.mismatchLogged[p.ID]) < 10*time.Second {
+		r.mismatchMu.Unlock()
+		return
+	}
+	r.mismatchLogged[p.ID] = time.Now()
+	r.mismatchMu.Unlock()
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		mine := membershipLines(r.currentPeers())
+		a, err := r.probe(p, probeRequest{Op: "status"})
+		switch {
+		case err != nil:
+			r.log.Warn("a member of another ensemble: its handshake names another ensemble identity; asking it for its member list failed",
+				"server", p.ID, "addr", p.Addr, "err", err)
+		case slices.Equal(mine, a.Servers):
+			r.log.Warn("a member of another ensemble: the same member list, but the ensemble identities recorded at first start differ "+
+				"(zkgo/ENSEMBLE: members of two different ensembles, or of one formed with different server lists)",
+				"server", p.ID, "addr", p.Addr, "mine", fmt.Sprintf("%016x", r.view.ensembleID()), "theirs", fmt.Sprintf("%016x", a.Ensemble))
+		default:
+			r.log.Warn("a member of another ensemble: its configuration lists other members; fix the server.N lines (ids and roles) so that they agree",
+				"server", p.ID, "addr", p.Addr, "differ", membershipDiff(mine, a.Servers))
+		}
+	}()
+}
+
+// ensembleID returns the member's ensemble identity (0 before it is known).
+func (v *memberView) ensembleID() uint64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.ensemble
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -147,7 +148,7 @@ func (r *replica) learnFormation() (chosen bool, f uint64, holding int) {
 	voters := 0
 	count := map[uint64]int{}
 	peers := r.currentPeers()
-	answers := r.probeAll(peers, probeRequest{Op: "status"})
+	answers, _ := r.probeAll(peers, probeRequest{Op: "status"})
 	for i, p := range peers {
 		if p.Observer {
 			continue
@@ -246,4 +247,97 @@ func (r *replica) logHoldsFormation(f uint64) bool {
 		i = ents[len(ents)-1].Index + 1
 	}
 	return false
+}
+
+// verifyPending is the peer transport's VerifyPending: a dialer whose
+// formation is pending claims raft id from and runs with instance token
+// inst. This member asks the member it knows under that server id, at the
+// address its configuration gives, for its token (a probe); only the
+// member itself has it, so a pending member of another ensemble that
+// lists this one by mistake is refused, whatever addresses either side
+// uses. The answer is kept for a while: the first attempt of a dialer is
+// refused while the probe runs, its next one (the transport retries
+// within a second) finds the answer.
+//
+// A pending dialer must also be in this member's raft configuration: the
+// members still pending in a formation are those it was formed with (or
+// admitted while it was forming). That keeps out a configured member that
+// is forming another ensemble — the others of a standalone's data
+// converted here (convert.go) that formed a pair of their own first.
+func (r *replica) verifyPending(from, inst uint64) error {
+	p, ok := r.peer(memberID(from))
+	if !ok {
+		return fmt.Errorf("server.%d is not a member of this ensemble", memberID(from))
+	}
+	if node := r.raft(); node != nil {
+		if st := node.Status(); !slices.Contains(st.Voters, from) && !slices.Contains(st.Learners, from) {
+			return fmt.Errorf("server.%d's raft id %x, whose formation is pending, is not in this member's configuration: "+
+				"a member of another ensemble that is forming (with the same server ids)?", p.ID, from)
+		}
+	}
+	key := pendingKey{from, inst}
+	r.pendingMu.Lock()
+	defer r.pendingMu.Unlock()
+	if r.pendingChecks == nil {
+		r.pendingChecks = map[pendingKey]*pendingCheck{}
+	}
+	c := r.pendingChecks[key]
+	if c != nil && !c.running && time.Since(c.at) > pendingCheckTTL(c.err) {
+		delete(r.pendingChecks, key)
+		c = nil
+	}
+	if c == nil {
+		if len(r.pendingChecks) >= 64 {
+			for k, old := range r.pendingChecks {
+				if !old.running {
+					delete(r.pendingChecks, k)
+				}
+			}
+		}
+		c = &pendingCheck{running: true, at: time.Now()}
+		r.pendingChecks[key] = c
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			var err error
+			a, perr := r.probe(p, probeRequest{Op: "status"})
+			switch {
+			case perr != nil:
+				err = fmt.Errorf("could not ask server.%d at %s for its instance: %w", p.ID, p.Addr, perr)
+			case a.Instance != inst:
+				err = fmt.Errorf("the member at server.%d's address (%s) is another process than the dialer: a pending member of another ensemble with the same server ids?", p.ID, p.Addr)
+			}
+			r.pendingMu.Lock()
+			c.running, c.err, c.at = false, err, time.Now()
+			r.pendingMu.Unlock()
+			if err != nil && r.view.refusalLog.Allow() {
+				r.log.Warn("refused a forming member that claims a member's id", "server", p.ID, "err", err)
+			}
+		}()
+	}
+	switch {
+	case c.running:
+		return fmt.Errorf("checking that the dialer is server.%d (pending formation): try again", p.ID)
+	case c.err != nil:
+		return c.err
+	}
+	return nil
+}
+
+// pendingKey and pendingCheck are verifyPending's cache.
+type pendingKey struct{ id, instance uint64 }
+
+type pendingCheck struct {
+	running bool
+	at      time.Time // when the check started, or finished
+	err     error
+}
+
+// pendingCheckTTL is how long a check's answer is kept: a success for a
+// minute, a failure for two seconds (the member may have restarted).
+func pendingCheckTTL(err error) time.Duration {
+	if err != nil {
+		return 2 * time.Second
+	}
+	return time.Minute
 }

@@ -134,6 +134,11 @@ func (s *Server) fourLetterText(cmd string, b *strings.Builder) {
 	case "srvr", "stat", "mntr", "conf", "cons", "crst", "srst", "dump", "wchs", "wchc", "wchp", "dirs", "hash":
 		if !s.hasQuorum() && !s.readOnly.Load() {
 			b.WriteString(notServing)
+			if w := s.raft.waitingFor(); w != "" && (cmd == "srvr" || cmd == "stat" || cmd == "mntr") {
+				// What the member waits for (quorum.go), on a line of
+				// its own after ZooKeeper's text, which tools match.
+				fmt.Fprintf(b, "zkgo: waiting for %s\n", w)
+			}
 			return
 		}
 	}

@@ -21,13 +21,22 @@ import (
 // the data directory's lock, so it fails while the member runs. Callers:
 // zkgo export and the snapshot commands (cmd/zkgo), tests.
 func LoadDataDir(opts Options) (*tree.Tree, error) {
+	t, _, err := loadDataDir(opts, false)
+	return t, err
+}
+
+// loadDataDir is LoadDataDir; with whole, every entry the log holds is
+// applied, committed or not — right for a log whose only voter was this
+// member (a standalone server's), where every stored entry is committed
+// once it leads again — and last is the log's last index.
+func loadDataDir(opts Options, whole bool) (_ *tree.Tree, last uint64, _ error) {
 	dir := opts.DataDir
 	if opts.DataLogDir != "" {
 		dir = opts.DataLogDir
 	}
 	zdir := filepath.Join(dir, "zkgo")
 	if dir == "" || !storage.Exists(zdir) {
-		return nil, fmt.Errorf("no zkgo data in %q", dir)
+		return nil, 0, fmt.Errorf("no zkgo data in %q", dir)
 	}
 	log := opts.Logger
 	if log == nil {
@@ -35,7 +44,7 @@ func LoadDataDir(opts Options) (*tree.Tree, error) {
 	}
 	st, err := storage.Open(zdir, storage.Options{Logger: log})
 	if err != nil {
-		return nil, fmt.Errorf("open data directory: %w", err)
+		return nil, 0, fmt.Errorf("open data directory: %w", err)
 	}
 	defer st.Close()
 	maxBuf := opts.MaxBuffer
@@ -50,33 +59,40 @@ func LoadDataDir(opts Options) (*tree.Tree, error) {
 	ms := st.RaftStorage()
 	snap, err := ms.Snapshot()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if !raft.IsEmptySnap(snap) {
 		rc, _, err := st.OpenSnapshotData(snap.Metadata.Index, snap.Metadata.Term)
 		if err != nil {
-			return nil, fmt.Errorf("open snapshot %d: %w", snap.Metadata.Index, err)
+			return nil, 0, fmt.Errorf("open snapshot %d: %w", snap.Metadata.Index, err)
 		}
 		err = sm.Restore(rc, snap.Metadata.Index)
 		rc.Close()
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	hs, _, err := ms.InitialState()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	first, err := ms.FirstIndex()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
+	}
+	if last, err = ms.LastIndex(); err != nil {
+		return nil, 0, err
+	}
+	upto := hs.Commit
+	if whole {
+		upto = last
 	}
 	// onFail runs on a goroutine of its own; sm.failed says at once that
 	// applying stopped.
-	for lo := first; lo <= hs.Commit && !sm.failed.Load(); {
-		ents, err := ms.Entries(lo, hs.Commit+1, 64<<20)
+	for lo := first; lo <= upto && !sm.failed.Load(); {
+		ents, err := ms.Entries(lo, upto+1, 64<<20)
 		if err != nil {
-			return nil, fmt.Errorf("read the log at %d: %w", lo, err)
+			return nil, 0, fmt.Errorf("read the log at %d: %w", lo, err)
 		}
 		if len(ents) == 0 {
 			break
@@ -85,9 +101,9 @@ func LoadDataDir(opts Options) (*tree.Tree, error) {
 		lo = ents[len(ents)-1].Index + 1
 	}
 	if sm.failed.Load() {
-		return nil, <-failed
+		return nil, 0, <-failed
 	}
-	return sm.tree, nil
+	return sm.tree, max(last, snap.Metadata.Index), nil
 }
 
 // offlineWaiters and offlineSessions stand in for the proposer and the

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 	"github.com/zkgo/zkgo/raftnode"
 )
 
-// Raft identities. A member's raft id is its server id (myid, 1..254) in
+// Raft identities. A member's raft id is its server id (myid, 0..254) in
 // the low byte and an incarnation above it: 0 for the members that formed
 // the ensemble, a random non-zero value for a member that rejoins with an
 // empty data directory. A fresh data directory must never take over the
@@ -28,10 +29,31 @@ import (
 // leader that lacks committed writes. Under a new raft id it is a new
 // member: the leader swaps the old identity out and the new one in as a
 // learner, and promotes it once it has caught up.
-func raftID(myid int64, incarnation uint64) uint64 { return incarnation<<8 | uint64(myid)&0xff }
+//
+// Server id 0 (ZooKeeper allows it) would make incarnation 0's raft id 0,
+// which raft reserves for "none": its first incarnation is written as
+// zeroBase instead, a value random incarnations (48 bits) never take.
+func raftID(myid int64, incarnation uint64) uint64 {
+	if incarnation == 0 && myid == 0 {
+		incarnation = zeroBase
+	}
+	return incarnation<<8 | uint64(myid)&0xff
+}
+
+// zeroBase is the incarnation part of server 0's first raft id.
+const zeroBase = 1 << 48
 
 // memberID returns the server id (myid) of a raft id.
 func memberID(id uint64) int64 { return int64(id & 0xff) }
+
+// incarnation returns the incarnation of a raft id: 0 for the identity
+// the member formed the ensemble with.
+func incarnation(id uint64) uint64 {
+	if id == raftID(memberID(id), 0) {
+		return 0
+	}
+	return id >> 8
+}
 
 // newIncarnation returns a random non-zero incarnation of 48 bits.
 func newIncarnation() (uint64, error) {
@@ -57,6 +79,10 @@ type probeRequest struct {
 	MyID int64  `json:"myid,omitempty"`
 	ID   uint64 `json:"id,omitempty"`
 	Addr string `json:"addr,omitempty"`
+	// Via is set on a join a follower passed on to the leader (admit):
+	// the follower's server id, which the leader checks the connection's
+	// certificate against, the follower having checked the joiner's.
+	Via *int64 `json:"via,omitempty"`
 }
 
 type probeAnswer struct {
@@ -82,7 +108,13 @@ type probeAnswer struct {
 	// configuration that adds it to an ensemble forming at that moment
 	// does not bootstrap a different one.
 	Members uint64 `json:"members,omitempty"`
-	Error   string `json:"error,omitempty"`
+	// Instance is the answering member's peer transport instance token
+	// (formation.go's verifyPending).
+	Instance uint64 `json:"instance,omitempty"`
+	// Servers are the lines Members hashes (membershipLines), so that a
+	// member whose list differs can say which lines do.
+	Servers []string `json:"servers,omitempty"`
+	Error   string   `json:"error,omitempty"`
 }
 
 // formed reports whether the answering member belongs to an ensemble
@@ -121,7 +153,7 @@ var errNotAdmitted = errors.New("not admitted")
 // memberView is what the probe handler reads about this member; it is
 // filled in while the member starts.
 type memberView struct {
-	mu sync.Mutex // guards ensemble, formation, joining, proposed, hasState, hardState, and the replica's st and node
+	mu sync.Mutex // guards ensemble, formation, joining, waiting, proposed, hasState, hardState, and the replica's st and node
 	// ensemble and formation are the member's identity (ensemble.go).
 	ensemble, formation uint64
 	// hasState and hardState describe the storage as it was opened
@@ -129,8 +161,12 @@ type memberView struct {
 	hasState  bool
 	hardState raftpb.HardState
 	joining   bool
-	// refusalLog limits the log lines about refused joiners.
-	refusalLog logLimiter
+	// waiting says what the member waits for before it serves
+	// (quorum.go's waitingFor).
+	waiting string
+	// refusalLog limits the log lines about refused joiners, quorumLog
+	// those about the configured quorum.
+	refusalLog, quorumLog logLimiter
 	// joiners are servers that asked to join but are not members (yet),
 	// by server id: a reconfig that adds one uses its raft id.
 	joiners map[int64]joiner
@@ -148,7 +184,11 @@ func (r *replica) answerProbe(req []byte, cs *tls.ConnectionState) []byte {
 	} else {
 		a = r.probeStatus()
 		if q.Op == "join" && a.Error == "" {
-			err := r.verifyPeer(raftID(q.MyID, 0), cs)
+			who := q.MyID
+			if q.Via != nil {
+				who = *q.Via
+			}
+			err := r.verifyPeer(raftID(who, 0), cs)
 			if err == nil {
 				err = r.admit(q)
 			} else {
@@ -172,9 +212,13 @@ func (r *replica) answerProbe(req []byte, cs *tls.ConnectionState) []byte {
 func (r *replica) probeStatus() probeAnswer {
 	v := &r.view
 	v.mu.Lock()
-	node, a := r.node, probeAnswer{Ensemble: v.ensemble, Formation: v.formation, Joining: v.joining, Members: membershipHash(r.opts.Peers)}
+	node, a := r.node, probeAnswer{Ensemble: v.ensemble, Formation: v.formation, Joining: v.joining,
+		Members: membershipHash(r.opts.Peers), Servers: membershipLines(r.opts.Peers)}
 	has, hs := v.hasState, v.hardState
 	v.mu.Unlock()
+	if t, ok := r.tr.(*raftnode.TCPTransport); ok {
+		a.Instance = t.Instance()
+	}
 	if a.Joining {
 		return a
 	}
@@ -194,10 +238,18 @@ func (r *replica) probeStatus() probeAnswer {
 // admit handles a joining member's request: it proposes that the raft ids
 // of the same server id leave the configuration and the new one join it
 // as a learner (promoteLearners makes it a voter once it caught up).
+//
+// Who may join is decided by server id alone, never by the address the
+// joiner dials from or names (members behind a proxy or NAT, or that list
+// themselves as 0.0.0.0, know each other by different addresses). What
+// keeps a second machine configured with a live member's id from taking
+// its place is that only the leader admits, and only once it has not
+// heard from that server's current incarnation for an election timeout:
+// a member whose disk was replaced is down meanwhile.
 func (r *replica) admit(q probeRequest) error {
-	p, ok := r.peer(q.MyID)
+	_, ok := r.peer(q.MyID)
 	switch {
-	case !ok && memberID(q.ID) == q.MyID && q.ID>>8 != 0:
+	case !ok && memberID(q.ID) == q.MyID && incarnation(q.ID) != 0:
 		r.view.mu.Lock()
 		if r.view.joiners == nil {
 			r.view.joiners = map[int64]joiner{}
@@ -207,9 +259,7 @@ func (r *replica) admit(q probeRequest) error {
 		return fmt.Errorf("%w: server.%d is not a member of this ensemble: waiting for a reconfig to add it", errNotAdmitted, q.MyID)
 	case !ok:
 		return fmt.Errorf("%w: server.%d is not a member of this ensemble", errNotAdmitted, q.MyID)
-	case p.Addr != q.Addr:
-		return fmt.Errorf("%w: server.%d's peer address is %s here, not %s", errNotAdmitted, q.MyID, p.Addr, q.Addr)
-	case memberID(q.ID) != q.MyID || q.ID>>8 == 0:
+	case memberID(q.ID) != q.MyID || incarnation(q.ID) == 0:
 		return fmt.Errorf("%w: raft id %x is not a new identity of server.%d", errNotAdmitted, q.ID, q.MyID)
 	}
 	v := &r.view
@@ -231,16 +281,39 @@ func (r *replica) admit(q probeRequest) error {
 	if s.Leader == 0 {
 		return errors.New("no leader: try again")
 	}
-	if recent {
+	if s.Role != raftnode.RoleLeader {
+		// Only the leader knows whether the server's current incarnation
+		// still answers: pass the request on to it (once).
+		lead, ok := r.peer(memberID(s.Leader))
+		if q.Via != nil || !ok {
+			return fmt.Errorf("not the leader: server.%d admits members", memberID(s.Leader))
+		}
+		via := r.opts.ServerID
+		q.Via = &via
+		a, err := r.probe(lead, q)
+		if err != nil {
+			return fmt.Errorf("passing the request on to the leader, server.%d: %w", lead.ID, err)
+		}
+		if a.Error != "" {
+			return errors.New(a.Error) // the leader logged it
+		}
 		return nil
 	}
 	var cc raftpb.ConfChangeV2
 	var old []uint64
 	for _, id := range append(slices.Clone(s.Voters), s.Learners...) {
-		if memberID(id) == q.MyID && !slices.Contains(old, id) {
-			old = append(old, id)
-			cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: raftpb.ConfChangeRemoveNode, NodeID: id})
+		if memberID(id) != q.MyID || slices.Contains(old, id) {
+			continue
 		}
+		if id == s.ID || slices.Contains(s.Heard, id) {
+			return fmt.Errorf("%w: server.%d is running (raft id %x answered within the last election timeout): "+
+				"is a second machine configured with the same server id?", errNotAdmitted, q.MyID, id)
+		}
+		old = append(old, id)
+		cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: raftpb.ConfChangeRemoveNode, NodeID: id})
+	}
+	if recent {
+		return nil
 	}
 	cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: raftpb.ConfChangeAddLearnerNode, NodeID: q.ID})
 	cc.Context, _ = json.Marshal(map[string]any{"rejoin": q.MyID, "id": q.ID, "replaces": old})
@@ -252,8 +325,13 @@ func (r *replica) admit(q probeRequest) error {
 	v.mu.Lock()
 	v.proposed[q.ID] = time.Now()
 	v.mu.Unlock()
-	r.log.Warn("server rejoins with an empty data directory: swapping its old raft identity for a new one, as a learner until it has caught up",
-		"server", q.MyID, "new", fmt.Sprintf("%x", q.ID), "old", hexIDs(old))
+	if len(old) == 0 {
+		r.log.Warn("admitting a server the configuration lists but the ensemble's log does not: as a learner until it has caught up",
+			"server", q.MyID, "id", fmt.Sprintf("%x", q.ID), "addr", q.Addr)
+	} else {
+		r.log.Warn("server rejoins with an empty data directory: swapping its old raft identity for a new one, as a learner until it has caught up",
+			"server", q.MyID, "new", fmt.Sprintf("%x", q.ID), "old", hexIDs(old), "addr", q.Addr)
+	}
 	return nil
 }
 
@@ -350,10 +428,11 @@ func (r *replica) admitPeer(from uint64) error {
 	return nil
 }
 
-// resolve is the peer transport's Resolve: the address of a raft id.
+// resolve is the peer transport's Resolve: the address of a raft id
+// (every address of a multiAddress line, '|'-separated).
 func (r *replica) resolve(id uint64) (string, bool) {
 	p, ok := r.peer(memberID(id))
-	return p.Addr, ok
+	return p.dialAddr(), ok
 }
 
 // startDecision is how a member with no raft state starts.
@@ -387,21 +466,43 @@ func (r *replica) decide(id uint64, open func(id uint64) error) (startDecision, 
 	}
 	pause := min(max(r.opts.TickTime/2, 50*time.Millisecond), time.Second)
 	var lastLog time.Time
+	mine := membershipLines(r.opts.Peers)
+	defer r.setWaiting("")
 	for round := 0; ; round++ {
-		answers := r.probeAll(r.opts.Peers, probeRequest{Op: "status"})
+		answers, errs := r.probeAll(r.opts.Peers, probeRequest{Op: "status"})
 		var formed []int // indexes into r.opts.Peers
 		unformed := 0
 		if !me.Observer && id == 0 {
 			unformed++
 		}
+		// What each member answered and why it does or does not count,
+		// for the log and srvr while this member waits.
+		var said []string
 		for i, a := range answers {
+			p := r.opts.Peers[i]
+			if p.ID == r.opts.ServerID {
+				continue
+			}
+			var what string
 			switch {
 			case a == nil:
+				what = fmt.Sprintf("no answer from %s (%v)", p.Addr, errs[i])
 			case a.formed():
 				formed = append(formed, i)
-			case a.Error == "" && !a.Joining && !r.opts.Peers[i].Observer && a.Members == membershipHash(r.opts.Peers):
+				what = fmt.Sprintf("belongs to a formed ensemble (term %d, commit %d)", a.Term, a.Last)
+			case a.Error != "":
+				what = "error: " + a.Error
+			case a.Joining:
+				what = "is joining an ensemble itself: does not count"
+			case a.Members != membershipHash(r.opts.Peers):
+				what = "its configuration lists other members, so it does not count: " + membershipDiff(mine, a.Servers)
+			case p.Observer:
+				what = "has not formed an ensemble yet; an observer, it does not count toward the majority"
+			default:
 				unformed++
+				what = "has not formed an ensemble yet: counts"
 			}
+			said = append(said, fmt.Sprintf("server.%d %s", p.ID, what))
 		}
 		if len(formed) > 0 {
 			if id == 0 {
@@ -427,20 +528,28 @@ func (r *replica) decide(id uint64, open func(id uint64) error) (startDecision, 
 			var refusals []string
 			for _, i := range formed {
 				a, err := r.probe(r.opts.Peers[i], probeRequest{Op: "join", MyID: r.opts.ServerID, ID: id, Addr: me.Addr})
-				if err == nil && a.Error != "" {
+				switch {
+				case err != nil:
+					refusals = append(refusals, fmt.Sprintf("server.%d: %v", r.opts.Peers[i].ID, err))
+				case a.Error != "":
 					refusals = append(refusals, fmt.Sprintf("server.%d: %s", r.opts.Peers[i].ID, a.Error))
 				}
 			}
+			r.setWaiting("joining: " + strings.Join(refusals, "; "))
 			if len(refusals) > 0 && time.Since(lastLog) > 10*time.Second {
 				lastLog = time.Now()
 				r.log.Warn("waiting to be admitted to the ensemble", "refusals", refusals)
 			}
 		} else if id == 0 && unformed > voters/2 {
 			return startDecision{id: raftID(r.opts.ServerID, 0), bootstrap: true}, nil
-		} else if time.Since(lastLog) > 10*time.Second {
-			lastLog = time.Now()
-			r.log.Info("empty data directory: waiting for a majority of the members to answer, to form the ensemble with them or rejoin it",
-				"answered", unformed, "voters", voters)
+		} else {
+			r.setWaiting(fmt.Sprintf("forming: %d of %d voters answered that they can form the ensemble (%d needed); %s",
+				unformed, voters, voters/2+1, strings.Join(said, "; ")))
+			if time.Since(lastLog) > 10*time.Second {
+				lastLog = time.Now()
+				r.log.Info("empty data directory: waiting for a majority of the members to answer, to form the ensemble with them or rejoin it",
+					"answered", unformed, "voters", voters, "needed", voters/2+1, "members", said)
+			}
 		}
 		select {
 		case <-time.After(pause):
@@ -451,9 +560,9 @@ func (r *replica) decide(id uint64, open func(id uint64) error) (startDecision, 
 }
 
 // probeAll probes every other member of peers at once; answers[i] is nil
-// for a member that could not be reached.
-func (r *replica) probeAll(peers []Peer, q probeRequest) []*probeAnswer {
-	answers := make([]*probeAnswer, len(peers))
+// for a member that could not be reached, and errs[i] says why.
+func (r *replica) probeAll(peers []Peer, q probeRequest) (answers []*probeAnswer, errs []error) {
+	answers, errs = make([]*probeAnswer, len(peers)), make([]error, len(peers))
 	var wg sync.WaitGroup
 	for i, p := range peers {
 		if p.ID == r.opts.ServerID {
@@ -462,33 +571,42 @@ func (r *replica) probeAll(peers []Peer, q probeRequest) []*probeAnswer {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if a, err := r.probe(p, q); err == nil {
-				answers[i] = a
-			}
+			answers[i], errs[i] = r.probe(p, q)
 		}()
 	}
 	wg.Wait()
-	return answers
+	return answers, errs
 }
 
 // probe asks member p (at its peer address, or where Options.PeerDialAddr
-// says to dial it).
+// says to dial it; each address of a multiAddress line in turn until one
+// answers).
 func (r *replica) probe(p Peer, q probeRequest) (*probeAnswer, error) {
-	addr, dial := p.Addr, p.Addr
-	if r.opts.PeerDialAddr != nil {
-		dial = r.opts.PeerDialAddr(p.ID, addr)
-	}
 	req, _ := json.Marshal(&q)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
 	cfg := r.opts.PeerClientTLS
 	if r.opts.PeerClientTLSFunc != nil {
 		cfg = r.opts.PeerClientTLSFunc()
 	}
-	b, err := raftnode.ProbeVia(ctx, dial, addr, cfg, req)
-	if err != nil {
-		return nil, err
+	var b []byte
+	var errs []error
+	for _, addr := range p.addrs() {
+		dial := addr
+		if r.opts.PeerDialAddr != nil {
+			dial = r.opts.PeerDialAddr(p.ID, addr)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		ans, err := raftnode.ProbeVia(ctx, dial, addr, cfg, req)
+		cancel()
+		if err == nil {
+			b = ans
+			break
+		}
+		errs = append(errs, err)
 	}
+	if b == nil {
+		return nil, errors.Join(errs...)
+	}
+	addr := p.Addr
 	var a probeAnswer
 	if err := json.Unmarshal(b, &a); err != nil {
 		return nil, fmt.Errorf("probe answer from %s: %w", addr, err)
@@ -511,7 +629,7 @@ func (r *replica) promoteLearners(node *raftnode.Node) {
 		case <-r.quit:
 			return
 		}
-		if !r.isLeader() {
+		if !r.raftLeads() {
 			continue
 		}
 		s := node.Status()
@@ -543,6 +661,7 @@ func (r *replica) confChanged(index uint64, cc raftpb.ConfChangeV2, cs raftpb.Co
 	if json.Unmarshal(cc.Context, &rc) == nil && len(rc.Servers) > 0 {
 		r.applyMembership(index, rc)
 	}
+	defer r.recheckQuorum()
 	self := r.id.Load()
 	for _, c := range cc.Changes {
 		if c.Type != raftpb.ConfChangeRemoveNode {

@@ -191,14 +191,18 @@ type Options struct {
 	OnConfigChange func(text string, version int64) error
 	// PeerListener, if set, is this member's listener for peer traffic
 	// (tests listen on port 0 first); otherwise the server listens on its
-	// own entry's Addr.
+	// own entry's addresses (every one of a multiAddress line), or with
+	// PeerListenAll on every interface at their ports.
 	PeerListener net.Listener
+	// PeerListenAll (quorumListenOnAllIPs=true): listen for peers on
+	// every interface, at the peer port(s) of this member's own entry,
+	// rather than on the address the entry names.
+	PeerListenAll bool
 	// PeerDialAddr, if set, gives the address this member dials to reach
 	// member serverID, whose peer address is addr, for every connection
 	// it opens to it: raft messages, snapshot streams, and the probes of
 	// a member deciding how to start or learning the formation. Peers
-	// keep their addresses (and the ensemble its identity, which
-	// includes them). For tests that put a proxy on each peer link
+	// keep their addresses. For tests that put a proxy on each peer link
 	// (zkgo server built with the zkgofaults tag); it must not block.
 	PeerDialAddr func(serverID int64, addr string) string
 	// SASL configures SASL DIGEST-MD5 authentication (sasl.go).
@@ -324,6 +328,10 @@ type Peer struct {
 	ID int64
 	// Addr is the member's peer address (host:peerPort).
 	Addr string
+	// More are further peer addresses of the member (ZooKeeper's
+	// multiAddress, server.N=a:p:e|b:p:e): dialled in turn after Addr
+	// when it does not answer.
+	More []string
 	// Observer members replicate and serve clients but never vote.
 	Observer bool
 }
@@ -333,3 +341,10 @@ type Peer struct {
 func (o *Options) clustered() bool {
 	return len(o.Peers) > 1 || len(o.Peers) == 1 && o.DisableStandalone
 }
+
+// addrs returns every peer address of p, Addr first.
+func (p Peer) addrs() []string { return append([]string{p.Addr}, p.More...) }
+
+// dialAddr is p's addresses as the peer transport takes them: separated
+// by '|', tried in turn.
+func (p Peer) dialAddr() string { return strings.Join(p.addrs(), "|") }

@@ -35,6 +35,11 @@ import (
 type membership struct {
 	version int64
 	servers []config.Server // by id
+	// fromLog: the membership was set by a reconfig in the log (or a
+	// snapshot taken after one), so raft's configuration follows it; else
+	// it is what this member's zoo.cfg says, which the log's configuration
+	// may not match (quorum.go).
+	fromLog bool
 }
 
 // text is the membership in /zookeeper/config's format.
@@ -61,7 +66,11 @@ func (m *membership) server(id int64) (config.Server, bool) {
 }
 
 func serverPeer(s config.Server) Peer {
-	return Peer{ID: s.ID, Addr: net.JoinHostPort(s.Host, strconv.Itoa(s.PeerPort)), Observer: s.Role == config.Observer}
+	p := Peer{ID: s.ID, Addr: net.JoinHostPort(s.Host, strconv.Itoa(s.PeerPort)), Observer: s.Role == config.Observer}
+	for _, a := range s.Addrs[min(1, len(s.Addrs)):] {
+		p.More = append(p.More, net.JoinHostPort(a.Host, strconv.Itoa(a.PeerPort)))
+	}
+	return p
 }
 
 // initialMembership is the membership a member starts with: the server
@@ -72,13 +81,18 @@ func initialMembership(o *Options) *membership {
 	if len(m.servers) != len(o.Peers) {
 		m.servers = m.servers[:0]
 		for _, p := range o.Peers {
-			host, port, _ := net.SplitHostPort(p.Addr)
-			pp, _ := strconv.Atoi(port)
 			role := config.Participant
 			if p.Observer {
 				role = config.Observer
 			}
-			m.servers = append(m.servers, config.Server{ID: p.ID, Host: host, PeerPort: pp, Role: role})
+			sv := config.Server{ID: p.ID, Role: role}
+			for _, a := range p.addrs() {
+				host, port, _ := net.SplitHostPort(a)
+				pp, _ := strconv.Atoi(port)
+				sv.Addrs = append(sv.Addrs, config.Address{Host: host, PeerPort: pp})
+			}
+			sv.Host, sv.PeerPort = sv.Addrs[0].Host, sv.Addrs[0].PeerPort
+			m.servers = append(m.servers, sv)
 		}
 	}
 	slices.SortFunc(m.servers, func(a, b config.Server) int { return int(a.ID - b.ID) })
@@ -121,7 +135,7 @@ const joinerTimeout = 10 * time.Second
 // applyMembership takes a reconfig's new membership, on the apply
 // goroutine (confChanged).
 func (r *replica) applyMembership(index uint64, rc reconfigContext) {
-	m := &membership{version: int64(index)}
+	m := &membership{version: int64(index), fromLog: true}
 	for _, l := range rc.Servers {
 		s, err := config.ParseServerLine(l)
 		if err != nil {
@@ -140,6 +154,7 @@ func (r *replica) applyMembership(index uint64, rc reconfigContext) {
 	close(r.memberCh)
 	r.memberCh = make(chan struct{})
 	r.memberMu.Unlock()
+	r.recheckQuorum()
 	if _, ok := m.server(r.opts.ServerID); !ok {
 		r.log.Warn("this server is no longer a member of the ensemble (removed by a reconfig): it serves no clients")
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,6 +70,13 @@ type replica struct {
 	// formationMu serializes recording the formation (formation.go);
 	// adopting is set while a check of a refused formation runs;
 	// learnFormationNow wakes chooseFormation to ask the voters at once.
+	// mismatchMu guards mismatchLogged: when a member of another
+	// ensemble was last logged, by server id (ensemble.go).
+	mismatchMu     sync.Mutex
+	mismatchLogged map[int64]time.Time
+	// pendingMu guards pendingChecks, verifyPending's answers.
+	pendingMu         sync.Mutex
+	pendingChecks     map[pendingKey]*pendingCheck
 	formationMu       sync.Mutex
 	adopting          atomic.Bool
 	learnFormationNow chan struct{}
@@ -89,9 +95,16 @@ type replica struct {
 	// or in memory); set before startNode, by the goroutine that calls it.
 	openTook time.Duration
 
-	leader atomic.Int64  // the raft leader's id, 0 while unknown
-	quit   chan struct{} // closed by stop; ends the helper goroutines
-	wg     sync.WaitGroup
+	// leader is the leader this member acts on, 0 while none: raft's
+	// leader while the configured quorum holds (quorum.go). raftLead is
+	// raft's leader whatever the configuration.
+	leader   atomic.Int64
+	raftLead atomic.Uint64
+	// recheck asks followLeader to check the configured quorum again
+	// (buffered 1; quorum.go).
+	recheck chan struct{}
+	quit    chan struct{} // closed by stop; ends the helper goroutines
+	wg      sync.WaitGroup
 }
 
 // clustered reports whether the member belongs to an ensemble.
@@ -118,7 +131,7 @@ func (r *replica) start() error {
 	if r.dir == "" || !r.clustered() || opts.PeerTransport != nil {
 		id := uint64(1)
 		if r.clustered() {
-			id = uint64(opts.ServerID)
+			id = raftID(opts.ServerID, 0)
 		}
 		sopts.Metadata = raftnode.Metadata(id, clusterID)
 		var st *storage.Storage
@@ -153,6 +166,10 @@ func (r *replica) start() error {
 	}
 	r.tr = tr
 	tcp := tr.(*raftnode.TCPTransport)
+	if err := r.convertStandalone(sopts); err != nil {
+		tcp.Stop()
+		return err
+	}
 	restarted, err := r.openExisting(sopts)
 	if err != nil {
 		tcp.Stop()
@@ -390,13 +407,12 @@ func (r *replica) transport() (raftnode.Transport, error) {
 	}
 	ln := opts.PeerListener
 	if ln == nil {
-		var err error
-		for _, p := range opts.Peers {
-			if p.ID == opts.ServerID {
-				ln, err = net.Listen("tcp", p.Addr)
-			}
+		me, ok := r.peer(opts.ServerID)
+		if !ok {
+			return nil, fmt.Errorf("listen for peers: server id %d is not among the members", opts.ServerID)
 		}
-		if err != nil {
+		var err error
+		if ln, err = listenPeers(me.addrs(), opts.PeerListenAll); err != nil {
 			return nil, fmt.Errorf("listen for peers: %w", err)
 		}
 	}
@@ -408,7 +424,7 @@ func (r *replica) transport() (raftnode.Transport, error) {
 		ServerTLS: opts.PeerServerTLS, ClientTLS: opts.PeerClientTLS, ClientTLSFunc: opts.PeerClientTLSFunc,
 		AcceptPlaintext: opts.PeerPortUnification,
 		Probe:           r.answerProbe, Resolve: r.resolve, Admit: r.admitPeer, VerifyPeer: r.verifyPeer,
-		FormationRefused: r.formationRefused, DialAddr: dialAddr})
+		FormationRefused: r.formationRefused, ClusterMismatch: r.clusterMismatch, VerifyPending: r.verifyPending, DialAddr: dialAddr})
 }
 
 // isLeader reports whether this member decides session expiry: always
@@ -421,26 +437,47 @@ func (r *replica) isLeader() bool {
 	return lead != 0 && uint64(lead) == r.id.Load()
 }
 
+// raftLeads reports whether raft names this member its leader, whether or
+// not it serves (quorum.go): what admitting and promoting members need.
+func (r *replica) raftLeads() bool {
+	lead := r.raftLead.Load()
+	return lead != 0 && lead == r.id.Load()
+}
+
 // hasQuorum reports whether the member is part of a working quorum (it
 // knows a leader); a member that is not refuses new sessions.
 func (r *replica) hasQuorum() bool {
 	return !r.clustered() || r.leader.Load() != 0
 }
 
-// followLeader records leadership changes and tells the server.
+// followLeader records leadership changes and tells the server, and
+// repeats every 10 s what keeps a member with a leader from serving.
 func (r *replica) followLeader(node *raftnode.Node) {
 	defer r.wg.Done()
+	t := time.NewTicker(10 * time.Second)
+	defer t.Stop()
+	var last raftnode.LeaderChange // raft's last report
+	r.settleLeader(node, last, false)
 	for {
 		select {
 		case ch := <-node.LeaderChanges():
-			if !ch.ProposalsLost {
-				r.leader.Store(int64(ch.Leader))
+			if ch.ProposalsLost {
+				r.leaderChanged(ch)
+				continue
 			}
-			r.leaderChanged(ch)
+			last = ch
+			r.raftLead.Store(ch.Leader)
+			r.settleLeader(node, ch, true)
+		case <-r.recheck:
+			r.settleLeader(node, last, false)
+		case <-t.C:
+			r.settleLeader(node, last, false)
+			r.logWaiting(node)
 		case <-r.quit:
 			return
 		case <-node.Done():
 			r.leader.Store(0)
+			r.raftLead.Store(0)
 			if err := node.Err(); err != nil && r.fatal != nil {
 				if errors.Is(err, storage.ErrFailed) {
 					// The one line an operator needs. Not retried:

@@ -70,10 +70,6 @@ func SeedDataDir(opts Options, r io.Reader) error {
 	if _, err := io.Copy(io.Discard, r); err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
-	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(t.WriteSnapshot(pw)) }()
-	defer pr.Close()
-
 	id, peers := uint64(1), []raftnode.Peer{{ID: 1}}
 	if opts.clustered() {
 		id, peers = raftID(opts.ServerID, 0), nil
@@ -81,23 +77,39 @@ func SeedDataDir(opts Options, r io.Reader) error {
 			peers = append(peers, raftnode.Peer{ID: raftID(p.ID, 0), Addr: p.Addr, Learner: p.Observer})
 		}
 	}
-	st, err := storage.Open(zdir, storage.Options{Metadata: raftnode.Metadata(id, clusterID), Logger: opts.Logger})
-	if err != nil {
+	var ident *identity
+	if opts.clustered() {
+		ident = &identity{ensemble: membershipHash(opts.Peers), formation: raftnode.FormationPending}
+	}
+	if err := seedTree(zdir, opts, t, id, peers, uint64(max(t.LastZxid(), 1)), ident); err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
-	// zkgo's zxids are raft indexes: the log goes on above the tree's.
-	err = raftnode.Seed(st, peers, uint64(max(t.LastZxid(), 1)), pr)
+	return nil
+}
+
+// seedTree makes zdir (which must not hold zkgo data) a raft log of member
+// id that starts with tree t as its snapshot at index (zkgo's zxids are
+// raft indexes: the log goes on above the tree's), with configuration
+// peers, and records ident in it unless nil. On an error, nothing half
+// made is left behind: a later start or seed finds an empty directory.
+func seedTree(zdir string, opts Options, t *tree.Tree, id uint64, peers []raftnode.Peer, index uint64, ident *identity) error {
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(t.WriteSnapshot(pw)) }()
+	defer pr.Close()
+	st, err := storage.Open(zdir, storage.Options{Metadata: raftnode.Metadata(id, clusterID), Logger: opts.Logger, NoPrefill: opts.NoWALPrefill})
+	if err != nil {
+		return err
+	}
+	err = raftnode.Seed(st, peers, index, pr)
 	if cerr := st.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil && opts.clustered() {
-		_, err = ensembleIdentity(zdir, opts.Peers, true)
+	if err == nil && ident != nil {
+		err = writeIdentity(zdir, *ident)
 	}
 	if err != nil {
-		// Nothing half made is left behind: a later start or seed finds
-		// an empty directory again.
 		os.RemoveAll(zdir)
-		return fmt.Errorf("seed: %w", err)
+		return err
 	}
 	return nil
 }

@@ -173,8 +173,8 @@ func New(opts Options) (*Server, error) {
 			if p.ID == opts.ServerID {
 				found = true
 			}
-			if p.ID <= 0 {
-				return nil, fmt.Errorf("server id %d: ensemble members need ids from 1", p.ID)
+			if p.ID < 0 || p.ID > 254 {
+				return nil, fmt.Errorf("server id %d out of range 0..254", p.ID)
 			}
 		}
 		if !found {
@@ -214,7 +214,7 @@ func New(opts Options) (*Server, error) {
 	s.raft = &replica{opts: &s.opts, log: s.log, dir: dir, sm: s.sm, prop: s.prop,
 		sessions: s.sessions, leaderChanged: s.leaderChanged, fatal: s.fail,
 		membershipChanged: s.membershipChanged, memberCh: make(chan struct{}),
-		learnFormationNow: make(chan struct{}, 1)}
+		learnFormationNow: make(chan struct{}, 1), recheck: make(chan struct{}, 1)}
 	if opts.MetricsAddr != "" {
 		s.met = newMetrics(s)
 		s.sm.met = s.met
@@ -236,6 +236,7 @@ func New(opts Options) (*Server, error) {
 	s.sm.formation = s.raft.formation
 	s.sm.onRestore = func(formation uint64) {
 		s.raft.snapshotRestored(formation)
+		s.raft.recheckQuorum() // the configuration came with the snapshot
 		s.dropClientsAfterRestore()
 	}
 	if s.clustered() {
@@ -261,8 +262,10 @@ func (s *Server) setupTree(t *tree.Tree) {
 		// /zookeeper/config is the replicated membership, newer than
 		// what this member started with.
 		if m := parseMembership(string(n.Data())); len(m.servers) > 0 {
-			if cur := s.raft.members.Load(); cur == nil || m.version > cur.version {
+			if cur := s.raft.members.Load(); cur == nil || m.version > cur.version || !cur.fromLog {
+				m.fromLog = true
 				s.raft.members.Store(m)
+				s.raft.recheckQuorum()
 			}
 		}
 	} else if m := s.currentMembership(); m != nil && m.version != initialMembership(&s.opts).version {
@@ -397,6 +400,13 @@ func (s *Server) Durable() bool { return s.raft.dir != "" }
 // Start recovers the data directory (if any), listens on the configured
 // address and serves in the background.
 func (s *Server) Start() error {
+	if s.clustered() && s.opts.ReadOnlyMode {
+		// readonlymode.enabled: read-only from the first second, until
+		// the member has a leader (leaderChanged) — also while a new
+		// ensemble forms or a member waits to join, as ZooKeeper's
+		// member serves read-only clients while it looks for a quorum.
+		s.readOnly.Store(true)
+	}
 	if err := s.raft.start(); err != nil {
 		s.prop.stop()
 		return err

@@ -213,12 +213,17 @@ func (t *sessionTracker) takeTouched() []int64 {
 	return ids
 }
 
-// detach removes a closed connection from its session.
+// detach removes a closed connection from its session. The session's
+// deadline stays as the client's last request set it: as in ZooKeeper, a
+// session expires one timeout after its client was last heard from,
+// whether or not its connection closed since (before, a close restarted
+// the timeout, and a client that fell silent and then lost its socket
+// kept its ephemerals — a lock, a leader's node — up to one timeout
+// longer than on ZooKeeper).
 func (t *sessionTracker) detach(id int64, c sessionConn) {
 	t.mu.Lock()
 	if ls := t.live[id]; ls != nil {
 		ls.conns.remove(c)
-		ls.touch() // the session lives for one timeout after its last connection
 	}
 	t.mu.Unlock()
 }

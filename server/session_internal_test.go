@@ -64,3 +64,31 @@ func TestExpiryRetriesLostCloseSession(t *testing.T) {
 		t.Fatalf("%d closes proposed after two expire calls, want 4", count())
 	}
 }
+
+// A session expires one timeout after its client was last heard from, as
+// in ZooKeeper, whether or not its connection closed meanwhile: closing
+// the connection does not restart the timeout (it did, and a client that
+// fell silent and then lost its socket kept its ephemerals up to one
+// timeout longer than on ZooKeeper).
+func TestDetachKeepsTheDeadline(t *testing.T) {
+	tr := newSessionTracker(slog.New(slog.NewTextHandler(io.Discard, nil)), 100*time.Millisecond, 1, nil, func() bool { return true })
+	const id = 0x44
+	c := &fakeSessionConn{}
+	ls := tr.track(id, 10*time.Second, c)
+	ls.deadline.Store(time.Now().Add(4 * time.Second).UnixNano()) // heard from 6 s ago
+	ls.dirty.Store(false)
+	before := ls.deadline.Load()
+	tr.detach(id, c)
+	if got := ls.deadline.Load(); got != before {
+		t.Fatalf("closing the connection moved the deadline by %v", time.Duration(got-before))
+	}
+	if ls.dirty.Load() {
+		t.Fatal("closing the connection counts as hearing from the client (it would be reported to the leader as a touch)")
+	}
+}
+
+type fakeSessionConn struct{}
+
+func (*fakeSessionConn) close(string)   {}
+func (*fakeSessionConn) sessionClosed() {}
+func (*fakeSessionConn) sessionMoved()  {}
