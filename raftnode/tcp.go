@@ -403,6 +403,19 @@ func (t *TCPTransport) writeLoop(p *tcpPeer) {
 			// Closing the connection unblocks a write to a peer that does
 			// not read when the peer is removed or the transport stops.
 			unwatch = context.AfterFunc(p.ctx, func() { c.Close() })
+			// The peer never writes on this connection: a read ends only
+			// when it closed it (its process died, or it refused us
+			// later). Close it then, so that the next message dials
+			// again — and resolves the peer's name again: a member
+			// rescheduled on another address (a Kubernetes pod) would
+			// otherwise keep receiving nothing on a connection whose
+			// writes still succeed into the kernel's buffers.
+			t.wg.Add(1)
+			go func() {
+				defer t.wg.Done()
+				io.Copy(io.Discard, c)
+				c.Close()
+			}()
 		}
 		var m raftpb.Message
 		select {
@@ -572,7 +585,7 @@ func (t *TCPTransport) dialOne(pctx context.Context, addr string, to uint64, mag
 	if t.cfg.DialAddr != nil {
 		dial = t.cfg.DialAddr(to, addr)
 	}
-	var d net.Dialer
+	d := net.Dialer{Control: userTimeout(t.cfg.WriteTimeout)}
 	c, err := d.DialContext(ctx, "tcp", dial)
 	if err != nil {
 		return nil, err
