@@ -754,3 +754,24 @@ func tailFile(path string, lines, maxBytes int) string {
 	}
 	return out
 }
+
+// MainCommand returns the java executable and the arguments that run
+// Apache ZooKeeper's QuorumPeerMain on the zoo.cfg at cfgPath, as
+// zkServer.sh does (a configuration without server lines runs
+// standalone), logging to logPath. For tests that start the process
+// themselves (in a network namespace of their own, with a hosts file of
+// their own): the deployment harness.
+// jvmFlags (-Dzookeeper.multiAddress.enabled=true, say) come before the
+// class name, as SERVER_JVMFLAGS does.
+func MainCommand(cfgPath, logPath string, jvmFlags ...string) (java string, args []string, err error) {
+	java, err = FindJava()
+	if err != nil {
+		return "", nil, err
+	}
+	cp, err := Classpath()
+	if err != nil {
+		return "", nil, err
+	}
+	args = jvmArgs(Options{ExtraJVMArgs: jvmFlags}, cp, logPath)
+	return java, append(args, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfgPath), nil
+}
