@@ -20,6 +20,12 @@ type LeaderChange struct {
 	// ProposalsLost is set when leadership did not change but a proposal
 	// forwarded to the leader was lost on the way.
 	ProposalsLost bool
+	// Silent is set, with Leader 0, when the member reports its leader
+	// lost because it heard nothing from it for an election timeout (it
+	// may be cut off); without it, Leader 0 means an election is under
+	// way (a candidate's higher term, a leadership transfer), which
+	// usually ends with a leader within an election timeout.
+	Silent bool
 }
 
 // roleFor maps raft's state to a Role; a follower that is a learner in the

@@ -165,7 +165,7 @@ func (n *Node) tick() {
 	}
 	n.silent = true
 	n.leader.Store(0)
-	n.notifyLeader(LeaderChange{Term: n.term.Load()})
+	n.notifyLeader(LeaderChange{Term: n.term.Load(), Silent: true})
 	n.log.Warn("raftnode: no message from the leader for an election timeout; reporting it lost", "leader", n.raftLead.Load(), "role", role.String())
 }
 
