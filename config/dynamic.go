@@ -59,14 +59,20 @@ func ServersText(list []Server, version int64) string {
 // ParseServerLine parses one dynamic-configuration line,
 // "server.N=host:peerPort:electionPort[:role][;[clientAddr:]clientPort]",
 // as the reconfig operation receives them.
-func ParseServerLine(line string) (Server, error) {
+func ParseServerLine(line string) (Server, error) { return ParseServerLineMulti(line, false) }
+
+// ParseServerLineMulti is ParseServerLine that reads several '|'-separated
+// addresses when multiAddress is set (multiAddress.enabled): a reconfig's
+// lines are read so; a running ensemble's own membership text always (its
+// zoo.cfg allowed them when it was read).
+func ParseServerLineMulti(line string, multiAddress bool) (Server, error) {
 	k, v, ok := strings.Cut(line, "=")
 	k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 	id, err := strconv.ParseInt(strings.TrimPrefix(k, "server."), 10, 64)
-	if !ok || !strings.HasPrefix(k, "server.") || err != nil || id < 1 || id > 254 {
-		return Server{}, fmt.Errorf("%q: want server.N=host:peerPort:electionPort[:role][;[clientAddr:]clientPort] with N in 1..254", line)
+	if !ok || !strings.HasPrefix(k, "server.") || err != nil || id < 0 || id > 254 {
+		return Server{}, fmt.Errorf("%q: want server.N=host:peerPort:electionPort[:role][;[clientAddr:]clientPort] with N in 0..254", line)
 	}
-	return parseServer(id, v, false)
+	return parseServer(id, v, multiAddress)
 }
 
 // delimitedHost brackets an IPv6 literal, as ZooKeeper's

@@ -205,7 +205,17 @@ func TestReconfigKeys(t *testing.T) {
 	if s, err := ParseServerLine(" server.4 = 127.0.0.1:2891:3891;2184 "); err != nil || s.ID != 4 || s.ClientPort != 2184 {
 		t.Fatalf("with blanks: %+v %v", s, err)
 	}
-	for _, bad := range []string{"server.0=h:1:2", "4=h:1:2", "server.x=h:1:2", "server.4=", "server.4=h"} {
+	// Server ids from 0, as ZooKeeper allows them; a multiAddress line.
+	if s, err := ParseServerLine("server.0=h:1:2;2181"); err != nil || s.ID != 0 {
+		t.Fatalf("server.0: %+v %v", s, err)
+	}
+	if _, err := ParseServerLine("server.5=a:1:2|b:3:4;2181"); err == nil {
+		t.Fatal("multiAddress line read with the feature off")
+	}
+	if s, err := ParseServerLineMulti("server.5=a:1:2|b:3:4;2181", true); err != nil || len(s.Addrs) != 2 || s.Addrs[1].Host != "b" {
+		t.Fatalf("multiAddress: %+v %v", s, err)
+	}
+	for _, bad := range []string{"server.-1=h:1:2", "server.255=h:1:2", "4=h:1:2", "server.x=h:1:2", "server.4=", "server.4=h"} {
 		if _, err := ParseServerLine(bad); err == nil {
 			t.Errorf("%q parsed", bad)
 		}

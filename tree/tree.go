@@ -556,3 +556,14 @@ func (t *Tree) SetConfigData(data []byte) {
 	t.dataSize += int64(len(data) - n.dataLen())
 	n.setData(append([]byte(nil), data...)) // empty data becomes null, as it always has
 }
+
+// SetConfigDataAt is SetConfigData for a membership that has a version:
+// the node's mzxid becomes that version (a zxid), as ZooKeeper's
+// initConfigInZKDatabase writes the configuration at its version, so
+// that clients may pass either as a reconfig's fromConfig.
+func (t *Tree) SetConfigDataAt(data []byte, zxid int64) {
+	t.SetConfigData(data)
+	if n := t.Get(ConfigPath); n != nil {
+		n.mzxid = zxid
+	}
+}
