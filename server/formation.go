@@ -61,8 +61,22 @@ func (r *replica) setFormation(f uint64, how string) {
 // formationChosen is the state machine's onFormation (apply goroutine).
 // Only the first choice in the log counts: later ones (two leaders that
 // both chose) find the formation recorded and change nothing.
-func (r *replica) formationChosen(f uint64) {
+//
+// The first choice also gives the membership of a new ensemble its
+// version, as ZooKeeper's /zookeeper/config says version=100000000 (its
+// first leader's first zxid) from the start: the entry's index, which is
+// its zxid. Every member applies the same entry at the same index, so
+// they agree; a snapshot carries the text (see setupTree).
+func (r *replica) formationChosen(f, index uint64) {
 	r.setFormation(f, "logged by the ensemble's first leader")
+	if m := r.members.Load(); m != nil && m.version == 0 && !m.fromLog {
+		v := *m
+		v.version = int64(index)
+		r.members.Store(&v)
+		if r.configVersioned != nil {
+			r.configVersioned(&v)
+		}
+	}
 }
 
 // chooseFormation runs on a member while its formation is pending. On the

@@ -102,6 +102,9 @@ type probeAnswer struct {
 	// it (running members only).
 	Voters   []uint64 `json:"voters,omitempty"`
 	Learners []uint64 `json:"learners,omitempty"`
+	// Synced, from the leader only, are the members in sync with it
+	// (itself included): syncedIDs.
+	Synced []uint64 `json:"synced,omitempty"`
 	// Members is the hash of the membership the answering member's
 	// configuration lists (ensemble.go's membershipHash): members bootstrap
 	// together only with the same list, so a server started from a
@@ -232,7 +235,48 @@ func (r *replica) probeStatus() probeAnswer {
 	}
 	s := node.Status()
 	a.ID, a.Term, a.Last, a.Leader, a.Voters, a.Learners = s.ID, s.Term, s.Commit, s.Leader, s.Voters, s.Learners
+	if s.Role == raftnode.RoleLeader {
+		a.Synced = syncedIDs(s)
+	}
 	return a
+}
+
+// syncedIDs are, on the leader whose status s is, the members in sync
+// with it: itself, and those that answered within an election timeout
+// and whose log is within promoteLag entries of the commit index.
+func syncedIDs(s raftnode.Status) []uint64 {
+	out := []uint64{s.ID}
+	for _, id := range s.Heard {
+		if m, ok := s.Match[id]; ok && m+promoteLag >= s.Commit {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// syncedMembers returns the members in sync with the leader, asking the
+// leader when this member is not it.
+func (r *replica) syncedMembers() ([]uint64, error) {
+	node := r.raft()
+	if node == nil {
+		return nil, errors.New("not running")
+	}
+	s := node.Status()
+	if s.Role == raftnode.RoleLeader {
+		return syncedIDs(s), nil
+	}
+	lead, ok := r.peer(memberID(s.Leader))
+	if s.Leader == 0 || !ok {
+		return nil, errors.New("no leader")
+	}
+	a, err := r.probe(lead, probeRequest{Op: "status"})
+	if err != nil {
+		return nil, fmt.Errorf("asking the leader, server.%d: %w", lead.ID, err)
+	}
+	if a.ID != s.Leader || len(a.Synced) == 0 {
+		return nil, fmt.Errorf("server.%d is not the leader (any more)", lead.ID)
+	}
+	return a.Synced, nil
 }
 
 // admit handles a joining member's request: it proposes that the raft ids
@@ -249,7 +293,10 @@ func (r *replica) probeStatus() probeAnswer {
 func (r *replica) admit(q probeRequest) error {
 	_, ok := r.peer(q.MyID)
 	switch {
-	case !ok && memberID(q.ID) == q.MyID && incarnation(q.ID) != 0:
+	case !ok && memberID(q.ID) == q.MyID:
+		// A server to add (a new one, under the identity it chose; or
+		// one a reconfig removed, asking to come back under its own),
+		// remembered for a reconfig that adds it.
 		r.view.mu.Lock()
 		if r.view.joiners == nil {
 			r.view.joiners = map[int64]joiner{}
@@ -349,11 +396,7 @@ func (r *replica) currentPeers() []Peer {
 	if m == nil {
 		return r.opts.Peers
 	}
-	out := make([]Peer, len(m.servers))
-	for i, s := range m.servers {
-		out[i] = serverPeer(s)
-	}
-	return out
+	return m.peers()
 }
 
 // peer returns the member with server id myid in the current membership.
@@ -670,10 +713,57 @@ func (r *replica) confChanged(index uint64, cc raftpb.ConfChangeV2, cs raftpb.Co
 		if c.NodeID == self {
 			r.log.Error("this member's raft identity was removed from the ensemble: it no longer votes or receives the log",
 				"id", fmt.Sprintf("%x", c.NodeID), "index", index)
+			r.removed(self)
 			continue
 		}
 		if !slices.Contains(cs.Voters, c.NodeID) && !slices.Contains(cs.Learners, c.NodeID) && r.tr != nil {
 			r.tr.RemovePeer(c.NodeID)
 		}
 	}
+}
+
+// removed starts, once, what a member removed from the configuration does
+// (confChanged, on the apply goroutine): it asks the members, every
+// second, to take it back, as a server waiting to be added does, so that
+// a reconfig adding it again (ZooKeeper allows that) uses its raft id —
+// it keeps its log, which a voter may hold again. It stops when it is
+// back in the configuration, or the server stops.
+func (r *replica) removed(self uint64) {
+	if !r.askingBack.CompareAndSwap(false, true) {
+		return
+	}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer r.askingBack.Store(false)
+		me, _ := r.peerFromConfig(r.opts.ServerID)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+			case <-r.quit:
+				return
+			}
+			node := r.raft()
+			if node == nil {
+				return
+			}
+			if st := node.Status(); slices.Contains(st.Voters, self) || slices.Contains(st.Learners, self) {
+				return
+			}
+			r.probeAll(r.currentPeers(), probeRequest{Op: "join", MyID: r.opts.ServerID, ID: self, Addr: me.Addr})
+		}
+	}()
+}
+
+// peerFromConfig returns this member's own entry as its zoo.cfg gives it
+// (a removed member is not in the membership any more).
+func (r *replica) peerFromConfig(myid int64) (Peer, bool) {
+	for _, p := range r.opts.Peers {
+		if p.ID == myid {
+			return p, true
+		}
+	}
+	return Peer{}, false
 }

@@ -198,6 +198,9 @@ type Options struct {
 	// every interface, at the peer port(s) of this member's own entry,
 	// rather than on the address the entry names.
 	PeerListenAll bool
+	// MultiAddress (multiAddress.enabled): a reconfig's server lines may
+	// give several '|'-separated addresses, as zoo.cfg's then may.
+	MultiAddress bool
 	// PeerDialAddr, if set, gives the address this member dials to reach
 	// member serverID, whose peer address is addr, for every connection
 	// it opens to it: raft messages, snapshot streams, and the probes of

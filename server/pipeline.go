@@ -48,6 +48,11 @@ type request struct {
 	body    proto.Record
 	auth    []proto.Id
 	isWrite bool
+	// reconfig marks a reconfig (reconfig.go): it waits for its own
+	// outcome (the membership changes, or it answers an error), so a
+	// change of leader — which a reconfig removing the leader makes —
+	// does not abort its connection as it does a write's.
+	reconfig bool
 	// done marks a write that completed outside the log (a reconfig,
 	// reconfig.go): it is answered, with body as a readFunc, once the
 	// writes before it are.

@@ -34,7 +34,13 @@ import (
 // voters of the membership; when not, why says which ones are missing.
 func (r *replica) configuredQuorum(voters []uint64) (ok bool, why string) {
 	m := r.members.Load()
-	if m == nil || m.fromLog || !r.clustered() {
+	if m == nil || !r.clustered() {
+		return true, ""
+	}
+	if m.fromLog {
+		if _, ok := m.server(r.opts.ServerID); !ok {
+			return false, "this server was removed from the ensemble by a reconfig: it serves no clients until a reconfig adds it again"
+		}
 		return true, ""
 	}
 	var want, have, missing []string

@@ -56,6 +56,15 @@ func (m *membership) lines() []string {
 	return out
 }
 
+// peers is the membership as Peers.
+func (m *membership) peers() []Peer {
+	out := make([]Peer, len(m.servers))
+	for i, s := range m.servers {
+		out[i] = serverPeer(s)
+	}
+	return out
+}
+
 func (m *membership) server(id int64) (config.Server, bool) {
 	for _, s := range m.servers {
 		if s.ID == id {
@@ -106,7 +115,7 @@ func parseMembership(text string) *membership {
 		l = strings.TrimSpace(l)
 		if v, ok := strings.CutPrefix(l, "version="); ok {
 			m.version, _ = strconv.ParseInt(v, 16, 64)
-		} else if s, err := config.ParseServerLine(l); err == nil {
+		} else if s, err := config.ParseServerLineMulti(l, true); err == nil {
 			m.servers = append(m.servers, s)
 		}
 	}
@@ -137,7 +146,7 @@ const joinerTimeout = 10 * time.Second
 func (r *replica) applyMembership(index uint64, rc reconfigContext) {
 	m := &membership{version: int64(index), fromLog: true}
 	for _, l := range rc.Servers {
-		s, err := config.ParseServerLine(l)
+		s, err := config.ParseServerLineMulti(l, true)
 		if err != nil {
 			r.log.Error("a reconfig entry holds a bad server line; membership unchanged", "line", l, "err", err)
 			return
@@ -194,7 +203,7 @@ func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.Reconf
 	if req.CurConfigID != -1 && req.CurConfigID != cur.version {
 		return proto.ErrBadVersion
 	}
-	next, err := nextMembership(cur, req)
+	next, err := nextMembership(cur, req, s.opts.MultiAddress)
 	if err != nil {
 		s.log.Info("reconfig refused", "err", err)
 		return proto.ErrBadArguments
@@ -203,14 +212,14 @@ func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.Reconf
 		s.log.Info("reconfig refused: the new configuration has no participant")
 		return proto.ErrBadArguments
 	}
-	st := node.Status()
-	if len(st.Voters) > 0 && len(st.Learners) > 0 {
-		// A rejoin or an earlier change is still being caught up.
-		for _, l := range st.Learners {
-			if p, ok := r.peer(memberID(l)); ok && !p.Observer {
-				return proto.ErrReconfigInProgress
-			}
-		}
+	// A participant still a learner (a rejoin, or a server an earlier
+	// reconfig added, catching up) is promoted within moments once it
+	// has the log: wait for that, a little, rather than answer a client
+	// that just saw the server serve ReconfigInProgress. A learner whose
+	// server leaves now needs no wait.
+	st, pending := s.awaitPromotions(ctx, node, next)
+	if pending {
+		return proto.ErrReconfigInProgress
 	}
 	var cc raftpb.ConfChangeV2
 	voters := 0
@@ -230,34 +239,99 @@ func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.Reconf
 			}
 		}
 	}
+	// A quorum of the new configuration must be in sync, as ZooKeeper
+	// requires (its leader counts the followers that acknowledged the
+	// new configuration): participants that stay and whose log is
+	// caught up and that answer, by the leader's account.
+	synced, err := r.syncedMembers()
+	if err != nil {
+		s.log.Info("reconfig: cannot tell which members are in sync", "err", err)
+		return proto.ErrNewConfigNoQuorum
+	}
+	type newcomer struct {
+		id          uint64
+		participant bool
+	}
+	var newcomers []newcomer
+	var toParticipant []uint64 // observers that become participants
+	participants, ready, asked := 0, 0, 0
 	for _, ns := range next.servers {
+		participant := ns.Role != config.Observer
+		if participant {
+			participants++
+		}
 		ids := inConfig(ns.ID)
 		if len(ids) == 0 {
-			j, ok := r.joiner(ns.ID)
-			if !ok || j.addr != serverPeer(ns).Addr {
-				s.log.Info("reconfig: a joining server has not asked to join (or from another address)", "server", ns.ID, "addr", serverPeer(ns).Addr)
-				return proto.ErrNewConfigNoQuorum
+			// Not in the configuration: a server that asked to join
+			// (a new one, or one removed earlier that asks to come
+			// back) under the raft id it announced, or else one that
+			// has not started yet, under a new identity reserved for
+			// it. It catches up when it comes: it asks to join, and
+			// the leader gives the reserved identity's place to the
+			// one it announces (admit), never heard from before.
+			id := uint64(0)
+			if j, ok := r.joiner(ns.ID); ok {
+				id = j.id
+				if participant {
+					asked++
+				}
+			} else {
+				inc, err := newIncarnation()
+				if err != nil {
+					return proto.ErrNewConfigNoQuorum
+				}
+				id = raftID(ns.ID, inc)
 			}
-			cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: raftpb.ConfChangeAddLearnerNode, NodeID: j.id})
+			newcomers = append(newcomers, newcomer{id, participant})
 			continue
 		}
 		old, _ := cur.server(ns.ID)
-		if ns.Role != old.Role {
-			// To an observer: demoted to a raft learner now. To a
-			// participant: it stays a learner (the entry only carries
-			// the new membership) until promoteLearners finds it
-			// caught up.
+		if ns.Role != old.Role && !participant {
+			// To an observer: demoted to a raft learner now.
 			for _, id := range ids {
 				cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: raftpb.ConfChangeAddLearnerNode, NodeID: id})
 			}
 		}
-		if ns.Role != config.Observer {
+		if participant {
 			for _, id := range ids {
 				if slices.Contains(st.Voters, id) {
 					voters++
+				} else if ns.Role != old.Role {
+					toParticipant = append(toParticipant, id)
+				}
+				if slices.Contains(synced, id) {
+					ready++
 				}
 			}
 		}
+	}
+	// With a quorum of the new configuration in sync, new participants
+	// are voters at once, as in ZooKeeper: the quorum does not need
+	// them, and they catch up when they come. Without one, servers that
+	// asked to join (and are not in sync yet, having no log) may make
+	// it: they join as learners and become voters once caught up
+	// (promoteLearners), so no quorum ever counts a voter without the
+	// log. Else there is no quorum for the new configuration.
+	direct := ready > participants/2
+	if !direct && ready+asked <= participants/2 {
+		s.log.Info("reconfig: no quorum of the new configuration is in sync", "participants", participants, "inSync", ready, "askedToJoin", asked)
+		return proto.ErrNewConfigNoQuorum
+	}
+	for _, n := range newcomers {
+		typ := raftpb.ConfChangeAddLearnerNode
+		if n.participant && direct {
+			typ = raftpb.ConfChangeAddNode
+			voters++
+		}
+		cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: typ, NodeID: n.id})
+	}
+	for _, id := range toParticipant {
+		if direct && slices.Contains(synced, id) {
+			cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: raftpb.ConfChangeAddNode, NodeID: id})
+			voters++
+		}
+		// Otherwise it stays a learner (the entry carries the new
+		// membership) until promoteLearners finds it caught up.
 	}
 	if voters == 0 {
 		return proto.ErrBadArguments // no voter would be left
@@ -323,6 +397,31 @@ func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.Reconf
 	// (promoteLearners); until then another reconfig is answered
 	// ReconfigInProgress.
 	return proto.ErrOk
+}
+
+// awaitPromotions waits, for up to two election timeouts, until no
+// participant that stays in next is a raft learner, and returns raft's
+// status then; pending reports one still is.
+func (s *Server) awaitPromotions(ctx context.Context, node *raftnode.Node, next *membership) (raftnode.Status, bool) {
+	deadline := time.Now().Add(2 * time.Duration(raftnode.DefaultElectionTick) * RaftTickInterval(s.opts.TickTime))
+	for {
+		st := node.Status()
+		pending := false
+		for _, l := range st.Learners {
+			if p, ok := s.raft.peer(memberID(l)); ok && !p.Observer {
+				if sv, stays := next.server(memberID(l)); stays && sv.Role != config.Observer {
+					pending = true
+				}
+			}
+		}
+		if !pending || len(st.Voters) == 0 || time.Now().After(deadline) || ctx.Err() != nil {
+			return st, pending
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+		}
+	}
 }
 
 // settle waits for a barrier through the log, so that raft's leader
@@ -421,7 +520,9 @@ func (s *Server) mayReconfig(ids []proto.Id) bool {
 }
 
 // nextMembership applies a reconfig request to cur.
-func nextMembership(cur *membership, req *proto.ReconfigRequest) (*membership, error) {
+// multiAddress says whether a server line may give several addresses
+// (multiAddress.enabled), as ZooKeeper refuses them otherwise.
+func nextMembership(cur *membership, req *proto.ReconfigRequest, multiAddress bool) (*membership, error) {
 	next := &membership{version: cur.version}
 	// parse reads a list of server lines. A server given twice counts
 	// as its last line, as in ZooKeeper (a map by id there). A member
@@ -438,7 +539,7 @@ func nextMembership(cur *membership, req *proto.ReconfigRequest) (*membership, e
 			if k, _, _ := strings.Cut(l, "="); members && strings.TrimSpace(k) == "version" {
 				continue
 			}
-			sv, err := config.ParseServerLine(l)
+			sv, err := config.ParseServerLineMulti(l, multiAddress)
 			if err != nil {
 				return nil, err
 			}
@@ -513,7 +614,7 @@ func (c *Conn) handleReconfig(r *request, d *jute.Decoder) bool {
 		c.submitRead(r, fixedCode(proto.ErrMarshallingError))
 		return true
 	}
-	r.isWrite = true
+	r.isWrite, r.reconfig = true, true
 	c.pipeMu.Lock()
 	c.inflight++
 	c.queue = append(c.queue, r)

@@ -39,7 +39,7 @@ func TestNextMembership(t *testing.T) {
 		{"members garbage", proto.ReconfigRequest{NewMembers: "garbage"}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			next, err := nextMembership(cur, &tt.req)
+			next, err := nextMembership(cur, &tt.req, false)
 			if tt.want == nil {
 				if err == nil {
 					t.Fatalf("accepted: %q", next.lines())

@@ -62,6 +62,10 @@ type replica struct {
 	// membershipChanged, if set, is told a new membership on the apply
 	// goroutine (the Server: /zookeeper/config, the dynamic file).
 	membershipChanged func(m *membership, mtime int64)
+	// configVersioned, if set, is told on the apply goroutine that a new
+	// ensemble's membership got its first version (formation.go); the
+	// Server rewrites /zookeeper/config's text.
+	configVersioned func(m *membership)
 	// fatal, if set, is told (on a goroutine of its own) that the member
 	// cannot go on: it could not start, or raft stopped on an error.
 	fatal func(error)
@@ -75,10 +79,13 @@ type replica struct {
 	mismatchMu     sync.Mutex
 	mismatchLogged map[int64]time.Time
 	// pendingMu guards pendingChecks, verifyPending's answers.
-	pendingMu         sync.Mutex
-	pendingChecks     map[pendingKey]*pendingCheck
-	formationMu       sync.Mutex
-	adopting          atomic.Bool
+	pendingMu     sync.Mutex
+	pendingChecks map[pendingKey]*pendingCheck
+	formationMu   sync.Mutex
+	adopting      atomic.Bool
+	// askingBack is set while a member removed by a reconfig asks to be
+	// taken back (members.go's removed).
+	askingBack        atomic.Bool
 	learnFormationNow chan struct{}
 
 	// onWALSync and onSnapshot, if set, are the storage's and raft's

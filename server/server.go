@@ -83,6 +83,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -144,6 +145,11 @@ type Server struct {
 	// idle watches parked connections (connpark.go); nil when parking is
 	// off (Options.IdleAfter < 0, or not Linux).
 	idle *idlePoller
+
+	// noLeaderMu guards noLeader: the timer that drops the clients if an
+	// election under way elects nobody in time (leaderChanged).
+	noLeaderMu sync.Mutex
+	noLeader   *time.Timer
 
 	errMu sync.Mutex // guards err
 	err   error      // the fatal error that stopped the server (Err)
@@ -232,6 +238,11 @@ func New(opts Options) (*Server, error) {
 		s.met.snapshotTaken(d)
 	}
 	s.raft.onLogCompacted = s.logCompacted
+	s.raft.configVersioned = func(m *membership) {
+		s.sm.mu.Lock()
+		s.sm.tree.SetConfigDataAt([]byte(m.text()), m.version)
+		s.sm.mu.Unlock()
+	}
 	s.sm.onFormation = s.raft.formationChosen
 	s.sm.formation = s.raft.formation
 	s.sm.onRestore = func(formation uint64) {
@@ -269,7 +280,12 @@ func (s *Server) setupTree(t *tree.Tree) {
 			}
 		}
 	} else if m := s.currentMembership(); m != nil && m.version != initialMembership(&s.opts).version {
-		t.SetConfigData([]byte(m.text())) // changed by a reconfig since start
+		t.SetConfigDataAt([]byte(m.text()), m.version) // changed by a reconfig, or versioned by the formation, since start
+	} else if v := versionedText(t, s.opts.ConfigText); v != nil && s.raft != nil {
+		// The same membership, versioned when the ensemble formed
+		// (formation.go): keep the version.
+		s.raft.members.Store(v)
+		t.SetConfigDataAt([]byte(v.text()), v.version)
 	} else if s.opts.ConfigText != "" {
 		t.SetConfigData([]byte(s.opts.ConfigText))
 	}
@@ -354,21 +370,47 @@ func (s *Server) leaderChanged(ch raftnode.LeaderChange) {
 	// see a connection loss (outcome unknown, as with ZooKeeper) instead
 	// of waiting forever.
 	s.abortPendingWrites(0)
-	if s.opts.ReadOnlyMode {
+	s.noLeaderMu.Lock()
+	if s.noLeader != nil {
+		s.noLeader.Stop()
+		s.noLeader = nil
+	}
+	s.noLeaderMu.Unlock()
+	switch {
+	case s.opts.ReadOnlyMode:
 		// readonlymode.enabled: serve read-only sessions while cut off
 		// from the quorum; back to normal with a leader.
 		s.SetReadOnly(ch.Leader == 0)
-	} else if ch.Leader == 0 {
-		// Cut off from the quorum, a ZooKeeper member shuts its client
-		// service down: its clients go to another member (their
-		// sessions live on there), and handshakes are refused until a
-		// leader is back (hasQuorum).
-		for _, c := range s.connList() {
-			c.close("lost the quorum: no leader")
-		}
-		s.log.Warn("no leader: closed every client connection; refusing new ones until a leader is back")
+	case ch.Leader == 0 && ch.Silent:
+		s.dropClientsNoLeader()
+	case ch.Leader == 0:
+		// An election under way (a leadership transfer, a candidate's
+		// higher term), not silence: it usually ends with a leader
+		// within an election timeout, and the clients keep their
+		// connections meanwhile (writes wait for the leader; those in
+		// flight were aborted above). Only if none is elected by then
+		// are they dropped.
+		grace := time.Duration(raftnode.DefaultElectionTick) * RaftTickInterval(s.opts.TickTime)
+		s.noLeaderMu.Lock()
+		s.noLeader = time.AfterFunc(grace, func() {
+			if !s.hasQuorum() {
+				s.dropClientsNoLeader()
+			}
+		})
+		s.noLeaderMu.Unlock()
 	}
 	s.log.Info("raft leader", "leader", ch.Leader, "term", ch.Term, "self", ch.IsSelf)
+}
+
+// dropClientsNoLeader closes every client connection of a member without
+// a leader: cut off from the quorum, a ZooKeeper member shuts its client
+// service down; its clients go to another member (their sessions live on
+// there), and handshakes are refused until a leader is back (hasQuorum).
+func (s *Server) dropClientsNoLeader() {
+	for _, c := range s.connList() {
+		c.close("lost the quorum: no leader")
+	}
+	s.log.Warn("no leader: closed every client connection; refusing new ones until a leader is back")
 }
 
 // abortPendingWrites closes every connection whose oldest write in flight
@@ -380,7 +422,7 @@ func (s *Server) abortPendingWrites(olderThan time.Duration) {
 		stuck := false
 		if c.inflight > 0 {
 			for _, r := range c.queue {
-				if r.isWrite {
+				if r.isWrite && !r.reconfig {
 					stuck = olderThan == 0 || now.Sub(r.start) > olderThan
 					break
 				}
@@ -752,4 +794,22 @@ func (s *Server) Tree(fn func(t *tree.Tree)) { s.sm.view(fn) }
 // meant for tests.
 func (s *Server) ExpireSession(id int64) {
 	s.sessions.expire(id)
+}
+
+// versionedText returns configText's membership with the version a
+// restored tree's /zookeeper/config holds, if the ensemble's formation
+// gave it one (its data version is 0: no reconfig changed it) and it has
+// the same members (ids and roles: members may name each other by other
+// addresses); nil otherwise.
+func versionedText(t *tree.Tree, configText string) *membership {
+	n := t.Get(tree.ConfigPath)
+	if n == nil || n.Stat().Version != 0 || configText == "" {
+		return nil
+	}
+	have, want := parseMembership(string(n.Data())), parseMembership(configText)
+	if have.version == 0 || want.version != 0 || !slices.Equal(membershipLines(have.peers()), membershipLines(want.peers())) {
+		return nil
+	}
+	want.version = have.version
+	return want
 }

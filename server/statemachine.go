@@ -35,12 +35,13 @@ type stateMachine struct {
 	failed atomic.Bool
 	onFail func(error)
 	// onFormation, if set, is told (on the apply goroutine) the
-	// ensemble's formation when its entry is applied (the replica).
+	// ensemble's formation when its entry is applied, and the entry's
+	// index (the replica).
 	// formation, if set, is the formation Snapshot writes ahead of the
 	// tree (the replica's; see snapshotFormationMagic). onRestore, if
 	// set, is told (on the apply goroutine) that the state was replaced
 	// by a snapshot's, with the formation the snapshot carries (0: none).
-	onFormation func(f uint64)
+	onFormation func(f, index uint64)
 	formation   func() uint64
 	onRestore   func(formation uint64)
 
@@ -155,7 +156,12 @@ func (sm *stateMachine) Apply(ents []raftpb.Entry) {
 				move: &sessionMove{id: e.sessions[0], owner: e.owner, claim: e.claim}})
 		case entryFormation:
 			if sm.onFormation != nil {
-				sm.onFormation(e.formation)
+				// What came before first: onFormation may set
+				// /zookeeper/config's version (formation.go).
+				sm.applyItems(items)
+				clear(items)
+				items = items[:0]
+				sm.onFormation(e.formation, ent.Index)
 			}
 		case entrySync:
 			items = append(items, applyItem{zxid: int64(ent.Index), w: stampApply(sm.waiters.take(e.id), got)})

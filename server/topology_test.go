@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/tree"
 	"github.com/zkgo/zkgo/zk"
 )
 
@@ -369,4 +370,46 @@ func TestEnsembleMultiAddressFirstDown(t *testing.T) {
 	}
 	lead := waitLeader(t, members, &logs)
 	writeRead(t, members[(lead+1)%n], members[(lead+2)%n], "/multi")
+}
+
+// /zookeeper/config of a new ensemble has a version from the start, as
+// ZooKeeper's says version=100000000 (its first leader's first zxid):
+// zkgo's is the zxid of the entry that chose the ensemble's formation,
+// the same on every member, and it survives a restart.
+func TestEnsembleConfigVersionedAtFormation(t *testing.T) {
+	c := startCluster(t, 3, 0)
+	c.waitFormation()
+	version := func(i int) string {
+		var v string
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			c.members[i].Tree(func(tr *tree.Tree) {
+				if n := tr.Get(tree.ConfigPath); n != nil {
+					for _, l := range strings.Split(string(n.Data()), "\n") {
+						if x, ok := strings.CutPrefix(l, "version="); ok {
+							v = x
+						}
+					}
+				}
+			})
+			if v != "" && v != "0" {
+				return v
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Fatalf("member %d: /zookeeper/config's version is %q", i+1, v)
+		return ""
+	}
+	v := version(0)
+	for i := 1; i < 3; i++ {
+		if got := version(i); got != v {
+			t.Fatalf("member %d says version=%s, member 1 version=%s", i+1, got, v)
+		}
+	}
+	c.members[1].Close()
+	c.members[1] = nil
+	c.restart(1)
+	if got := version(1); got != v {
+		t.Fatalf("after a restart: version=%s, want %s", got, v)
+	}
 }

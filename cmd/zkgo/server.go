@@ -183,7 +183,7 @@ Flags:
 			}
 			opts.Peers = append(opts.Peers, p)
 		}
-		opts.PeerListenAll = cfg.QuorumListenOnAllIPs
+		opts.PeerListenAll, opts.MultiAddress = cfg.QuorumListenOnAllIPs, cfg.MultiAddressEnabled
 		opts.ConfigText = cfg.DynamicText()
 		opts.ReadOnlyMode = cfg.ReadOnlyMode
 		opts.ReconfigEnabled, opts.SkipACL = cfg.ReconfigEnabled, cfg.SkipACL
