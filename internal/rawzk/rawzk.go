@@ -9,6 +9,7 @@ package rawzk
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -42,6 +43,8 @@ type Options struct {
 	// (a secure client port); the TLS handshake completes before the
 	// ConnectRequest is sent.
 	TLS *tls.Config
+	// Dial, if set, opens the TCP connection (a test's own network).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Dial connects and performs the handshake.
@@ -51,10 +54,18 @@ func Dial(addr string, o Options) (*Conn, error) {
 	}
 	var nc net.Conn
 	var err error
-	if o.TLS != nil {
+	switch {
+	case o.Dial != nil:
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		nc, err = o.Dial(ctx, "tcp", addr)
+		cancel()
+		if err == nil && o.TLS != nil {
+			nc = tls.Client(nc, o.TLS)
+		}
+	case o.TLS != nil:
 		d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: o.TLS}
 		nc, err = d.Dial("tcp", addr)
-	} else {
+	default:
 		nc, err = net.DialTimeout("tcp", addr, 5*time.Second)
 	}
 	if err != nil {
