@@ -82,8 +82,13 @@ func TestEnsembleRefusesStranger(t *testing.T) {
 	// identity: their formations (or, while the stranger's is pending,
 	// its instance token, which member 2 at its address does not have)
 	// tell them apart.
-	if l := logs.String(); !strings.Contains(l, "another formation") && !strings.Contains(l, "another process") {
-		t.Fatalf("the refusal does not name the ensemble mismatch:\n%s", tail(l))
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if l := logs.String(); strings.Contains(l, "another formation") || strings.Contains(l, "another process") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the refusal does not name the ensemble mismatch:\n%s", tail(logs.String()))
+		}
 	}
 }
 

@@ -155,12 +155,27 @@ func (r *replica) snapshotRestored(f uint64) {
 // formation, with the most common one and how many hold it. A member left
 // over from an earlier formation of the ensemble is never a majority: the
 // ensemble could only form anew with a majority of fresh members.
+//
+// A voter rebuilt from an empty disk asks to join with the formation it
+// took from the ensemble's answers; it counts as holding it when every
+// other voter that answers holds or joins that same formation (none
+// pending, none another). Without that, a member that stopped before it
+// received the formation entry, and another rebuilt meanwhile, left the
+// one holder no majority: it could not lead without the pending member,
+// the pending member refused it, and the rebuilt one waited for a leader
+// to admit it (TestEnsembleFormationAfterCrashAndRebuild). The only
+// formation a rebuilt member can have taken is one a member holds, so
+// this never invents one; it takes a leftover's only when the leftover is
+// the only member the others can find, whose log then is the one that
+// holds what any of them acknowledged.
 func (r *replica) learnFormation() (chosen bool, f uint64, holding int) {
 	r.view.mu.Lock()
 	ensemble := r.view.ensemble
 	r.view.mu.Unlock()
 	voters := 0
 	count := map[uint64]int{}
+	joining := map[uint64]int{}
+	others := false // a voter that answered pending or with another ensemble
 	peers := r.currentPeers()
 	answers, _ := r.probeAll(peers, probeRequest{Op: "status"})
 	for i, p := range peers {
@@ -168,15 +183,25 @@ func (r *replica) learnFormation() (chosen bool, f uint64, holding int) {
 			continue
 		}
 		voters++
-		if a := answers[i]; a != nil && a.Error == "" && a.Ensemble == ensemble && a.Formation >= 2 {
+		a := answers[i]
+		switch {
+		case p.ID == r.opts.ServerID || a == nil || a.Error != "":
+		case a.Ensemble != ensemble || a.Formation < 2:
+			others = true
+		case a.Joining:
+			joining[a.Formation]++
+		default:
 			count[a.Formation]++
 			if count[a.Formation] > holding {
 				f, holding = a.Formation, count[a.Formation]
 			}
 		}
 	}
-	if holding > voters/2 {
+	switch {
+	case holding > voters/2:
 		r.setFormation(f, "held by a majority of the voters")
+	case holding > 0 && len(count) == 1 && !others && len(joining) == 1 && holding+joining[f] > voters/2:
+		r.setFormation(f, "held by the voters that answer, one of them rebuilt and joining with it")
 	}
 	return holding > 0, f, holding
 }

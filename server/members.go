@@ -562,6 +562,10 @@ func (r *replica) decide(id uint64, open func(id uint64) error) (startDecision, 
 			}
 			r.view.mu.Lock()
 			r.view.joining = true
+			// Answer probes with the identity this member joins under
+			// (the first formed answer's), so that a member of the
+			// ensemble still pending can count it (learnFormation).
+			r.view.ensemble, r.view.formation = answers[formed[0]].Ensemble, answers[formed[0]].Formation
 			r.view.mu.Unlock()
 			for _, i := range formed {
 				if answers[i].has(id) {

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -411,5 +412,70 @@ func TestEnsembleConfigVersionedAtFormation(t *testing.T) {
 	c.restart(1)
 	if got := version(1); got != v {
 		t.Fatalf("after a restart: version=%s, want %s", got, v)
+	}
+}
+
+// The formation edge case: a new ensemble's member (2) stops before it
+// receives the entry that chose the formation, then another member's (3)
+// disk is replaced. Member 1 alone holds the formation; member 2, pending,
+// refuses it; member 3, empty, asks to join but no leader can admit it
+// without member 2. The rule: a member still pending counts the
+// formation a joining member took from the ensemble as held, when every
+// other voter answering holds or joins that one formation, none another
+// or none pending — so member 2 takes it, the ensemble elects, admits
+// member 3, and serves without an operator.
+func TestEnsembleFormationAfterCrashAndRebuild(t *testing.T) {
+	var logs lockedBuffer
+	lns := []net.Listener{listenAll(t), listenAll(t), listenAll(t)}
+	var peers []server.Peer
+	for i, ln := range lns {
+		peers = append(peers, server.Peer{ID: int64(i + 1), Addr: fmt.Sprintf("127.0.0.1:%d", port(ln))})
+	}
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	// Members bootstrapped together and not elected yet: seeded from one
+	// (empty) tree, their formation pending, as after the bootstrap.
+	var snap bytes.Buffer
+	if err := tree.New().WriteSnapshot(&snap); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		o := server.Options{DataDir: dirs[i], ServerID: int64(i + 1), Peers: peers, NoSync: true}
+		if err := server.SeedDataDir(o, bytes.NewReader(snap.Bytes())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	members := make([]*server.Server, 3)
+	members[0] = startMember(t, 1, dirs[0], peers, lns[0], &logs)
+	members[2] = startMember(t, 3, dirs[2], peers, lns[2], &logs)
+	// 1 and 3 elect and choose the formation; 2 never saw it.
+	waitFor(t, &logs, func() bool {
+		return strings.Count(logs.String(), "recorded the ensemble's formation") >= 2
+	}, "members 1 and 3 record the formation")
+	writeRead(t, members[0], members[2], "/formed")
+	// Member 3's disk is replaced.
+	members[2].Close()
+	members[2] = nil
+	if err := os.RemoveAll(filepath.Join(dirs[2], "zkgo")); err != nil {
+		t.Fatal(err)
+	}
+	ln3, err := net.Listen("tcp", fmt.Sprintf("0.0.0.0:%d", port(lns[2])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	members[2] = startMember(t, 3, dirs[2], peers, ln3, &logs)
+	members[1] = startMember(t, 2, dirs[1], peers, lns[1], &logs)
+	waitLeader(t, members, &logs)
+	writeRead(t, members[1], members[2], "/after")
+}
+
+// waitFor waits until cond holds, or fails saying what it waited for.
+func waitFor(t *testing.T, logs *lockedBuffer, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s\n%s", what, tail(logs.String()))
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
