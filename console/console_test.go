@@ -475,3 +475,17 @@ func TestServerDown(t *testing.T) {
 		}
 	}
 }
+
+// A member that waits to form, to join, or for the configured members
+// says so on the overview, as in srvr.
+func TestOverviewShowsWhatTheMemberWaitsFor(t *testing.T) {
+	e := startEnv(t)
+	e.status.Update(func(m *Member, _ *[]SessionInfo) {
+		m.Waiting = "forming: 1 of 3 voters answered that they can form the ensemble (2 needed)"
+	})
+	br := e.browser()
+	eventually(t, "the overview says what the member waits for", func() bool {
+		_, body := br.get("/")
+		return strings.Contains(body, "Waiting for") && strings.Contains(body, "forming: 1 of 3 voters answered")
+	})
+}

@@ -63,6 +63,7 @@ func (cs consoleStatus) Member(ctx context.Context) (status.Member, error) {
 		Started: s.started,
 	}
 	m.Connections = len(s.connList())
+	m.Waiting = s.raft.waitingFor()
 	s.sm.view(func(t *tree.Tree) {
 		m.Sessions = t.SessionCount()
 		m.Znodes = int64(t.NodeCount())

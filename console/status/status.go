@@ -96,6 +96,10 @@ type Member struct {
 	// Ensemble lists every member of the configuration, this one included,
 	// in id order. Empty when standalone.
 	Ensemble []Peer
+	// Waiting says what the member waits for before it serves clients
+	// (forming the ensemble, joining it, the configured members); "" when
+	// it waits for nothing of the kind.
+	Waiting string
 }
 
 // Snapshot describes a snapshot file.
