@@ -307,7 +307,7 @@ func TestReconfigKillDuringChange(t *testing.T) {
 // stop it. The ensemble ends on three new members holding every
 // acknowledged write; the writer sees nothing but retried connection
 // losses. Three more sessions read and write three znodes meanwhile
-// (linWorkload, linearize_test.go); their history is linearizable.
+// (linearize.Workload); their history is linearizable.
 func TestRollingReplacement(t *testing.T) {
 	const n = 6 // 1..3 old, 4..6 new
 	cfgs, lines := writeEnsemble(t, t.TempDir(), n, "4lw.commands.whitelist=*\nreconfigEnabled=true\nskipACL=yes\n")
@@ -356,7 +356,7 @@ func TestRollingReplacement(t *testing.T) {
 	}
 	load := startLoad(ctx, servers, "/load", 1)
 	rec := linearize.NewRecorder()
-	lin := startLinWorkload(ctx, t, rec, linRand(t), servers, 3, []string{"/lin/a", "/lin/b", "/lin/c"})
+	lin := linearize.StartWorkload(ctx, t, rec, linRand(t), servers, 3, []string{"/lin/a", "/lin/b", "/lin/c"})
 	reconfig := func(join, leave []string) {
 		t.Helper()
 		for {
@@ -388,7 +388,7 @@ func TestRollingReplacement(t *testing.T) {
 	}
 	defer admin.Close()
 	acked := load.finish(t)
-	lin.finish(t)
+	lin.Finish(t)
 	linearize.Require(t, rec.History(), time.Minute)
 	t.Logf("linearizable: %+v", rec.Counts())
 	var data []byte
