@@ -139,3 +139,63 @@ func TestSessionExpiresAfterLastHeard(t *testing.T) {
 		})
 	}
 }
+
+// A member restarted with an older zoo.cfg: the ensemble grew by a
+// reconfig (server 4), and member 1 comes back with the static file it
+// had before (servers 1 to 3, no dynamic file). The membership in the
+// ensemble's log wins: member 1 knows server 4, as Apache ZooKeeper's
+// member learns the newer configuration from its leader.
+func TestRestartWithOlderZooCfg(t *testing.T) {
+	for _, im := range impls(t) {
+		t.Run(string(im), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			n := newNetwork(t, false)
+			var e ensemble
+			var lines []string
+			for i := range 4 {
+				m := n.addMachine(i + 1)
+				e = append(e, newMember(t, im, m, int64(i+1)))
+				lines = append(lines, reconfigLine(int64(i+1), m))
+			}
+			common := "reconfigEnabled=true\nskipACL=yes\nstandaloneEnabled=false\n"
+			old := common + strings.Join(lines[:3], "\n")
+			for _, mb := range e[:3] {
+				mb.writeConfig(old)
+				mb.start()
+			}
+			e[:3].waitLeader(ctx, t)
+			c := connect(ctx, t, e[1], e[2])
+			if _, _, err := c.IncrementalReconfig(ctx, []string{lines[3]}, nil, -1); err != nil {
+				t.Fatal(err)
+			}
+			e[3].writeConfig(common + strings.Join(lines, "\n"))
+			e[3].start()
+			e.waitLeader(ctx, t)
+			writeThenRead(ctx, t, e[3], e[0], "/grown")
+			// Member 1 restarted with its first zoo.cfg (the dynamic
+			// file its server wrote is dropped: the file as it was).
+			e[0].kill()
+			e[0].writeConfig(old)
+			e[0].start()
+			e.waitLeader(ctx, t)
+			writeThenRead(ctx, t, e[3], e[0], "/after-restart")
+			c1 := connect(ctx, t, e[0])
+			var data []byte
+			for {
+				if _, err := c1.Sync(ctx, "/zookeeper/config"); err == nil {
+					if d, _, err := c1.GetConfig(ctx); err == nil {
+						data = d
+						if strings.Contains(string(d), "server.4=") {
+							break
+						}
+					}
+				}
+				if ctx.Err() != nil {
+					t.Fatalf("%s: member 1's /zookeeper/config after a restart with the older zoo.cfg:\n%s", im, data)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+	}
+}
