@@ -112,9 +112,9 @@ type TCPConfig struct {
 	VerifyPending func(from, instance uint64) error
 	// ClusterMismatch, if set, is told (it must not block) that peer, a
 	// member of another ensemble by the handshake's cluster id, refused
-	// this member's connection or was refused by it, each time it
-	// happens: the server logs which membership lines differ.
-	ClusterMismatch func(peer uint64)
+	// this member's connection (dialed) or was refused by it, each time
+	// it happens: the server logs which membership lines differ.
+	ClusterMismatch func(peer uint64, dialed bool)
 	// DialAddr, if set, gives the address to dial to reach member id,
 	// whose address is addr, for every connection this member dials to
 	// it (raft messages, snapshot streams). For tests that put a proxy
@@ -611,7 +611,7 @@ func (t *TCPTransport) dialOne(pctx context.Context, addr string, to uint64, mag
 	if len(ack) == 0 || ack[0] != ackOK {
 		c.Close()
 		if len(ack) > 0 && ack[0] == ackClusterMismatch && t.cfg.ClusterMismatch != nil {
-			t.cfg.ClusterMismatch(to)
+			t.cfg.ClusterMismatch(to, true)
 		}
 		return nil, &refusedError{status: ack[0:min(1, len(ack))], reason: string(ack[min(1, len(ack)):])}
 	}
@@ -763,7 +763,7 @@ func (t *TCPTransport) accept(c net.Conn) (from uint64, magic string, err error)
 	case h.cluster != cluster:
 		status, reason = ackClusterMismatch, fmt.Sprintf("another ensemble: this member's is %x, the peer's %x (their server.N lists differ: both members log which lines)", cluster, h.cluster)
 		if t.cfg.ClusterMismatch != nil && h.from != 0 {
-			t.cfg.ClusterMismatch(h.from)
+			t.cfg.ClusterMismatch(h.from, false)
 		}
 	case h.to != id:
 		status, reason = ackWrongMember, fmt.Sprintf("member %x, not %x", id, h.to)

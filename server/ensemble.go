@@ -171,13 +171,16 @@ func membershipDiff(mine, theirs []string) string {
 }
 
 // clusterMismatch is the peer transport's ClusterMismatch: peer belongs to
-// another ensemble by the handshake's identity. Every 10 s at most per
-// server, this member asks it (a probe) for its member list and logs
-// which lines differ, so that both sides of a misconfiguration say what
-// to fix.
-func (r *replica) clusterMismatch(peer uint64) {
+// another ensemble by the handshake's identity. The member that dialed
+// knows whom it reached (the address of its own server line): every 10 s
+// at most per server, it asks that member (a probe that carries its own
+// member list and identity) for its member list and logs which lines
+// differ; the asked member logs the same from its side (answerProbe). The
+// member that accepted cannot tell the dialer's address (other ensembles
+// may use the same server ids), so it waits for that probe.
+func (r *replica) clusterMismatch(peer uint64, dialed bool) {
 	p, ok := r.peer(memberID(peer))
-	if !ok {
+	if !ok || !dialed {
 		return
 	}
 	r.mismatchMu.Lock()
@@ -194,20 +197,27 @@ func (r *replica) clusterMismatch(peer uint64) {
 	go func() {
 		defer r.wg.Done()
 		mine := membershipLines(r.currentPeers())
-		a, err := r.probe(p, probeRequest{Op: "status"})
-		switch {
-		case err != nil:
+		a, err := r.probe(p, probeRequest{Op: "status", MyID: r.opts.ServerID, Servers: mine, Ensemble: r.view.ensembleID()})
+		if err != nil {
 			r.log.Warn("a member of another ensemble: its handshake names another ensemble identity; asking it for its member list failed",
 				"server", p.ID, "addr", p.Addr, "err", err)
-		case slices.Equal(mine, a.Servers):
-			r.log.Warn("a member of another ensemble: the same member list, but the ensemble identities recorded at first start differ "+
-				"(zkgo/ENSEMBLE: members of two different ensembles, or of one formed with different server lists)",
-				"server", p.ID, "addr", p.Addr, "mine", fmt.Sprintf("%016x", r.view.ensembleID()), "theirs", fmt.Sprintf("%016x", a.Ensemble))
-		default:
-			r.log.Warn("a member of another ensemble: its configuration lists other members; fix the server.N lines (ids and roles) so that they agree",
-				"server", p.ID, "addr", p.Addr, "differ", membershipDiff(mine, a.Servers))
+			return
 		}
+		r.logOtherEnsemble(p.ID, p.Addr, mine, a.Servers, a.Ensemble)
 	}()
+}
+
+// logOtherEnsemble logs which member lines differ between this member
+// (mine) and a member of another ensemble (theirs, identity ensemble).
+func (r *replica) logOtherEnsemble(id int64, addr string, mine, theirs []string, ensemble uint64) {
+	if slices.Equal(mine, theirs) {
+		r.log.Warn("a member of another ensemble: the same member list, but the ensemble identities recorded at first start differ "+
+			"(zkgo/ENSEMBLE: members of two different ensembles, or of one formed with different server lists)",
+			"server", id, "addr", addr, "mine", fmt.Sprintf("%016x", r.view.ensembleID()), "theirs", fmt.Sprintf("%016x", ensemble))
+		return
+	}
+	r.log.Warn("a member of another ensemble: its configuration lists other members; fix the server.N lines (ids and roles) so that they agree",
+		"server", id, "addr", addr, "differ", membershipDiff(mine, theirs))
 }
 
 // ensembleID returns the member's ensemble identity (0 before it is known).

@@ -79,6 +79,12 @@ type probeRequest struct {
 	MyID int64  `json:"myid,omitempty"`
 	ID   uint64 `json:"id,omitempty"`
 	Addr string `json:"addr,omitempty"`
+	// Servers are the asking member's membership lines
+	// (membershipLines), so that a member that refuses it can say which
+	// lines differ; with Ensemble, its identity, on a status probe of a
+	// member whose handshake refused it (ensemble.go's clusterMismatch).
+	Servers  []string `json:"servers,omitempty"`
+	Ensemble uint64   `json:"ensemble,omitempty"`
 	// Via is set on a join a follower passed on to the leader (admit):
 	// the follower's server id, which the leader checks the connection's
 	// certificate against, the follower having checked the joiner's.
@@ -170,6 +176,7 @@ type memberView struct {
 	// refusalLog limits the log lines about refused joiners, quorumLog
 	// those about the configured quorum.
 	refusalLog, quorumLog logLimiter
+	otherEnsembleLog      logLimiter
 	// joiners are servers that asked to join but are not members (yet),
 	// by server id: a reconfig that adds one uses its raft id.
 	joiners map[int64]joiner
@@ -200,11 +207,20 @@ func (r *replica) answerProbe(req []byte, cs *tls.ConnectionState) []byte {
 			if err != nil {
 				a.Error = err.Error()
 				if errors.Is(err, errNotAdmitted) && r.view.refusalLog.Allow() {
-					r.log.Warn("refused a member that asked to rejoin the ensemble", "server", q.MyID, "addr", q.Addr, "err", err)
+					args := []any{"server", q.MyID, "addr", q.Addr, "err", err}
+					if mine := membershipLines(r.currentPeers()); q.Servers != nil && !slices.Equal(mine, q.Servers) {
+						args = append(args, "differ", membershipDiff(mine, q.Servers))
+					}
+					r.log.Warn("refused a member that asked to rejoin the ensemble", args...)
 				}
 			}
 		} else if q.Op != "status" && q.Op != "join" {
 			a.Error = fmt.Sprintf("unknown probe %q", q.Op)
+		} else if q.Ensemble != 0 && a.Ensemble != 0 && q.Ensemble != a.Ensemble && q.Servers != nil && r.view.otherEnsembleLog.Allow() {
+			// A member of another ensemble whose connection this one
+			// refused asks for the member list: say which lines differ
+			// from this side too.
+			r.logOtherEnsemble(q.MyID, "", membershipLines(r.currentPeers()), q.Servers, q.Ensemble)
 		}
 	}
 	b, _ := json.Marshal(&a)
@@ -533,6 +549,9 @@ func (r *replica) decide(id uint64, open func(id uint64) error) (startDecision, 
 			case a.formed():
 				formed = append(formed, i)
 				what = fmt.Sprintf("belongs to a formed ensemble (term %d, commit %d)", a.Term, a.Last)
+				if a.Servers != nil && !slices.Equal(mine, a.Servers) {
+					what += ", whose configuration lists other members: " + membershipDiff(mine, a.Servers)
+				}
 			case a.Error != "":
 				what = "error: " + a.Error
 			case a.Joining:
@@ -574,7 +593,7 @@ func (r *replica) decide(id uint64, open func(id uint64) error) (startDecision, 
 			}
 			var refusals []string
 			for _, i := range formed {
-				a, err := r.probe(r.opts.Peers[i], probeRequest{Op: "join", MyID: r.opts.ServerID, ID: id, Addr: me.Addr})
+				a, err := r.probe(r.opts.Peers[i], probeRequest{Op: "join", MyID: r.opts.ServerID, ID: id, Addr: me.Addr, Servers: mine})
 				switch {
 				case err != nil:
 					refusals = append(refusals, fmt.Sprintf("server.%d: %v", r.opts.Peers[i].ID, err))
@@ -585,7 +604,7 @@ func (r *replica) decide(id uint64, open func(id uint64) error) (startDecision, 
 			r.setWaiting("joining: " + strings.Join(refusals, "; "))
 			if len(refusals) > 0 && time.Since(lastLog) > 10*time.Second {
 				lastLog = time.Now()
-				r.log.Warn("waiting to be admitted to the ensemble", "refusals", refusals)
+				r.log.Warn("waiting to be admitted to the ensemble", "refusals", refusals, "members", said)
 			}
 		} else if id == 0 && unformed > voters/2 {
 			return startDecision{id: raftID(r.opts.ServerID, 0), bootstrap: true}, nil

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -477,5 +478,85 @@ func waitFor(t *testing.T, logs *lockedBuffer, cond func() bool, what string) {
 			t.Fatalf("waiting for %s\n%s", what, tail(logs.String()))
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Members that really disagree about the ensemble — a server.N line that
+// points at a member of an ensemble with other server ids — refuse each
+// other, and both say which lines differ: here the new members find Y
+// formed and ask to join it, Y refuses (one server id runs there, the
+// other is no member), and each side names the lines the other lacks.
+func TestEnsembleMembersThatDisagreeSayWhichLinesDiffer(t *testing.T) {
+	var logsY, logsX lockedBuffer
+	// Ensemble Y: servers 1, 2 and 4.
+	var peersY []server.Peer
+	var lnsY []net.Listener
+	for _, id := range []int64{1, 2, 4} {
+		ln := listenAll(t)
+		lnsY = append(lnsY, ln)
+		peersY = append(peersY, server.Peer{ID: id, Addr: fmt.Sprintf("127.0.0.1:%d", port(ln))})
+	}
+	var y []*server.Server
+	for i, p := range peersY {
+		y = append(y, startMember(t, p.ID, t.TempDir(), peersY, lnsY[i], &logsY))
+	}
+	waitLeader(t, y, &logsY)
+	// Ensemble X: servers 1, 2 and 3, whose server.1 line is Y's member 1.
+	lnsX := []net.Listener{listenAll(t), listenAll(t)}
+	peersX := []server.Peer{peersY[0],
+		{ID: 2, Addr: fmt.Sprintf("127.0.0.1:%d", port(lnsX[0]))},
+		{ID: 3, Addr: fmt.Sprintf("127.0.0.1:%d", port(lnsX[1]))}}
+	startMember(t, 2, t.TempDir(), peersX, lnsX[0], &logsX)
+	startMember(t, 3, t.TempDir(), peersX, lnsX[1], &logsX)
+	waitFor(t, &logsY, func() bool {
+		return strings.Contains(logsY.String(), "only here") && strings.Contains(logsX.String(), "only here")
+	}, "both sides to log the lines that differ")
+	for _, l := range []string{logsY.String(), logsX.String()} {
+		if !strings.Contains(l, "server.3=participant") || !strings.Contains(l, "server.4=participant") {
+			t.Fatalf("the lines that differ are not named:\n%s", tail(l))
+		}
+	}
+}
+
+// The same between formed ensembles: a member of X (servers 1 to 3)
+// restarted with its server.1 line pointing at a member of Y (servers 1,
+// 2 and 4). The handshake refuses it on both sides (their recorded
+// identities differ), and both members log which lines differ.
+func TestEnsembleFormedMembersThatDisagreeSayWhichLinesDiffer(t *testing.T) {
+	var logsY, logsX lockedBuffer
+	start := func(ids []int64, logs *lockedBuffer) ([]server.Peer, []net.Listener, []string, []*server.Server) {
+		var peers []server.Peer
+		var lns []net.Listener
+		var dirs []string
+		for _, id := range ids {
+			ln := listenAll(t)
+			lns = append(lns, ln)
+			dirs = append(dirs, t.TempDir())
+			peers = append(peers, server.Peer{ID: id, Addr: fmt.Sprintf("127.0.0.1:%d", port(ln))})
+		}
+		var ms []*server.Server
+		for i, p := range peers {
+			ms = append(ms, startMember(t, p.ID, dirs[i], peers, lns[i], logs))
+		}
+		waitLeader(t, ms, logs)
+		return peers, lns, dirs, ms
+	}
+	peersY, _, _, _ := start([]int64{1, 2, 4}, &logsY)
+	peersX, lnsX, dirsX, x := start([]int64{1, 2, 3}, &logsX)
+	x[1].Close()
+	wrong := slices.Clone(peersX)
+	wrong[0] = peersY[0]
+	ln, err := net.Listen("tcp", fmt.Sprintf("0.0.0.0:%d", port(lnsX[1])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	startMember(t, 2, dirsX[1], wrong, ln, &logsX)
+	waitFor(t, &logsY, func() bool {
+		return strings.Contains(logsY.String(), "a member of another ensemble") && strings.Contains(logsX.String(), "a member of another ensemble")
+	}, "both sides to log the other ensemble")
+	for _, l := range []string{logsY.String(), logsX.String()} {
+		if !strings.Contains(l, "server.3=participant") || !strings.Contains(l, "server.4=participant") {
+			t.Fatalf("the lines that differ are not named:\n%s", tail(l))
+		}
 	}
 }
