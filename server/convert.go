@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 
+	"github.com/zkgo/zkgo/internal/atomicfile"
 	"github.com/zkgo/zkgo/raftnode"
 	"github.com/zkgo/zkgo/storage"
 )
@@ -93,7 +93,7 @@ func (r *replica) convertStandalone(sopts storage.Options) error {
 	if err := seedTree(conv, opts, t, id, []raftnode.Peer{{ID: id}}, index, &ident); err != nil {
 		return fmt.Errorf("converting the standalone data in %s: %w", zdir, err)
 	}
-	if err := syncDir(r.dir); err != nil {
+	if err := atomicfile.SyncDir(r.dir); err != nil {
 		return err
 	}
 	if err := os.Rename(zdir, kept); err != nil {
@@ -113,7 +113,7 @@ func (r *replica) finishConversion(conv, zdir string) error {
 	if err := os.Rename(conv, zdir); err != nil {
 		return fmt.Errorf("converting the standalone data: %w", err)
 	}
-	return syncDir(r.dir)
+	return atomicfile.SyncDir(r.dir)
 }
 
 // isStandaloneLog reports whether the raft log in zdir is a standalone
@@ -157,20 +157,4 @@ func isStandaloneLog(zdir string, sopts storage.Options) (bool, error) {
 		i = ents[len(ents)-1].Index + 1
 	}
 	return true, nil
-}
-
-// syncDir fsyncs a directory, so that renames in it are durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil && !errors.Is(err, os.ErrInvalid) {
-		return fmt.Errorf("syncing %s: %w", dir, err)
-	}
-	return nil
 }

@@ -40,6 +40,37 @@ func listenAll(t *testing.T) net.Listener {
 
 func port(ln net.Listener) int { return ln.Addr().(*net.TCPAddr).Port }
 
+// threePeers listens for three members on every interface and returns
+// the listeners and the members' peers, servers 1 to 3 on 127.0.0.1.
+func threePeers(t *testing.T) ([]net.Listener, []server.Peer) {
+	lns := []net.Listener{listenAll(t), listenAll(t), listenAll(t)}
+	var peers []server.Peer
+	for i, ln := range lns {
+		peers = append(peers, server.Peer{ID: int64(i + 1), Addr: fmt.Sprintf("127.0.0.1:%d", port(ln))})
+	}
+	return lns, peers
+}
+
+// standaloneData runs a standalone server on dir, creates the paths and
+// stops it: a standalone's data directory.
+func standaloneData(t *testing.T, dir string, logs *lockedBuffer, paths ...string) {
+	t.Helper()
+	standalone := startMember(t, 0, dir, nil, nil, logs)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl, err := zk.Connect(ctx, standalone.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths {
+		if _, err := cl.Create(ctx, p, []byte("s"), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl.Close()
+	standalone.Close()
+}
+
 // startMember starts one in-process member with the given peers (its own
 // line included) on ln, with the test's defaults and extra options.
 func startMember(t *testing.T, id int64, dir string, peers []server.Peer, ln net.Listener, logs *lockedBuffer, extra ...func(*server.Options)) *server.Server {
@@ -194,26 +225,14 @@ func TestStandaloneDataBecomesFirstMember(t *testing.T) {
 			var logs lockedBuffer
 			dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
 			data := dirs[myid-1]
-			standalone := startMember(t, 0, data, nil, nil, &logs, func(o *server.Options) { o.PeerListener = nil })
+			var paths []string
+			for i := range 20 {
+				paths = append(paths, fmt.Sprintf("/standalone-%d", i))
+			}
+			standaloneData(t, data, &logs, paths...)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			cl, err := zk.Connect(ctx, standalone.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range 20 {
-				if _, err := cl.Create(ctx, fmt.Sprintf("/standalone-%d", i), []byte("s"), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
-					t.Fatal(err)
-				}
-			}
-			cl.Close()
-			standalone.Close()
-
-			lns := []net.Listener{listenAll(t), listenAll(t), listenAll(t)}
-			var peers []server.Peer
-			for i, ln := range lns {
-				peers = append(peers, server.Peer{ID: int64(i + 1), Addr: fmt.Sprintf("127.0.0.1:%d", port(ln))})
-			}
+			lns, peers := threePeers(t)
 			members := make([]*server.Server, 3)
 			members[myid-1] = startMember(t, myid, data, peers, lns[myid-1], &logs)
 			m := members[myid-1]
@@ -275,24 +294,8 @@ func TestStandaloneDataBecomesFirstMember(t *testing.T) {
 func TestStandaloneDataNeverJoinsAnotherFormation(t *testing.T) {
 	var logs lockedBuffer
 	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
-	standalone := startMember(t, 0, dirs[0], nil, nil, &logs)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cl, err := zk.Connect(ctx, standalone.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cl.Create(ctx, "/mine", []byte("s"), zk.OpenACLUnsafe, zk.ModePersistent); err != nil {
-		t.Fatal(err)
-	}
-	cl.Close()
-	standalone.Close()
-
-	lns := []net.Listener{listenAll(t), listenAll(t), listenAll(t)}
-	var peers []server.Peer
-	for i, ln := range lns {
-		peers = append(peers, server.Peer{ID: int64(i + 1), Addr: fmt.Sprintf("127.0.0.1:%d", port(ln))})
-	}
+	standaloneData(t, dirs[0], &logs, "/mine")
+	lns, peers := threePeers(t)
 	members := make([]*server.Server, 3)
 	members[1] = startMember(t, 2, dirs[1], peers, lns[1], &logs)
 	members[2] = startMember(t, 3, dirs[2], peers, lns[2], &logs)
@@ -321,11 +324,7 @@ func TestStandaloneDataNeverJoinsAnotherFormation(t *testing.T) {
 // read-write.
 func TestReadOnlyWhileForming(t *testing.T) {
 	var logs lockedBuffer
-	lns := []net.Listener{listenAll(t), listenAll(t), listenAll(t)}
-	var peers []server.Peer
-	for i, ln := range lns {
-		peers = append(peers, server.Peer{ID: int64(i + 1), Addr: fmt.Sprintf("127.0.0.1:%d", port(ln))})
-	}
+	lns, peers := threePeers(t)
 	ro := func(o *server.Options) { o.ReadOnlyMode = true }
 	members := make([]*server.Server, 3)
 	members[0] = startMember(t, 1, t.TempDir(), peers, lns[0], &logs, ro)
@@ -427,11 +426,7 @@ func TestEnsembleConfigVersionedAtFormation(t *testing.T) {
 // member 3, and serves without an operator.
 func TestEnsembleFormationAfterCrashAndRebuild(t *testing.T) {
 	var logs lockedBuffer
-	lns := []net.Listener{listenAll(t), listenAll(t), listenAll(t)}
-	var peers []server.Peer
-	for i, ln := range lns {
-		peers = append(peers, server.Peer{ID: int64(i + 1), Addr: fmt.Sprintf("127.0.0.1:%d", port(ln))})
-	}
+	lns, peers := threePeers(t)
 	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
 	// Members bootstrapped together and not elected yet: seeded from one
 	// (empty) tree, their formation pending, as after the bootstrap.

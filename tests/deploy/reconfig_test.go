@@ -130,134 +130,130 @@ func TestReconfigLikeZooKeeper(t *testing.T) {
 	results := map[impl][]string{}
 	versions := map[impl]string{}
 	lossSteps := map[int]bool{}
-	for _, im := range impls(t) {
-		t.Run(string(im), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-			defer cancel()
-			n := newNetwork(t, false)
-			ms := []*machine{n.addMachine(1), n.addMachine(2), n.addMachine(3), n.addMachine(4)}
-			s := &reconfigScript{t: t}
-			for i, m := range ms {
-				s.e = append(s.e, newMember(t, im, m, int64(i+1)))
-				s.lines = append(s.lines, reconfigLine(int64(i+1), m))
+	eachImpl(t, 4*time.Minute, func(ctx context.Context, t *testing.T, im impl) {
+		n := newNetwork(t, false)
+		ms := []*machine{n.addMachine(1), n.addMachine(2), n.addMachine(3), n.addMachine(4)}
+		s := &reconfigScript{t: t}
+		for i, m := range ms {
+			s.e = append(s.e, newMember(t, im, m, int64(i+1)))
+			s.lines = append(s.lines, reconfigLine(int64(i+1), m))
+		}
+		common := "reconfigEnabled=true\nskipACL=yes\nstandaloneEnabled=false\n"
+		for i, mb := range s.e[:3] {
+			_ = i
+			mb.writeConfig(common + strings.Join(s.lines[:3], "\n"))
+			mb.start()
+		}
+		// The script's client is on a follower, which stays a
+		// member throughout (a client of a member that leaves
+		// loses its connection).
+		lead := s.e[:3].waitLeader(ctx, t)
+		s.via = s.e[0]
+		if s.via == lead {
+			s.via = s.e[1]
+		}
+		s.client = connect(ctx, t, s.via)
+		// The first version: ZooKeeper's first leader's first zxid,
+		// there from the start; zkgo's the entry that chose the
+		// formation, moments after the first election.
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			data, _, err := s.client.GetConfig(ctx)
+			if err != nil {
+				t.Fatal(err)
 			}
-			common := "reconfigEnabled=true\nskipACL=yes\nstandaloneEnabled=false\n"
-			for i, mb := range s.e[:3] {
-				_ = i
-				mb.writeConfig(common + strings.Join(s.lines[:3], "\n"))
-				mb.start()
+			versions[im] = configVersion(data)
+			if versions[im] != "0" || time.Now().After(deadline) {
+				break
 			}
-			// The script's client is on a follower, which stays a
-			// member throughout (a client of a member that leaves
-			// loses its connection).
-			lead := s.e[:3].waitLeader(ctx, t)
-			s.via = s.e[0]
-			if s.via == lead {
-				s.via = s.e[1]
-			}
-			s.client = connect(ctx, t, s.via)
-			// The first version: ZooKeeper's first leader's first zxid,
-			// there from the start; zkgo's the entry that chose the
-			// formation, moments after the first election.
-			for deadline := time.Now().Add(10 * time.Second); ; {
+			time.Sleep(50 * time.Millisecond)
+		}
+		steps := []reconfigStep{
+			{name: "add server 4 before it starts", do: func(ctx context.Context, s *reconfigScript) error {
+				_, _, err := s.client.IncrementalReconfig(ctx, []string{s.lines[3]}, nil, -1)
+				return err
+			}},
+			{name: "server 4 starts and serves", do: func(ctx context.Context, s *reconfigScript) error {
+				s.e[3].writeConfig(common + strings.Join(s.lines, "\n"))
+				s.e[3].start()
+				s.e.waitLeader(ctx, t)
+				writeThenRead(ctx, t, s.e[0], s.e[3], "/via-4")
+				return nil
+			}},
+			{name: "remove server 4", do: func(ctx context.Context, s *reconfigScript) error {
+				_, _, err := s.client.IncrementalReconfig(ctx, nil, []string{"4"}, -1)
+				return err
+			}},
+			{name: "add server 4 back", do: func(ctx context.Context, s *reconfigScript) error {
+				for {
+					_, _, err := s.client.IncrementalReconfig(ctx, []string{s.lines[3]}, nil, -1)
+					if !errors.Is(err, zk.ErrReconfigInProgress) || ctx.Err() != nil {
+						return err
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			}},
+			{name: "server 4 serves again", do: func(ctx context.Context, s *reconfigScript) error {
+				writeThenRead(ctx, t, s.e[1], s.e[3], "/via-4-again")
+				return nil
+			}},
+			{name: "remove the leader", lossOK: true, do: func(ctx context.Context, s *reconfigScript) error {
+				lead := s.e.waitLeader(ctx, t)
+				if lead == s.via {
+					return errors.New("the script's client is on the leader")
+				}
+				s.removed = lead
+				for {
+					_, _, err := s.client.IncrementalReconfig(ctx, nil, []string{fmt.Sprint(lead.id)}, -1)
+					if !errors.Is(err, zk.ErrReconfigInProgress) || ctx.Err() != nil {
+						return err
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			}},
+			{name: "the three left serve", do: func(ctx context.Context, s *reconfigScript) error {
+				var left ensemble
+				if _, err := s.client.Sync(ctx, "/zookeeper/config"); err != nil {
+					return err
+				}
 				data, _, err := s.client.GetConfig(ctx)
 				if err != nil {
-					t.Fatal(err)
-				}
-				versions[im] = configVersion(data)
-				if versions[im] != "0" || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
-			steps := []reconfigStep{
-				{name: "add server 4 before it starts", do: func(ctx context.Context, s *reconfigScript) error {
-					_, _, err := s.client.IncrementalReconfig(ctx, []string{s.lines[3]}, nil, -1)
 					return err
-				}},
-				{name: "server 4 starts and serves", do: func(ctx context.Context, s *reconfigScript) error {
-					s.e[3].writeConfig(common + strings.Join(s.lines, "\n"))
-					s.e[3].start()
-					s.e.waitLeader(ctx, t)
-					writeThenRead(ctx, t, s.e[0], s.e[3], "/via-4")
-					return nil
-				}},
-				{name: "remove server 4", do: func(ctx context.Context, s *reconfigScript) error {
-					_, _, err := s.client.IncrementalReconfig(ctx, nil, []string{"4"}, -1)
-					return err
-				}},
-				{name: "add server 4 back", do: func(ctx context.Context, s *reconfigScript) error {
-					for {
-						_, _, err := s.client.IncrementalReconfig(ctx, []string{s.lines[3]}, nil, -1)
-						if !errors.Is(err, zk.ErrReconfigInProgress) || ctx.Err() != nil {
-							return err
-						}
-						time.Sleep(100 * time.Millisecond)
+				}
+				for _, mb := range s.e {
+					if strings.Contains(string(data), fmt.Sprintf("server.%d=", mb.id)) {
+						left = append(left, mb)
 					}
-				}},
-				{name: "server 4 serves again", do: func(ctx context.Context, s *reconfigScript) error {
-					writeThenRead(ctx, t, s.e[1], s.e[3], "/via-4-again")
-					return nil
-				}},
-				{name: "remove the leader", lossOK: true, do: func(ctx context.Context, s *reconfigScript) error {
-					lead := s.e.waitLeader(ctx, t)
-					if lead == s.via {
-						return errors.New("the script's client is on the leader")
-					}
-					s.removed = lead
-					for {
-						_, _, err := s.client.IncrementalReconfig(ctx, nil, []string{fmt.Sprint(lead.id)}, -1)
-						if !errors.Is(err, zk.ErrReconfigInProgress) || ctx.Err() != nil {
-							return err
-						}
-						time.Sleep(100 * time.Millisecond)
-					}
-				}},
-				{name: "the three left serve", do: func(ctx context.Context, s *reconfigScript) error {
-					var left ensemble
-					if _, err := s.client.Sync(ctx, "/zookeeper/config"); err != nil {
+				}
+				if len(left) != 3 {
+					return fmt.Errorf("%d members left", len(left))
+				}
+				writeThenRead(ctx, t, left[0], left[2], "/after-leader-left")
+				return nil
+			}},
+			{name: "non-incremental: servers 1, 2 and 3", do: func(ctx context.Context, s *reconfigScript) error {
+				for {
+					_, _, err := s.client.Reconfig(ctx, s.lines[:3], -1)
+					if !errors.Is(err, zk.ErrReconfigInProgress) || ctx.Err() != nil {
 						return err
 					}
-					data, _, err := s.client.GetConfig(ctx)
-					if err != nil {
-						return err
-					}
-					for _, mb := range s.e {
-						if strings.Contains(string(data), fmt.Sprintf("server.%d=", mb.id)) {
-							left = append(left, mb)
-						}
-					}
-					if len(left) != 3 {
-						return fmt.Errorf("%d members left", len(left))
-					}
-					writeThenRead(ctx, t, left[0], left[2], "/after-leader-left")
-					return nil
-				}},
-				{name: "non-incremental: servers 1, 2 and 3", do: func(ctx context.Context, s *reconfigScript) error {
-					for {
-						_, _, err := s.client.Reconfig(ctx, s.lines[:3], -1)
-						if !errors.Is(err, zk.ErrReconfigInProgress) || ctx.Err() != nil {
-							return err
-						}
-						time.Sleep(100 * time.Millisecond)
-					}
-				}},
-				{name: "remove two of three: no quorum", do: func(ctx context.Context, s *reconfigScript) error {
-					_, _, err := s.client.Reconfig(ctx, []string{s.lines[0], strings.Replace(s.lines[3], "server.4", "server.5", 1)}, -1)
-					return err
-				}},
-				{name: "stale fromConfig", do: func(ctx context.Context, s *reconfigScript) error {
-					_, _, err := s.client.IncrementalReconfig(ctx, nil, []string{"3"}, 1)
-					return err
-				}},
-			}
-			for i, st := range steps {
-				lossSteps[i] = st.lossOK
-				s.record(ctx, st)
-			}
-			results[im] = s.out
-		})
-	}
+					time.Sleep(100 * time.Millisecond)
+				}
+			}},
+			{name: "remove two of three: no quorum", do: func(ctx context.Context, s *reconfigScript) error {
+				_, _, err := s.client.Reconfig(ctx, []string{s.lines[0], strings.Replace(s.lines[3], "server.4", "server.5", 1)}, -1)
+				return err
+			}},
+			{name: "stale fromConfig", do: func(ctx context.Context, s *reconfigScript) error {
+				_, _, err := s.client.IncrementalReconfig(ctx, nil, []string{"3"}, 1)
+				return err
+			}},
+		}
+		for i, st := range steps {
+			lossSteps[i] = st.lossOK
+			s.record(ctx, st)
+		}
+		results[im] = s.out
+	})
 	t.Logf("first versions: %v", versions)
 	if v := versions[zkgo]; v == "" || v == "0" {
 		t.Errorf("zkgo's /zookeeper/config of a new ensemble says version=%q; ZooKeeper writes its first leader's zxid", v)

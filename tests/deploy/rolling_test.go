@@ -29,67 +29,63 @@ func TestRollingReplacementOfEveryMachine(t *testing.T) {
 		seed = rand.Uint64()
 	}
 	t.Logf("seed %d (replay with -lin.seed=%d)", seed, seed)
-	for _, im := range impls(t) {
-		t.Run(string(im), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(seed, 0))
-			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-			defer cancel()
-			n := newNetwork(t, false)
-			var e ensemble
-			var lines, clients []string
-			for i := range 6 {
-				m := n.addMachine(i + 1)
-				e = append(e, newMember(t, im, m, int64(i+1)))
-				lines = append(lines, reconfigLine(int64(i+1), m))
-				clients = append(clients, e[i].clientAddr())
-			}
-			common := "reconfigEnabled=true\nskipACL=yes\nstandaloneEnabled=false\n"
-			for _, mb := range e[:3] {
-				mb.writeConfig(common + strings.Join(lines[:3], "\n"))
-				mb.start()
-			}
-			e[:3].waitLeader(ctx, t)
-			admin := connect(ctx, t, e[0], e[1], e[2], e[3], e[4], e[5])
-			// The znodes start absent, as the checker's model does.
-			rec := linearize.NewRecorder()
-			w := linearize.StartWorkload(ctx, t, rec, rng, clients, 4, []string{"/a", "/b", "/c"}, zk.WithDialer(n.dial))
-			const progress = 150
-			w.WaitOps(ctx, t, progress, "starting")
-			reconfig := func(what string, joining, leaving []string) {
-				t.Helper()
-				for {
-					_, _, err := admin.IncrementalReconfig(ctx, joining, leaving, -1)
-					if err == nil {
-						return
-					}
-					// In progress (a promotion), or the connection lost
-					// to a member that left: ask again.
-					if !errors.Is(err, zk.ErrReconfigInProgress) && !errors.Is(err, zk.ErrConnectionLoss) || ctx.Err() != nil {
-						t.Fatalf("%s: %v", what, err)
-					}
-					time.Sleep(100 * time.Millisecond)
+	eachImpl(t, 4*time.Minute, func(ctx context.Context, t *testing.T, im impl) {
+		rng := rand.New(rand.NewPCG(seed, 0))
+		n := newNetwork(t, false)
+		var e ensemble
+		var lines, clients []string
+		for i := range 6 {
+			m := n.addMachine(i + 1)
+			e = append(e, newMember(t, im, m, int64(i+1)))
+			lines = append(lines, reconfigLine(int64(i+1), m))
+			clients = append(clients, e[i].clientAddr())
+		}
+		common := "reconfigEnabled=true\nskipACL=yes\nstandaloneEnabled=false\n"
+		for _, mb := range e[:3] {
+			mb.writeConfig(common + strings.Join(lines[:3], "\n"))
+			mb.start()
+		}
+		e[:3].waitLeader(ctx, t)
+		admin := connect(ctx, t, e[0], e[1], e[2], e[3], e[4], e[5])
+		// The znodes start absent, as the checker's model does.
+		rec := linearize.NewRecorder()
+		w := linearize.StartWorkload(ctx, t, rec, rng, clients, 4, []string{"/a", "/b", "/c"}, zk.WithDialer(n.dial))
+		const progress = 150
+		w.WaitOps(ctx, t, progress, "starting")
+		reconfig := func(what string, joining, leaving []string) {
+			t.Helper()
+			for {
+				_, _, err := admin.IncrementalReconfig(ctx, joining, leaving, -1)
+				if err == nil {
+					return
 				}
-			}
-			for k := range 3 {
-				old, nw := e[k], e[k+3]
-				reconfig(fmt.Sprintf("add server %d", nw.id), []string{lines[k+3]}, nil)
-				var members []string
-				for j := k; j <= k+3; j++ {
-					members = append(members, lines[j])
+				// In progress (a promotion), or the connection lost
+				// to a member that left: ask again.
+				if !errors.Is(err, zk.ErrReconfigInProgress) && !errors.Is(err, zk.ErrConnectionLoss) || ctx.Err() != nil {
+					t.Fatalf("%s: %v", what, err)
 				}
-				nw.writeConfig(common + strings.Join(members, "\n"))
-				nw.start()
-				e[k:k+4].waitLeader(ctx, t)
-				w.WaitOps(ctx, t, progress, fmt.Sprintf("server %d added", nw.id))
-				reconfig(fmt.Sprintf("remove server %d", old.id), nil, []string{fmt.Sprint(old.id)})
-				old.kill()
-				e[k+1:k+4].waitLeader(ctx, t)
-				w.WaitOps(ctx, t, progress, fmt.Sprintf("server %d removed", old.id))
+				time.Sleep(100 * time.Millisecond)
 			}
-			w.Finish(t)
-			start := time.Now()
-			linearize.Require(t, rec.History(), time.Minute)
-			t.Logf("%s: %+v: linearizable (checked in %v)", im, rec.Counts(), time.Since(start).Round(time.Millisecond))
-		})
-	}
+		}
+		for k := range 3 {
+			old, nw := e[k], e[k+3]
+			reconfig(fmt.Sprintf("add server %d", nw.id), []string{lines[k+3]}, nil)
+			var members []string
+			for j := k; j <= k+3; j++ {
+				members = append(members, lines[j])
+			}
+			nw.writeConfig(common + strings.Join(members, "\n"))
+			nw.start()
+			e[k:k+4].waitLeader(ctx, t)
+			w.WaitOps(ctx, t, progress, fmt.Sprintf("server %d added", nw.id))
+			reconfig(fmt.Sprintf("remove server %d", old.id), nil, []string{fmt.Sprint(old.id)})
+			old.kill()
+			e[k+1:k+4].waitLeader(ctx, t)
+			w.WaitOps(ctx, t, progress, fmt.Sprintf("server %d removed", old.id))
+		}
+		w.Finish(t)
+		start := time.Now()
+		linearize.Require(t, rec.History(), time.Minute)
+		t.Logf("%s: %+v: linearizable (checked in %v)", im, rec.Counts(), time.Since(start).Round(time.Millisecond))
+	})
 }
