@@ -157,10 +157,13 @@ type testCluster struct {
 	dirs   map[uint64]string
 	base   string // the members' directories are made in it
 
-	mu          sync.Mutex // guards changed and leadersSeen
+	mu          sync.Mutex // guards changed, leadersSeen and leaderChanges
 	changed     chan struct{}
 	leadersSeen map[uint64]bool
 	confChanges map[uint64][]raftpb.ConfState
+	// leaderChanges are the LeaderChanges each member reported since it
+	// last started.
+	leaderChanges map[uint64][]LeaderChange
 }
 
 func newCluster(t *testing.T, peers []Peer) *testCluster {
@@ -176,6 +179,8 @@ func newCluster(t *testing.T, peers []Peer) *testCluster {
 		changed:     make(chan struct{}),
 		leadersSeen: map[uint64]bool{},
 		confChanges: map[uint64][]raftpb.ConfState{},
+
+		leaderChanges: map[uint64][]LeaderChange{},
 	}
 	// The directory first: cleanups run last-registered first, so the
 	// members stop (and their background snapshots finish) before their
@@ -295,6 +300,9 @@ func (c *testCluster) start(id uint64, join bool) {
 		c.t.Fatal(err)
 	}
 	c.nodes[id], c.sms[id], c.stores[id] = n, sm, st
+	c.mu.Lock()
+	c.leaderChanges[id] = nil
+	c.mu.Unlock()
 	c.watch.Add(1)
 	go func() {
 		defer c.watch.Done()
@@ -305,6 +313,7 @@ func (c *testCluster) start(id uint64, join bool) {
 				if lc.Leader != 0 {
 					c.leadersSeen[lc.Leader] = true
 				}
+				c.leaderChanges[id] = append(c.leaderChanges[id], lc)
 				c.mu.Unlock()
 				c.notify()
 			case <-n.Done():

@@ -275,6 +275,14 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.persisted, _ = st.RaftStorage().LastIndex()
+	// The term raft starts in is the recovered one: a Ready carries a
+	// hard state only when it changes, so without this a restarted
+	// member would report its first leader with term 0, and the same
+	// leader again as soon as the term showed in a Ready — a "new term"
+	// whose LeaderChange makes the server abort the writes in flight
+	// (kazoo's suite lost a request so).
+	n.term.Store(hs.Term)
+	n.notifiedTerm = hs.Term
 	go n.applyLoop()
 	go n.run()
 	// Entries committed before a restart are applied before Start

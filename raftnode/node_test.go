@@ -719,3 +719,37 @@ func (c *testCluster) snapCalls(id uint64) []time.Time {
 	defer sm.mu.Unlock()
 	return slices.Clone(sm.snapCalls)
 }
+
+// A restarted member reports its leader once, with the term it follows
+// it in: the term is the recovered one from the start. (It reported the
+// leader with term 0 first, then the same leader again once a Ready
+// carried the term — a "new term" the server took for a change of
+// leadership, aborting the writes in flight.)
+func TestRestartReportsTheLeaderOnce(t *testing.T) {
+	c := newCluster(t, voters(1, 2, 3))
+	c.startAll()
+	lead := c.waitLeader()
+	c.propose(lead, "a")
+	follower := uint64(1)
+	if follower == lead {
+		follower = 2
+	}
+	c.stop(follower)
+	c.propose(lead, "b", lead)
+	c.start(follower, false)
+	c.waitKeys([]string{"a", "b"}, follower)
+	c.propose(lead, "c")
+	c.waitKeys([]string{"c"}, follower)
+	c.mu.Lock()
+	changes := slices.Clone(c.leaderChanges[follower])
+	c.mu.Unlock()
+	var withLeader []LeaderChange
+	for _, lc := range changes {
+		if lc.Leader != 0 && !lc.ProposalsLost {
+			withLeader = append(withLeader, lc)
+		}
+	}
+	if len(withLeader) != 1 || withLeader[0].Term == 0 {
+		t.Fatalf("after a restart the member reported %+v, want its leader once with its term", changes)
+	}
+}
