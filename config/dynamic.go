@@ -66,14 +66,30 @@ func ParseServerLine(line string) (Server, error) { return ParseServerLineMulti(
 // lines are read so; a running ensemble's own membership text always (its
 // zoo.cfg allowed them when it was read).
 func ParseServerLineMulti(line string, multiAddress bool) (Server, error) {
+	s, err := ParseReconfigLine(line, multiAddress)
+	if err == nil && !ValidServerID(s.ID) {
+		err = fmt.Errorf("%q: want server.N=host:peerPort:electionPort[:role][;[clientAddr:]clientPort] with N in 0..254", line)
+	}
+	return s, err
+}
+
+// ParseReconfigLine is ParseServerLineMulti that takes any server id, as
+// ZooKeeper reads a reconfig's lines (any long): the reconfig refuses an
+// id zkgo cannot have (ValidServerID) only after the checks ZooKeeper
+// makes first, so that it answers what ZooKeeper answers until then.
+func ParseReconfigLine(line string, multiAddress bool) (Server, error) {
 	k, v, ok := strings.Cut(line, "=")
 	k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 	id, err := strconv.ParseInt(strings.TrimPrefix(k, "server."), 10, 64)
-	if !ok || !strings.HasPrefix(k, "server.") || err != nil || id < 0 || id > 254 {
-		return Server{}, fmt.Errorf("%q: want server.N=host:peerPort:electionPort[:role][;[clientAddr:]clientPort] with N in 0..254", line)
+	if !ok || !strings.HasPrefix(k, "server.") || err != nil {
+		return Server{}, fmt.Errorf("%q: want server.N=host:peerPort:electionPort[:role][;[clientAddr:]clientPort]", line)
 	}
 	return parseServer(id, v, multiAddress)
 }
+
+// ValidServerID reports whether id is a server id zkgo takes: 0..254 (its
+// raft ids carry the server id in one byte).
+func ValidServerID(id int64) bool { return id >= 0 && id <= 254 }
 
 // delimitedHost brackets an IPv6 literal, as ZooKeeper's
 // NetUtils.formatInetAddr does.

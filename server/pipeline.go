@@ -120,10 +120,17 @@ func (c *Conn) handleFrame(frame []byte) bool {
 			c.submitRead(r, fixedCode(proto.ErrNotReadOnly))
 			return true
 		}
-		if !c.s.opts.ReconfigEnabled || !c.s.clustered() {
+		if !c.s.opts.ReconfigEnabled {
 			// Reconfiguration is disabled, as ZooKeeper answers by
-			// default (reconfigEnabled=false) and standalone.
+			// default (reconfigEnabled=false).
 			c.submitRead(r, fixedCode(proto.ErrReconfigDisabled))
+			return true
+		}
+		if !c.s.clustered() {
+			// Enabled on a standalone server: ZooKeeper's standalone
+			// server has no reconfig (Unimplemented; kazoo 2.8, which
+			// does not know ReconfigDisabled, hung on that code).
+			c.submitRead(r, fixedCode(proto.ErrUnimplemented))
 			return true
 		}
 		return c.handleReconfig(r, d)

@@ -339,6 +339,14 @@ func (s *Server) reconfig(ctx context.Context, ids []proto.Id, req *proto.Reconf
 	if !s.opts.SkipACL && !s.mayReconfig(ids) {
 		return proto.ErrNoAuth
 	}
+	for _, sv := range next.servers {
+		// ZooKeeper takes any long as a server id; zkgo refuses those
+		// it cannot have here, after ZooKeeper's own checks.
+		if !config.ValidServerID(sv.ID) {
+			s.log.Info("reconfig refused: server ids are 0..254", "server", sv.ID)
+			return proto.ErrBadArguments
+		}
+	}
 	if len(cc.Changes) == 0 && slices.Equal(cur.lines(), next.lines()) && len(st.Voters) > 0 {
 		// The same membership (an empty reconfig, a member given again
 		// as it is, an id that is not a member leaving): ZooKeeper
@@ -539,7 +547,7 @@ func nextMembership(cur *membership, req *proto.ReconfigRequest, multiAddress bo
 			if k, _, _ := strings.Cut(l, "="); members && strings.TrimSpace(k) == "version" {
 				continue
 			}
-			sv, err := config.ParseServerLineMulti(l, multiAddress)
+			sv, err := config.ParseReconfigLine(l, multiAddress)
 			if err != nil {
 				return nil, err
 			}

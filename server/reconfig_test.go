@@ -420,3 +420,25 @@ func TestReconfigQuorumOfOne(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Reconfig on a standalone server: ReconfigDisabled without
+// reconfigEnabled, Unimplemented with it, as ZooKeeper's standalone server
+// answers (kazoo 2.8 knows Unimplemented, and hung on ReconfigDisabled).
+func TestReconfigStandalone(t *testing.T) {
+	for _, tt := range []struct {
+		enabled bool
+		want    error
+	}{{false, zk.ErrReconfigDisabled}, {true, zk.ErrUnimplemented}} {
+		srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) { o.ReconfigEnabled = tt.enabled }))
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cl, err := zk.Connect(ctx, srv.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := cl.IncrementalReconfig(ctx, nil, []string{"2"}, -1); !errors.Is(err, tt.want) {
+			t.Errorf("reconfigEnabled=%v: %v, want %v", tt.enabled, err, tt.want)
+		}
+		cl.Close()
+		cancel()
+	}
+}

@@ -60,13 +60,11 @@ var knownFailures = []knownFailure{
 	{id: "test_gevent_handler.py::TestGeventClient::test_update_host_list", when: standalone, reason: needsEnsemble},
 	{id: "test_connection.py::TestReadOnlyMode::test_read_only", when: standalone, reason: needsEnsemble},
 
-	// Apache ZooKeeper takes any server id in a reconfig's joining line
-	// and checks the ACL of /zookeeper/config last, so a client without
-	// the super user gets NoAuth. zkgo limits server ids to 0..254 (they
-	// are part of its raft ids) and refuses server.999 while parsing the
-	// line (config.ParseServerLineMulti), before the ACL check.
-	{id: "test_client.py::TestReconfig::test_no_super_auth", when: ensemble,
-		reason: "zkgo answers BadArguments, not NoAuth: it refuses server id 999 (> 254) before the ACL check"},
+	// Reconfig on a standalone server with reconfigEnabled=true (the
+	// harness's zoo.cfg): both answer Unimplemented.
+	{id: "test_client.py::TestReconfig::test_no_super_auth", when: standalone, reason: reconfigStandalone},
+	{id: "test_client.py::TestReconfig::test_add_remove_observer", when: standalone, reason: reconfigStandalone},
+	{id: "test_client.py::TestReconfig::test_bad_input", when: standalone, reason: reconfigStandalone},
 }
 
 // needsEnsemble: the test stops the harness's first server (and expects
@@ -75,19 +73,9 @@ var knownFailures = []knownFailure{
 const needsEnsemble = "needs the harness's three servers; fails against a standalone Apache ZooKeeper too"
 
 // deselected are tests not run against zkgo, with the reason.
-var deselected = []knownFailure{
-	// Apache ZooKeeper 3.8 answers reconfig on a standalone server with
-	// reconfigEnabled=true (the harness's zoo.cfg) Unimplemented, so
-	// these fail against it at once. zkgo answers ReconfigDisabled
-	// (-123), a code kazoo 2.8 does not know: its connection loop dies
-	// on "Invalid error code" and the call hangs until the per-test
-	// timeout, three times over.
-	{id: "test_client.py::TestReconfig::test_no_super_auth", when: standalone, reason: reconfigStandalone},
-	{id: "test_client.py::TestReconfig::test_add_remove_observer", when: standalone, reason: reconfigStandalone},
-	{id: "test_client.py::TestReconfig::test_bad_input", when: standalone, reason: reconfigStandalone},
-}
+var deselected = []knownFailure{}
 
-const reconfigStandalone = "reconfig needs an ensemble (Apache answers a standalone server Unimplemented); zkgo's ReconfigDisabled hangs kazoo 2.8 for the per-test timeout"
+const reconfigStandalone = "reconfig needs an ensemble: a standalone server answers Unimplemented (Apache ZooKeeper too)"
 
 // kazooRun is one run of the suite.
 type kazooRun struct {
