@@ -171,6 +171,9 @@ Flags:
 	if len(cfg.EnforceAuthSchemes) > 0 {
 		log.Info("client authentication enforced", "schemes", cfg.EnforceAuthSchemes)
 	}
+	// A standalone server answers reconfig Unimplemented with
+	// reconfigEnabled, ReconfigDisabled without, as ZooKeeper's does.
+	opts.ReconfigEnabled = cfg.ReconfigEnabled
 	if cfg.Distributed() {
 		for _, sv := range cfg.Servers {
 			p := server.Peer{
@@ -186,7 +189,7 @@ Flags:
 		opts.PeerListenAll, opts.MultiAddress = cfg.QuorumListenOnAllIPs, cfg.MultiAddressEnabled
 		opts.ConfigText = cfg.DynamicText()
 		opts.ReadOnlyMode = cfg.ReadOnlyMode
-		opts.ReconfigEnabled, opts.SkipACL = cfg.ReconfigEnabled, cfg.SkipACL
+		opts.SkipACL = cfg.SkipACL
 		opts.DisableStandalone = !cfg.StandaloneEnabled
 		if cfgPath := fs.Arg(0); cfgPath != "" {
 			opts.OnConfigChange = func(text string, version int64) error {
