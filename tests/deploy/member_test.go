@@ -334,13 +334,6 @@ func writeThenRead(ctx context.Context, t *testing.T, w, r *member, path string)
 	}
 }
 
-// tailText returns the last n bytes of s.
-func tailText(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
-}
 
 // lastLines returns the last n lines of a log, without raft's own
 // election chatter (zkgo's "raft: …" lines), which drowns what matters.

@@ -113,10 +113,6 @@ func (n *network) remove() {
 	exec.Command("ip", "netns", "del", n.hub).Run()
 }
 
-// subnet is the network's IPv4 prefix ("10.a.b."), for comparing text
-// that names its addresses across networks.
-func (n *network) subnet() string { return fmt.Sprintf("10.%d.%d.", n.a, n.b) }
-
 // hubAddr is the hub's address on br0.
 func (n *network) hubAddr() string { return fmt.Sprintf("10.%d.%d.254", n.a, n.b) }
 
