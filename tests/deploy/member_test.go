@@ -334,7 +334,6 @@ func writeThenRead(ctx context.Context, t *testing.T, w, r *member, path string)
 	}
 }
 
-
 // lastLines returns the last n lines of a log, without raft's own
 // election chatter (zkgo's "raft: …" lines), which drowns what matters.
 func lastLines(s string, n int) string {
