@@ -65,3 +65,53 @@ func TestGoZookeeperReconfig(t *testing.T) {
 		t.Fatalf("config %q, %v", data, err)
 	}
 }
+
+// The sequence of go-zookeeper's own TestIncrementalReconfig: remove one
+// of three members, then add a fourth server that has not started — each
+// in one call, as against Apache ZooKeeper (a quorum of the new
+// configuration is in sync without it). zkgo answered NewConfigNoQuorum
+// for the fourth until it had asked to join.
+func TestGoZookeeperIncrementalReconfigAsItsOwnTest(t *testing.T) {
+	e := zktest.StartEnsemble(t, 4, 3, func(o *server.Options) { o.ReconfigEnabled, o.SkipACL = true, true })
+	c, _, err := zk.Connect([]string{e.ClientAddrs[0]}, 5*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	deadline := time.Now().Add(time.Minute)
+	for { // the ensemble elects a leader first
+		if _, _, err := c.Exists("/"); err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := c.IncrementalReconfig(nil, []string{"3"}, -1); err != nil {
+		t.Fatalf("removing server 3: %v", err)
+	}
+	if _, err := c.IncrementalReconfig([]string{e.Line(3)}, nil, -1); err != nil {
+		t.Fatalf("adding server 4, not started: %v", err)
+	}
+	data, _, err := c.Get("/zookeeper/config")
+	if err != nil || !strings.Contains(string(data), "server.4=") || strings.Contains(string(data), "server.3=") {
+		t.Fatalf("config %q, %v", data, err)
+	}
+	// It starts, catches up and serves.
+	e.Start(3, 2)
+	c4, _, err := zk.Connect([]string{e.ClientAddrs[3]}, 5*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c4.Close()
+	if _, err := c.Create("/after", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, _, err := c4.Get("/after"); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("server 4 never served /after")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
