@@ -322,9 +322,14 @@ func (r *replica) admit(q probeRequest) error {
 		return fmt.Errorf("%w: server.%d is not a member of this ensemble: waiting for a reconfig to add it", errNotAdmitted, q.MyID)
 	case !ok:
 		return fmt.Errorf("%w: server.%d is not a member of this ensemble", errNotAdmitted, q.MyID)
-	case memberID(q.ID) != q.MyID || incarnation(q.ID) == 0:
-		return fmt.Errorf("%w: raft id %x is not a new identity of server.%d", errNotAdmitted, q.ID, q.MyID)
+	case memberID(q.ID) != q.MyID:
+		return fmt.Errorf("%w: raft id %x is not an identity of server.%d", errNotAdmitted, q.ID, q.MyID)
 	}
+	// The asking identity may be a new one (an empty data directory) or
+	// the server's own from before a reconfig removed it (it kept its
+	// log, as a voter may): either takes the place of the identity the
+	// configuration holds, once that one is silent — a wiped member never
+	// asks under an identity it had, it always makes a new one.
 	v := &r.view
 	v.mu.Lock()
 	node := r.node
@@ -762,11 +767,13 @@ func (r *replica) removed(self uint64) {
 		me, _ := r.peerFromConfig(r.opts.ServerID)
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-			case <-r.quit:
-				return
+		for first := true; ; first = false {
+			if !first {
+				select {
+				case <-t.C:
+				case <-r.quit:
+					return
+				}
 			}
 			node := r.raft()
 			if node == nil {

@@ -775,3 +775,20 @@ func MainCommand(cfgPath, logPath string, jvmFlags ...string) (java string, args
 	args = jvmArgs(Options{ExtraJVMArgs: jvmFlags}, cp, logPath)
 	return java, append(args, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfgPath), nil
 }
+
+// CLICommand returns the java executable and the arguments that run
+// Apache ZooKeeper's command line client (zkCli.sh's ZooKeeperMain) with
+// args, for tests that run it themselves (in a network namespace).
+func CLICommand(args ...string) (java string, argv []string, err error) {
+	java, err = FindJava()
+	if err != nil {
+		return "", nil, err
+	}
+	cp, err := Classpath()
+	if err != nil {
+		return "", nil, err
+	}
+	argv = []string{"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
+		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", cp, "org.apache.zookeeper.ZooKeeperMain"}
+	return java, append(argv, args...), nil
+}
