@@ -428,12 +428,7 @@ func (r *replica) peer(myid int64) (Peer, bool) {
 		}
 		return Peer{}, false
 	}
-	for _, p := range r.opts.Peers {
-		if p.ID == myid {
-			return p, true
-		}
-	}
-	return Peer{}, false
+	return r.peerFromConfig(myid)
 }
 
 // isObserver reports whether raft id id is an observer's.

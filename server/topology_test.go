@@ -51,6 +51,22 @@ func threePeers(t *testing.T) ([]net.Listener, []server.Peer) {
 	return lns, peers
 }
 
+// replaceDisk stops member m (server id on dir, listening at ln's port),
+// empties its data directory and starts it again, as after a disk
+// replacement, and returns the new member.
+func replaceDisk(t *testing.T, m *server.Server, id int64, dir string, peers []server.Peer, ln net.Listener, logs *lockedBuffer) *server.Server {
+	t.Helper()
+	m.Close()
+	if err := os.RemoveAll(filepath.Join(dir, "zkgo")); err != nil {
+		t.Fatal(err)
+	}
+	again, err := net.Listen("tcp", fmt.Sprintf("0.0.0.0:%d", port(ln)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startMember(t, id, dir, peers, again, logs)
+}
+
 // standaloneData runs a standalone server on dir, creates the paths and
 // stops it: a standalone's data directory.
 func standaloneData(t *testing.T, dir string, logs *lockedBuffer, paths ...string) {
@@ -199,16 +215,7 @@ func TestEnsembleServerIDZero(t *testing.T) {
 		t.Fatalf("server 0's srvr: %q", got)
 	}
 	// Server 0's disk replaced: it rejoins under a new raft identity.
-	members[0].Close()
-	members[0] = nil
-	if err := os.RemoveAll(filepath.Join(dirs[0], "zkgo")); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", fmt.Sprintf("0.0.0.0:%d", port(lns[0])))
-	if err != nil {
-		t.Fatal(err)
-	}
-	members[0] = startMember(t, 0, dirs[0], peers, ln, &logs)
+	members[0] = replaceDisk(t, members[0], 0, dirs[0], peers, lns[0], &logs)
 	lead = waitLeader(t, members, &logs)
 	writeRead(t, members[lead], members[0], "/zero-rejoined")
 }
@@ -449,16 +456,7 @@ func TestEnsembleFormationAfterCrashAndRebuild(t *testing.T) {
 	}, "members 1 and 3 record the formation")
 	writeRead(t, members[0], members[2], "/formed")
 	// Member 3's disk is replaced.
-	members[2].Close()
-	members[2] = nil
-	if err := os.RemoveAll(filepath.Join(dirs[2], "zkgo")); err != nil {
-		t.Fatal(err)
-	}
-	ln3, err := net.Listen("tcp", fmt.Sprintf("0.0.0.0:%d", port(lns[2])))
-	if err != nil {
-		t.Fatal(err)
-	}
-	members[2] = startMember(t, 3, dirs[2], peers, ln3, &logs)
+	members[2] = replaceDisk(t, members[2], 3, dirs[2], peers, lns[2], &logs)
 	members[1] = startMember(t, 2, dirs[1], peers, lns[1], &logs)
 	waitLeader(t, members, &logs)
 	writeRead(t, members[1], members[2], "/after")

@@ -18,18 +18,9 @@ import (
 func TestGoZookeeperReconfig(t *testing.T) {
 	e := zktest.StartEnsemble(t, 4, 3, func(o *server.Options) { o.ReconfigEnabled, o.SkipACL = true, true })
 	e.Start(3, 3) // knows the ensemble and itself; waits to be added
-	c, _, err := zk.Connect([]string{e.ClientAddrs[0]}, 5*time.Second, zk.WithLogInfo(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := connectServing(t, e.ClientAddrs[0])
 	deadline := time.Now().Add(time.Minute)
-	for { // the ensemble elects a leader first
-		if _, _, err := c.Exists("/"); err == nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	var err error
 	if _, err := c.IncrementalReconfig([]string{e.Line(3)}, nil, 0x7777); !errors.Is(err, zk.ErrBadVersion) {
 		t.Fatalf("stale version: %v", err)
 	}
@@ -73,18 +64,8 @@ func TestGoZookeeperReconfig(t *testing.T) {
 // for the fourth until it had asked to join.
 func TestGoZookeeperIncrementalReconfigAsItsOwnTest(t *testing.T) {
 	e := zktest.StartEnsemble(t, 4, 3, func(o *server.Options) { o.ReconfigEnabled, o.SkipACL = true, true })
-	c, _, err := zk.Connect([]string{e.ClientAddrs[0]}, 5*time.Second, zk.WithLogInfo(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := connectServing(t, e.ClientAddrs[0])
 	deadline := time.Now().Add(time.Minute)
-	for { // the ensemble elects a leader first
-		if _, _, err := c.Exists("/"); err == nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 	if _, err := c.IncrementalReconfig(nil, []string{"3"}, -1); err != nil {
 		t.Fatalf("removing server 3: %v", err)
 	}
@@ -113,5 +94,21 @@ func TestGoZookeeperIncrementalReconfigAsItsOwnTest(t *testing.T) {
 			t.Fatal("server 4 never served /after")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// connectServing connects go-zookeeper's client to addr and waits (a
+// minute at most) until it is answered: the ensemble has elected.
+func connectServing(t *testing.T, addr string) *zk.Conn {
+	t.Helper()
+	c, _, err := zk.Connect([]string{addr}, 5*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if _, _, err := c.Exists("/"); err == nil || time.Now().After(deadline) {
+			return c
+		}
 	}
 }

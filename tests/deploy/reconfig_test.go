@@ -47,6 +47,24 @@ type reconfigScript struct {
 	out     []string // what each step gave
 }
 
+// reconfigCommon is the zoo.cfg settings of the reconfig scripts.
+const reconfigCommon = "reconfigEnabled=true\nskipACL=yes\nstandaloneEnabled=false\n"
+
+// reconfigMachines makes a network of count machines with a member of im
+// on each (server ids from 1, nothing written or started yet), and each
+// member's dynamic configuration line.
+func reconfigMachines(t *testing.T, im impl, count int) (*network, ensemble, []string) {
+	n := newNetwork(t, false)
+	var e ensemble
+	var lines []string
+	for i := range count {
+		m := n.addMachine(i + 1)
+		e = append(e, newMember(t, im, m, int64(i+1)))
+		lines = append(lines, reconfigLine(int64(i+1), m))
+	}
+	return n, e, lines
+}
+
 // reconfigLine is server id's dynamic configuration line on machine m.
 func reconfigLine(id int64, m *machine) string {
 	return fmt.Sprintf("server.%d=%s:2888:3888:participant;0.0.0.0:2181", id, m.ip4)
@@ -133,17 +151,10 @@ func TestReconfigLikeZooKeeper(t *testing.T) {
 	versions := map[impl]string{}
 	lossSteps := map[int]bool{}
 	eachImpl(t, 4*time.Minute, func(ctx context.Context, t *testing.T, im impl) {
-		n := newNetwork(t, false)
-		ms := []*machine{n.addMachine(1), n.addMachine(2), n.addMachine(3), n.addMachine(4)}
 		s := &reconfigScript{t: t}
-		for i, m := range ms {
-			s.e = append(s.e, newMember(t, im, m, int64(i+1)))
-			s.lines = append(s.lines, reconfigLine(int64(i+1), m))
-		}
-		common := "reconfigEnabled=true\nskipACL=yes\nstandaloneEnabled=false\n"
-		for i, mb := range s.e[:3] {
-			_ = i
-			mb.writeConfig(common + strings.Join(s.lines[:3], "\n"))
+		_, s.e, s.lines = reconfigMachines(t, im, 4)
+		for _, mb := range s.e[:3] {
+			mb.writeConfig(reconfigCommon + strings.Join(s.lines[:3], "\n"))
 			mb.start()
 		}
 		// The script's client is on a follower, which stays a
@@ -175,7 +186,7 @@ func TestReconfigLikeZooKeeper(t *testing.T) {
 				return err
 			}},
 			{name: "server 4 starts and serves", do: func(ctx context.Context, s *reconfigScript) error {
-				s.e[3].writeConfig(common + strings.Join(s.lines, "\n"))
+				s.e[3].writeConfig(reconfigCommon + strings.Join(s.lines, "\n"))
 				s.e[3].start()
 				s.e.waitLeader(ctx, t)
 				writeThenRead(ctx, t, s.e[0], s.e[3], "/via-4")
@@ -287,17 +298,9 @@ func TestZkCliRemovesTheLeader(t *testing.T) {
 		t.Skipf("skipping: Apache ZooKeeper's command line client: %v", err)
 	}
 	eachImpl(t, 4*time.Minute, func(ctx context.Context, t *testing.T, im impl) {
-		n := newNetwork(t, false)
-		var e ensemble
-		var lines []string
-		for i := range 4 {
-			m := n.addMachine(i + 1)
-			e = append(e, newMember(t, im, m, int64(i+1)))
-			lines = append(lines, reconfigLine(int64(i+1), m))
-		}
-		common := "reconfigEnabled=true\nskipACL=yes\nstandaloneEnabled=false\n"
+		n, e, lines := reconfigMachines(t, im, 4)
 		for _, mb := range e {
-			mb.writeConfig(common + strings.Join(lines, "\n"))
+			mb.writeConfig(reconfigCommon + strings.Join(lines, "\n"))
 			mb.start()
 		}
 		cli := func(via *member, args ...string) string {

@@ -31,18 +31,13 @@ func TestRollingReplacementOfEveryMachine(t *testing.T) {
 	t.Logf("seed %d (replay with -lin.seed=%d)", seed, seed)
 	eachImpl(t, 4*time.Minute, func(ctx context.Context, t *testing.T, im impl) {
 		rng := rand.New(rand.NewPCG(seed, 0))
-		n := newNetwork(t, false)
-		var e ensemble
-		var lines, clients []string
-		for i := range 6 {
-			m := n.addMachine(i + 1)
-			e = append(e, newMember(t, im, m, int64(i+1)))
-			lines = append(lines, reconfigLine(int64(i+1), m))
-			clients = append(clients, e[i].clientAddr())
+		n, e, lines := reconfigMachines(t, im, 6)
+		var clients []string
+		for _, mb := range e {
+			clients = append(clients, mb.clientAddr())
 		}
-		common := "reconfigEnabled=true\nskipACL=yes\nstandaloneEnabled=false\n"
 		for _, mb := range e[:3] {
-			mb.writeConfig(common + strings.Join(lines[:3], "\n"))
+			mb.writeConfig(reconfigCommon + strings.Join(lines[:3], "\n"))
 			mb.start()
 		}
 		e[:3].waitLeader(ctx, t)
@@ -74,7 +69,7 @@ func TestRollingReplacementOfEveryMachine(t *testing.T) {
 			for j := k; j <= k+3; j++ {
 				members = append(members, lines[j])
 			}
-			nw.writeConfig(common + strings.Join(members, "\n"))
+			nw.writeConfig(reconfigCommon + strings.Join(members, "\n"))
 			nw.start()
 			e[k:k+4].waitLeader(ctx, t)
 			w.WaitOps(ctx, t, progress, fmt.Sprintf("server %d added", nw.id))

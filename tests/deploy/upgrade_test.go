@@ -131,16 +131,8 @@ func TestSessionExpiresAfterLastHeard(t *testing.T) {
 // member learns the newer configuration from its leader.
 func TestRestartWithOlderZooCfg(t *testing.T) {
 	eachImpl(t, 3*time.Minute, func(ctx context.Context, t *testing.T, im impl) {
-		n := newNetwork(t, false)
-		var e ensemble
-		var lines []string
-		for i := range 4 {
-			m := n.addMachine(i + 1)
-			e = append(e, newMember(t, im, m, int64(i+1)))
-			lines = append(lines, reconfigLine(int64(i+1), m))
-		}
-		common := "reconfigEnabled=true\nskipACL=yes\nstandaloneEnabled=false\n"
-		old := common + strings.Join(lines[:3], "\n")
+		_, e, lines := reconfigMachines(t, im, 4)
+		old := reconfigCommon + strings.Join(lines[:3], "\n")
 		for _, mb := range e[:3] {
 			mb.writeConfig(old)
 			mb.start()
@@ -150,7 +142,7 @@ func TestRestartWithOlderZooCfg(t *testing.T) {
 		if _, _, err := c.IncrementalReconfig(ctx, []string{lines[3]}, nil, -1); err != nil {
 			t.Fatal(err)
 		}
-		e[3].writeConfig(common + strings.Join(lines, "\n"))
+		e[3].writeConfig(reconfigCommon + strings.Join(lines, "\n"))
 		e[3].start()
 		e.waitLeader(ctx, t)
 		writeThenRead(ctx, t, e[3], e[0], "/grown")
