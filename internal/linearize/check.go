@@ -76,3 +76,69 @@ func visualizeOut(history []porcupine.Operation, timeout time.Duration) (string,
 	}
 	return Visualize(history, dir, timeout)
 }
+
+// Writes returns history without its reads: what Apache ZooKeeper is
+// checked on, since its sync-then-read may answer from a member that has
+// not yet applied a write another session saw acknowledged (sync is not
+// a quorum operation there; see StaleReads).
+func Writes(history []porcupine.Operation) []porcupine.Operation {
+	var out []porcupine.Operation
+	for _, op := range history {
+		if op.Input.(Input).Kind != Get {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// StaleReads counts the reads in history that answered an older state of
+// their znode than an operation that had returned before the read was
+// called had seen or made: absent after a create, or a data version
+// below one already read or written. Such a read alone makes a history
+// not linearizable.
+func StaleReads(history []porcupine.Operation) int {
+	// known: every answered state of a znode, as a version, and when
+	// its operation returned.
+	type seen struct {
+		key     string
+		ret     int64
+		version int32
+	}
+	var known []seen
+	for _, op := range history {
+		in, out := op.Input.(Input), op.Output.(Output)
+		if v, ok := versionOf(in, out); ok && v >= 0 {
+			known = append(known, seen{in.Key, op.Return, v})
+		}
+	}
+	stale := 0
+	for _, op := range history {
+		in, out := op.Input.(Input), op.Output.(Output)
+		v, ok := versionOf(in, out)
+		if in.Kind != Get || !ok {
+			continue
+		}
+		for _, k := range known {
+			if k.key == in.Key && k.ret < op.Call && k.version > v {
+				stale++
+				break
+			}
+		}
+	}
+	return stale
+}
+
+// versionOf is the data version an answered operation saw or made: -1
+// for a read of an absent node, 0 for a create.
+func versionOf(in Input, out Output) (int32, bool) {
+	switch {
+	case in.Kind == Get && out.Status == NoNode:
+		return -1, true
+	case out.Status != OK:
+		return 0, false
+	case in.Kind == Create:
+		return 0, true
+	default:
+		return out.Version, true
+	}
+}

@@ -255,3 +255,35 @@ func TestUnknownReturnsAtEnd(t *testing.T) {
 		t.Errorf("with the lost write left out: Check = %v, want Illegal", got)
 	}
 }
+
+// A read that answers an older version than a write acknowledged before
+// it was called is counted stale, and only it: without the reads the
+// history is linearizable.
+func TestStaleReads(t *testing.T) {
+	const a = "/a"
+	h := record(t, []event{
+		call(0, create(a, "x")), ret(0, setTo(0)),
+		call(1, get(a)), ret(1, read("x", 0)), // fresh
+		call(0, set(a, "y")), ret(0, setTo(1)),
+		call(1, get(a)), ret(1, read("x", 0)), // stale: v1 was acknowledged
+		call(2, get("/b")), ret(2, status(NoNode)),
+		call(2, get(a)), call(0, set(a, "z")), ret(2, read("x", 0)), ret(0, setTo(2)), // stale too
+	})
+	if got := StaleReads(h); got != 2 {
+		t.Errorf("StaleReads = %d, want 2", got)
+	}
+	if res := Check(h, 0); res != porcupine.Illegal {
+		t.Errorf("Check(history) = %v, want Illegal", res)
+	}
+	if res := Check(Writes(h), 0); res != porcupine.Ok {
+		t.Errorf("Check(Writes(history)) = %v, want Ok", res)
+	}
+	fresh := record(t, []event{
+		call(0, create(a, "x")), ret(0, setTo(0)),
+		call(1, get(a)), call(0, set(a, "y")), ret(1, read("x", 0)), ret(0, setTo(1)),
+		call(1, get(a)), ret(1, read("y", 1)),
+	})
+	if got := StaleReads(fresh); got != 0 {
+		t.Errorf("StaleReads(fresh) = %d, want 0", got)
+	}
+}

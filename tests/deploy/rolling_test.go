@@ -21,8 +21,12 @@ var linSeed = flag.Uint64("lin.seed", 0, "the seed of TestRollingReplacementOfEv
 // machine's server (before it starts, as ZooKeeper allows), start it,
 // remove an old one, stop it — three times. The sessions' connection
 // strings list all six machines (the first three, then the new ones), so
-// they move on as members go; their history is linearizable, on zkgo and
-// on Apache ZooKeeper.
+// they move on as members go. On zkgo their history is linearizable. On
+// Apache ZooKeeper its writes are; its reads (sync, then getData) may
+// answer from a member that has not applied a write another session saw
+// acknowledged — sync is not a quorum operation there, and a session that
+// moves to a new member during a reconfig can read behind — so they are
+// counted and logged, not checked.
 func TestRollingReplacementOfEveryMachine(t *testing.T) {
 	seed := *linSeed
 	if seed == 0 {
@@ -80,7 +84,12 @@ func TestRollingReplacementOfEveryMachine(t *testing.T) {
 		}
 		w.Finish(t)
 		start := time.Now()
-		linearize.Require(t, rec.History(), time.Minute)
+		h := rec.History()
+		if im == apache {
+			t.Logf("apache: %d of %d operations were reads behind an acknowledged write", linearize.StaleReads(h), len(h))
+			h = linearize.Writes(h)
+		}
+		linearize.Require(t, h, time.Minute)
 		t.Logf("%s: %+v: linearizable (checked in %v)", im, rec.Counts(), time.Since(start).Round(time.Millisecond))
 	})
 }
