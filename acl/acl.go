@@ -25,6 +25,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/netip"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -183,19 +184,7 @@ type Providers struct {
 
 // FixupWith is Fixup on a server with the providers p.
 func FixupWith(acls []proto.ACL, authIDs []proto.Id, p Providers) ([]proto.ACL, error) {
-	uniq := make([]proto.ACL, 0, len(acls))
-	for _, a := range acls {
-		dup := false
-		for _, u := range uniq {
-			if u == a {
-				dup = true
-				break
-			}
-		}
-		if !dup {
-			uniq = append(uniq, a)
-		}
-	}
+	uniq := dedup(acls)
 	if len(uniq) == 0 {
 		return nil, ErrInvalidACL
 	}
@@ -242,6 +231,31 @@ func FixupWith(acls []proto.ACL, authIDs []proto.Id, p Providers) ([]proto.ACL, 
 		}
 	}
 	return out, nil
+}
+
+// dedup returns acls without exact duplicates, keeping the first of each
+// in order. It runs on every member for each create and setACL, so it is
+// linear: a request may carry tens of thousands of entries.
+func dedup(acls []proto.ACL) []proto.ACL {
+	uniq := make([]proto.ACL, 0, len(acls))
+	if len(acls) <= 8 {
+		// The common lists are short: comparing pairs costs less than
+		// a map.
+		for i, a := range acls {
+			if !slices.Contains(acls[:i], a) {
+				uniq = append(uniq, a)
+			}
+		}
+		return uniq
+	}
+	seen := make(map[proto.ACL]struct{}, len(acls))
+	for _, a := range acls {
+		if _, dup := seen[a]; !dup {
+			seen[a] = struct{}{}
+			uniq = append(uniq, a)
+		}
+	}
+	return uniq
 }
 
 // validDigestID is DigestAuthenticationProvider.isValid: id.split(":") must
