@@ -2,6 +2,7 @@ package tree
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/zkgo/zkgo/acl"
@@ -321,6 +322,13 @@ func (t *Tree) create(zxid int64, txn *Txn, op proto.OpCode, path string, data [
 		if parent.kids != nil {
 			cversion = parent.kids.cversion
 		}
+		if cversion < 0 {
+			// Only a snapshot can hold a negative count (Apply stops
+			// it at math.MaxInt32, below). Its "-000000005" suffix would
+			// sort before every older sibling, so the parent has no
+			// sequence numbers left: refuse as when they run out.
+			return fail(proto.ErrNodeExists)
+		}
 		path = fmt.Sprintf("%s%010d", path, cversion)
 	}
 	if ValidatePath(path) != nil {
@@ -361,8 +369,16 @@ func (t *Tree) create(zxid int64, txn *Txn, op proto.OpCode, path string, data [
 	k := parent.ensureKids()
 	oldPzxid, oldCversion := k.pzxid, k.cversion
 	k.add(n)
-	k.cversion++
-	k.pzxid = zxid
+	// ZooKeeper's DataTree.createNode sets the parent's cversion (and
+	// pzxid) only when the create's count, cversion+1 in Java's int, is
+	// larger: at math.MaxInt32 it wraps and neither changes. The next
+	// sequential create then names the same child (suffix 2147483647)
+	// and fails with NodeExists while that child exists, instead of
+	// making a negative suffix that sorts before older siblings.
+	if k.cversion < math.MaxInt32 {
+		k.cversion++
+		k.pzxid = zxid
+	}
 	t.addDigest(parentPath, parent)
 	t.addDigest(path, n)
 	t.count++
