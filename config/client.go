@@ -1,9 +1,9 @@
 package config
 
 import (
-	"fmt"
-	"os"
 	"strings"
+
+	"github.com/zkgo/zkgo/internal/boundedfile"
 )
 
 // ClientConfig is what a ZooKeeper client reads from its configuration
@@ -15,20 +15,13 @@ type ClientConfig struct {
 }
 
 // maxClientConfigBytes bounds a client configuration file.
-const maxClientConfigBytes = 1 << 20
+const maxClientConfigBytes = MaxConfigFileSize
 
 // LoadClientConfig reads a client configuration file in Java properties
 // syntax. Keys may be written with or without the "zookeeper." prefix.
 // Keys zkgo's clients do not use produce warnings.
 func LoadClientConfig(path string) (*ClientConfig, []string, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	if fi.Size() > maxClientConfigBytes {
-		return nil, nil, fmt.Errorf("%s: %d bytes, more than a client configuration may hold", path, fi.Size())
-	}
-	data, err := os.ReadFile(path)
+	data, err := boundedfile.ReadFile(path, "client configuration file", maxClientConfigBytes)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -63,6 +63,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zkgo/zkgo/internal/boundedfile"
 )
 
 // NoID is MyID when no myid file was read.
@@ -427,7 +429,7 @@ func (c *Config) Validate() error {
 // ZooKeeper does, and validates the result. WithJVM adds the JVM system
 // properties ZooKeeper would have been started with.
 func Load(path string, opts ...LoadOption) (*Config, []string, error) {
-	data, err := os.ReadFile(path)
+	data, err := boundedfile.ReadFile(path, "configuration file", MaxConfigFileSize)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -440,7 +442,7 @@ func Load(path string, opts ...LoadOption) (*Config, []string, error) {
 		if !filepath.IsAbs(dyn) {
 			dyn = filepath.Join(filepath.Dir(path), dyn)
 		}
-		data, err := os.ReadFile(dyn)
+		data, err := boundedfile.ReadFile(dyn, "dynamic configuration file", MaxConfigFileSize)
 		if err != nil {
 			return nil, warnings, fmt.Errorf("dynamicConfigFile: %w", err)
 		}
@@ -546,7 +548,7 @@ func (c *Config) readMyID() error {
 	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
 		return nil // standalone servers need no myid
 	}
-	data, err := os.ReadFile(p)
+	data, err := boundedfile.ReadFile(p, "myid file", maxSmallFileSize)
 	if err != nil {
 		return err
 	}

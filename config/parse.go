@@ -2,12 +2,21 @@ package config
 
 import (
 	"fmt"
-	"github.com/zkgo/zkgo/internal/javanum"
 	"io"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zkgo/zkgo/internal/boundedfile"
+	"github.com/zkgo/zkgo/internal/javanum"
 )
+
+// MaxConfigFileSize bounds zoo.cfg, the dynamic configuration file and a
+// client configuration file (a thousand servers take under 100 KiB).
+const MaxConfigFileSize = boundedfile.Config
+
+// maxSmallFileSize bounds myid and password files.
+const maxSmallFileSize = boundedfile.Small
 
 // Parsing zoo.cfg's keys into a Config.
 
@@ -16,7 +25,7 @@ import (
 // result: Load does.
 // Warnings are one line each, for the caller to log.
 func Parse(r io.Reader, name string, opts ...LoadOption) (*Config, []string, error) {
-	data, err := io.ReadAll(r)
+	data, err := boundedfile.Read(r, name, "configuration file", MaxConfigFileSize)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -2,9 +2,10 @@ package config
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
+
+	"github.com/zkgo/zkgo/internal/boundedfile"
 )
 
 // TLSStore is a key store or trust store (ssl.keyStore.*, ssl.trustStore.*).
@@ -41,7 +42,7 @@ func (p *parser) tlsProperty(pr property) (bool, error) {
 		case "password":
 			s.Password = v
 		case "passwordPath":
-			b, err := os.ReadFile(v)
+			b, err := boundedfile.ReadFile(v, "password file", maxSmallFileSize)
 			if err != nil {
 				return p.errorf(pr, "reading the password file: %v", err)
 			}

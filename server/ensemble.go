@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/internal/atomicfile"
+	"github.com/zkgo/zkgo/internal/boundedfile"
 	"github.com/zkgo/zkgo/raftnode"
 )
 
@@ -53,7 +53,7 @@ func (id identity) line() string {
 // readIdentity reads dir's identity file; ok is false if there is none.
 func readIdentity(dir string) (id identity, ok bool, err error) {
 	path := filepath.Join(dir, ensembleFile)
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.ReadFile(path, "ensemble identity file", 4096)
 	if errors.Is(err, fs.ErrNotExist) {
 		return identity{}, false, nil
 	}

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/zkgo/zkgo/config"
+	"github.com/zkgo/zkgo/internal/boundedfile"
 )
 
 // zooEnv maps the official Apache ZooKeeper image's variables
@@ -92,12 +95,12 @@ func containerConfig(template string, getenv func(string) string) (string, error
 		confDir = "/conf"
 	}
 	cfgPath := filepath.Join(confDir, "zoo.cfg")
-	text, err := os.ReadFile(cfgPath)
+	text, err := boundedfile.ReadFile(cfgPath, "configuration file", config.MaxConfigFileSize)
 	switch {
 	case err == nil:
 		fmt.Fprintf(os.Stderr, "zkgo container: using %s as it is (ZOO_* variables apply only when it does not exist)\n", cfgPath)
 	case errors.Is(err, os.ErrNotExist):
-		t, err := os.ReadFile(template)
+		t, err := boundedfile.ReadFile(template, "configuration template", config.MaxConfigFileSize)
 		if err != nil {
 			return "", fmt.Errorf("template: %w", err)
 		}
@@ -127,7 +130,7 @@ func containerConfig(template string, getenv func(string) string) (string, error
 		dataDir = filepath.Join(confDir, dataDir)
 	}
 	myid := filepath.Join(dataDir, "myid")
-	old, err := os.ReadFile(myid)
+	old, err := boundedfile.ReadFile(myid, "myid file", boundedfile.Small)
 	switch {
 	case err == nil:
 		if strings.TrimSpace(string(old)) != id {

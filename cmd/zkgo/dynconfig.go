@@ -1,12 +1,13 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/zkgo/zkgo/config"
 	"github.com/zkgo/zkgo/internal/atomicfile"
+	"github.com/zkgo/zkgo/internal/boundedfile"
 )
 
 // writeDynamicConfig records a membership changed by reconfig as
@@ -27,7 +28,7 @@ func writeDynamicConfig(cfgPath, text string, version int64) error {
 	if err := atomicfile.Write(dynPath, []byte(strings.Join(servers, "\n")+"\n"), 0o644); err != nil {
 		return err
 	}
-	old, err := os.ReadFile(cfgPath)
+	old, err := boundedfile.ReadFile(cfgPath, "configuration file", config.MaxConfigFileSize)
 	if err != nil {
 		return err
 	}

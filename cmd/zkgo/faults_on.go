@@ -43,6 +43,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zkgo/zkgo/internal/boundedfile"
 	"github.com/zkgo/zkgo/server"
 	"github.com/zkgo/zkgo/storage"
 )
@@ -199,7 +200,7 @@ func (d *diskFaults) current(count bool) (diskFault, int) {
 	defer d.mu.Unlock()
 	if now := time.Now(); now.Sub(d.read) >= diskFaultReread {
 		d.read = now
-		b, err := os.ReadFile(d.path)
+		b, err := boundedfile.ReadFile(d.path, "fault control file", boundedfile.Small)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			d.log.Warn("FAULT INJECTION: reading the control file", "file", d.path, "err", err)
 		}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/config"
+	"github.com/zkgo/zkgo/internal/boundedfile"
 	"github.com/zkgo/zkgo/internal/tlsconf"
 )
 
@@ -130,7 +131,7 @@ func topTargets(servers, cfgPath string) ([]string, error) {
 // file it names, for the members' addresses only: unlike config.Load it
 // needs no myid (nor the member's data directory) on this machine.
 func membersConfig(path string) (*config.Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := boundedfile.ReadFile(path, "configuration file", config.MaxConfigFileSize)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +143,7 @@ func membersConfig(path string) (*config.Config, error) {
 	if !filepath.IsAbs(dyn) {
 		dyn = filepath.Join(filepath.Dir(path), dyn)
 	}
-	if data, err = os.ReadFile(dyn); err != nil {
+	if data, err = boundedfile.ReadFile(dyn, "dynamic configuration file", config.MaxConfigFileSize); err != nil {
 		return nil, fmt.Errorf("dynamicConfigFile: %w", err)
 	}
 	cfg.Servers = nil

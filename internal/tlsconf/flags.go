@@ -6,9 +6,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 
 	"github.com/zkgo/zkgo/config"
+	"github.com/zkgo/zkgo/internal/boundedfile"
 )
 
 // ClientFlags are the TLS flags of zkgo's client commands (cli, lock,
@@ -61,7 +61,7 @@ func (f *ClientFlags) Config() (*tls.Config, []string, error) {
 		return nil, nil, err
 	}
 	if *f.ca != "" {
-		b, err := os.ReadFile(*f.ca)
+		b, err := boundedfile.ReadFile(*f.ca, "CA certificate file", maxStoreBytes)
 		if err != nil {
 			return nil, nil, err
 		}
