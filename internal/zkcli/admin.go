@@ -5,10 +5,10 @@ package zkcli
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"strings"
 
+	"github.com/zkgo/zkgo/internal/boundedfile"
 	"github.com/zkgo/zkgo/zk"
 )
 
@@ -267,9 +267,9 @@ func cmdReconfig(s *Shell, ctx context.Context, c *command, args []string) error
 		// The membership lines of a dynamic configuration file; zkCli
 		// validates them with the server's parser first, the server
 		// does here.
-		text, err := os.ReadFile(cl.val("file"))
-		if err != nil {
-			return fail("Error processing %s: %v", cl.val("file"), err)
+		text, rerr := boundedfile.ReadFile(cl.val("file"), "dynamic configuration file", boundedfile.Config)
+		if rerr != nil {
+			return fail("Error processing %s: %v", cl.val("file"), rerr)
 		}
 		var members []string
 		for _, line := range strings.Split(string(text), "\n") {
