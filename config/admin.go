@@ -52,6 +52,15 @@ type Admin struct {
 	// ConsoleRecipeRoots (zkgo.admin.console.recipeRoots, comma-separated
 	// paths; default "/") are where the console's recipe scan starts.
 	ConsoleRecipeRoots []string
+	// ConsoleReadOnly (zkgo.admin.console.readOnly, default false) turns
+	// off every write action of the console (no logins, no forms).
+	ConsoleReadOnly bool
+	// AllowedHosts (zkgo.admin.allowedHosts, comma-separated) are the
+	// names the admin port answers to besides IP addresses, localhost and
+	// the machine's host name: "name", ".example.org" for a whole domain,
+	// "*" for any. Requests naming others in their Host header get 421 (a
+	// DNS-rebinding defence).
+	AllowedHosts []string
 }
 
 // Addr returns the AdminServer's listen address for net.Listen.
@@ -62,7 +71,7 @@ func (a Admin) Addr() string {
 // isAdminKey reports whether k is an AdminServer key (under either name).
 func isAdminKey(k string) bool {
 	return strings.HasPrefix(k, "admin.") || strings.HasPrefix(k, "zookeeper.admin.") || k == "zkgo.admin.pprof" || k == "zkgo.admin.console" ||
-		k == "zkgo.admin.console.recipeRoots"
+		k == "zkgo.admin.console.recipeRoots" || k == "zkgo.admin.console.readOnly" || k == "zkgo.admin.allowedHosts"
 }
 
 // adminProperty parses one AdminServer key.
@@ -77,6 +86,24 @@ func (p *parser) adminProperty(pr property) error {
 		v, err := p.strictBool(pr)
 		a.Console = v
 		return err
+	}
+	if pr.key == "zkgo.admin.console.readOnly" {
+		v, err := p.strictBool(pr)
+		a.ConsoleReadOnly = v
+		return err
+	}
+	if pr.key == "zkgo.admin.allowedHosts" {
+		a.AllowedHosts = nil
+		for _, h := range strings.Split(pr.value, ",") {
+			if h = strings.TrimSpace(h); h == "" {
+				continue
+			}
+			if strings.ContainsAny(h, "/@ \t") {
+				return p.errorf(pr, "%q is not a host name (want name, .domain or *)", h)
+			}
+			a.AllowedHosts = append(a.AllowedHosts, h)
+		}
+		return nil
 	}
 	if pr.key == "zkgo.admin.console.recipeRoots" {
 		a.ConsoleRecipeRoots = nil

@@ -44,6 +44,9 @@ func TestAdminKeys(t *testing.T) {
 		{name: "console off", cfg: "zkgo.admin.console=false\n", want: with(func(a *Admin) { a.Console = false })},
 		{name: "bad console flag", cfg: "zkgo.admin.console=no\n", wantErr: `zoo.cfg:1: zkgo.admin.console: invalid boolean "no"`},
 		{name: "console recipe roots", cfg: "zkgo.admin.console.recipeRoots=/app, /locks\n", want: with(func(a *Admin) { a.ConsoleRecipeRoots = []string{"/app", "/locks"} })},
+		{name: "console read-only", cfg: "zkgo.admin.console.readOnly=true\n", want: with(func(a *Admin) { a.ConsoleReadOnly = true })},
+		{name: "allowed hosts", cfg: "zkgo.admin.allowedHosts=zk1.example.org, .prod.example.org,*\n", want: with(func(a *Admin) { a.AllowedHosts = []string{"zk1.example.org", ".prod.example.org", "*"} })},
+		{name: "bad allowed host", cfg: "zkgo.admin.allowedHosts=http://x\n", wantErr: `zoo.cfg:1: zkgo.admin.allowedHosts: "http://x" is not a host name (want name, .domain or *)`},
 		{name: "bad console recipe root", cfg: "zkgo.admin.console.recipeRoots=app\n", wantErr: `zoo.cfg:1: zkgo.admin.console.recipeRoots: "app" is not a znode path`},
 		{name: "bad pprof flag", cfg: "zkgo.admin.pprof=yes\n", wantErr: `zoo.cfg:1: zkgo.admin.pprof: invalid boolean "yes"`},
 	}

@@ -15,11 +15,17 @@ import (
 	"github.com/zkgo/zkgo/zk"
 )
 
-// Authentication model: a user logs in with a ZooKeeper digest identity
-// (user:password). The console opens a ZooKeeper session for that user,
-// adds the digest credentials to it (addAuth "digest") and performs the
-// user's writes with it, so the nodes' ACLs decide what the user may do;
-// the super user (zoo.cfg's superDigest) logs in the same way. The
+// Authentication model: a "login" is a ZooKeeper digest identity
+// (user:password) that the browser acts as, not an account. The console
+// opens a ZooKeeper session for it, from the HTTP client's own address
+// (Config.Dial), adds the digest credentials (addAuth "digest") and
+// performs the user's writes with it, so the nodes' ACLs decide what the
+// user may do. ZooKeeper never refuses digest credentials (a wrong
+// password is another identity, which no ACL names), so the pages say
+// "acting as digest:alice (password not verified)" and never that anyone
+// is signed in; only the super user (Config.SuperDigest, zoo.cfg's
+// superDigest) is checked, and shown as the super user. With
+// Config.ReadOnly there are no logins at all. The
 // password lives only in that session's client (which re-sends it after a
 // reconnection); the browser holds a random token in an HttpOnly,
 // SameSite=Strict cookie, and every form that changes something carries
@@ -31,12 +37,13 @@ const (
 	tokenBytes = 32
 )
 
-var errTooManyLogins = errors.New("too many users are logged in; try again later")
+var errTooManyLogins = errors.New("too many browsers act as identities at once; try again later")
 
 // login is one logged-in user.
 type login struct {
 	token   string
 	user    string
+	super   bool // the password is the super digest's (verified)
 	csrf    string
 	conn    *zk.Conn
 	created time.Time
@@ -209,12 +216,31 @@ type loginData struct {
 	User  string
 }
 
+// errReadOnly answers the write actions of a read-only console.
+func (c *Console) errReadOnly(w http.ResponseWriter, r *http.Request) {
+	c.fail(w, r, http.StatusForbidden, "this console is read-only (zkgo.admin.console.readOnly=true): it has no logins and makes no changes")
+}
+
+// isSuper reports whether user:pass is the super user's digest.
+func (c *Console) isSuper(user, pass string) bool {
+	want := c.cfg.SuperDigest
+	return want != "" && subtle.ConstantTimeCompare([]byte(zk.DigestID(user, pass)), []byte(want)) == 1
+}
+
 func (c *Console) serveLoginForm(w http.ResponseWriter, r *http.Request) {
+	if c.cfg.ReadOnly {
+		c.errReadOnly(w, r)
+		return
+	}
 	next := localNext(r.URL.Query().Get("next"), c.cfg.BasePath+"/")
-	c.render(w, r, http.StatusOK, "login", page{Title: "Log in", Nav: "login", Data: loginData{Next: next}})
+	c.render(w, r, http.StatusOK, "login", page{Title: "Identity", Nav: "login", Data: loginData{Next: next}})
 }
 
 func (c *Console) serveLogin(w http.ResponseWriter, r *http.Request) {
+	if c.cfg.ReadOnly {
+		c.errReadOnly(w, r)
+		return
+	}
 	if !sameOrigin(r) {
 		c.fail(w, r, http.StatusForbidden, "cross-site login refused")
 		return
@@ -222,7 +248,7 @@ func (c *Console) serveLogin(w http.ResponseWriter, r *http.Request) {
 	user, pass := r.PostFormValue("user"), r.PostFormValue("password")
 	next := localNext(r.PostFormValue("next"), c.cfg.BasePath+"/")
 	bad := func(status int, msg string) {
-		c.render(w, r, status, "login", page{Title: "Log in", Nav: "login", Data: loginData{Next: next, Error: msg, User: user}})
+		c.render(w, r, status, "login", page{Title: "Identity", Nav: "login", Data: loginData{Next: next, Error: msg, User: user}})
 	}
 	if user == "" || pass == "" || strings.ContainsAny(user, ":\r\n") || len(user) > 256 || len(pass) > 1024 {
 		bad(http.StatusBadRequest, "enter a user name (without ':') and a password")
@@ -230,7 +256,7 @@ func (c *Console) serveLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := c.reqCtx(r)
 	defer cancel()
-	opts := append([]zk.Option{zk.WithSessionTimeout(sessionTimeout), zk.WithAuth("digest", []byte(user+":"+pass))}, c.cfg.ZKOptions...)
+	opts := append([]zk.Option{zk.WithSessionTimeout(sessionTimeout), zk.WithAuth("digest", []byte(user+":"+pass))}, c.zkOptions(r.RemoteAddr)...)
 	conn, err := zk.Connect(ctx, c.cfg.Servers, opts...)
 	if err != nil {
 		c.log.Info("console: login failed", "user", user, "err", err)
@@ -238,7 +264,7 @@ func (c *Console) serveLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := time.Now()
-	l := &login{token: randomToken(), user: user, csrf: randomToken(), conn: conn, created: now, lastUsed: now}
+	l := &login{token: randomToken(), user: user, super: c.isSuper(user, pass), csrf: randomToken(), conn: conn, created: now, lastUsed: now}
 	if err := c.logins.add(l, now); err != nil {
 		conn.Close()
 		bad(http.StatusServiceUnavailable, err.Error())
@@ -247,7 +273,7 @@ func (c *Console) serveLogin(w http.ResponseWriter, r *http.Request) {
 	if old := c.logins.fromRequest(r, now); old != nil {
 		c.logins.remove(old) // a new login replaces the browser's old one
 	}
-	c.log.Info("console: login", "user", user, "session", hexID(conn.SessionID()))
+	c.log.Info("console: acting as a digest identity", "user", user, "verifiedSuper", l.super, "client", r.RemoteAddr, "session", hexID(conn.SessionID()))
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: l.token, Path: c.cfg.BasePath + "/", HttpOnly: true, Secure: c.cfg.SecureCookies, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }

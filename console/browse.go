@@ -45,8 +45,10 @@ type childPage struct {
 }
 
 // pageOf cuts one page out of sorted: the first size names greater than
-// after (or, when from is set, not less than from). It is pure.
-func pageOf(sorted []string, after, from string, size int) childPage {
+// after (or, when from is set, not less than from), and no more than
+// maxBytes of names (at least one), so that a page of very long names
+// stays small. It is pure.
+func pageOf(sorted []string, after, from string, size, maxBytes int) childPage {
 	var i int
 	switch {
 	case from != "":
@@ -57,11 +59,20 @@ func pageOf(sorted []string, after, from string, size int) childPage {
 			i++
 		}
 	}
-	j := min(i+size, len(sorted))
+	j, bytes := i, 0
+	for j < len(sorted) && j-i < size && (j == i || bytes+len(sorted[j]) <= maxBytes) {
+		bytes += len(sorted[j])
+		j++
+	}
 	p := childPage{Names: sorted[i:j], Start: i, Total: len(sorted)}
 	if i > 0 {
 		p.HasPrev = true
-		if k := i - size; k > 0 {
+		k, bytes := i, 0
+		for k > 0 && i-k < size && (k == i || bytes+len(sorted[k-1]) <= maxBytes) {
+			bytes += len(sorted[k-1])
+			k--
+		}
+		if k > 0 {
 			p.PrevAfter = sorted[k-1]
 		}
 	}
@@ -71,69 +82,10 @@ func pageOf(sorted []string, after, from string, size int) childPage {
 	return p
 }
 
-// childCache keeps sorted child lists, keyed by path and checked against
-// the node's czxid and cversion (so a changed list is read again), bounded
-// by the number of names held.
-type childCache struct {
-	// mu guards m, order and held.
-	mu    sync.Mutex
-	m     map[string]*childList
-	order []string // paths, oldest first (eviction order)
-	held  int      // names held in all lists
-	limit int
-}
-
-type childList struct {
-	czxid    int64
-	cversion int32
-	names    []string // sorted; never modified once cached
-}
-
-func newChildCache(limit int) *childCache {
-	return &childCache{m: map[string]*childList{}, limit: limit}
-}
-
-// list returns path's children sorted, st being path's current Stat.
-func (cc *childCache) list(ctx context.Context, conn *zk.Conn, p string, st *zk.Stat) ([]string, error) {
-	if st.NumChildren == 0 {
-		return nil, nil
-	}
-	cc.mu.Lock()
-	if l, ok := cc.m[p]; ok && l.czxid == st.Czxid && l.cversion == st.Cversion {
-		cc.mu.Unlock()
-		return l.names, nil
-	}
-	cc.mu.Unlock()
-	names, st2, err := conn.Children(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	slices.Sort(names)
-	if len(names) < 1000 {
-		return names, nil // cheap to read again: not worth a cache entry
-	}
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	if old, ok := cc.m[p]; ok {
-		cc.held -= len(old.names)
-		cc.order = slices.DeleteFunc(cc.order, func(q string) bool { return q == p })
-	}
-	for cc.held+len(names) > cc.limit && len(cc.order) > 0 {
-		cc.held -= len(cc.m[cc.order[0]].names)
-		delete(cc.m, cc.order[0])
-		cc.order = cc.order[1:]
-	}
-	if len(names) <= cc.limit {
-		cc.m[p] = &childList{czxid: st2.Czxid, cversion: st2.Cversion, names: names}
-		cc.order = append(cc.order, p)
-		cc.held += len(names)
-	}
-	return names, nil
-}
-
 // childRow is one child in the tree page's list.
 type childRow struct {
 	Name      string
+	Shown     string // Name, cut to shownName runes
 	Path      string
 	Stat      *zk.Stat // nil if it could not be read (gone meanwhile)
 	Ephemeral bool
@@ -213,13 +165,13 @@ func (c *Console) serveTree(w http.ResponseWriter, r *http.Request) {
 	if acl, _, err := conn.GetACL(ctx, p); err != nil {
 		d.ACLErr = err.Error()
 	} else {
-		d.ACL = acl
+		d.ACL = maskDigests(acl)
 	}
 	names, err := c.kids.list(ctx, conn, p, st)
 	if err != nil {
 		d.ListErr = err.Error()
 	}
-	d.Page = pageOf(names, q.Get("after"), q.Get("from"), c.cfg.PageSize)
+	d.Page = pageOf(names, q.Get("after"), q.Get("from"), c.cfg.PageSize, pageBytes)
 	d.Rows = childRows(ctx, conn, p, d.Page.Names)
 	c.render(w, r, http.StatusOK, "tree", page{Title: p, Nav: "tree", Events: c.eventsURL("tree", p), Data: d})
 }
@@ -230,7 +182,7 @@ func childRows(ctx context.Context, conn *zk.Conn, parent string, names []string
 	sem := make(chan struct{}, 32)
 	var wg sync.WaitGroup
 	for i, n := range names {
-		rows[i] = childRow{Name: n, Path: joinPath(parent, n)}
+		rows[i] = childRow{Name: n, Shown: shortName(n), Path: joinPath(parent, n)}
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
@@ -256,4 +208,32 @@ func hexString(b []byte) string {
 		s.WriteByte(hexdig[c&15])
 	}
 	return s.String()
+}
+
+// Bounds of a tree page's child list.
+const (
+	pageBytes = 256 << 10 // names on one page, in bytes
+	shownName = 200       // runes of a name shown (its link has all of it)
+)
+
+// shortName is name cut to shownName runes.
+func shortName(name string) string {
+	if utf8.RuneCountInString(name) <= shownName {
+		return name
+	}
+	r := []rune(name)
+	return string(r[:shownName]) + "…"
+}
+
+// maskDigests drops the hash of digest ACL entries ("digest:alice", not
+// "digest:alice:<hash>"): the console shows no digest hash to anyone (a
+// weak password is found from its hash offline).
+func maskDigests(acl []zk.ACL) []zk.ACL {
+	out := slices.Clone(acl)
+	for i, a := range out {
+		if a.ID.Scheme == "digest" {
+			out[i].ID.ID, _, _ = strings.Cut(a.ID.ID, ":")
+		}
+	}
+	return out
 }

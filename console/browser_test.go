@@ -176,7 +176,7 @@ func TestBrowser(t *testing.T) {
 		b.do(chromedp.SendKeys(chromedp.ID("user"), "super"), chromedp.SendKeys(chromedp.ID("password"), superPassword))
 		js[bool](b, `window.__before = true`)
 		b.do(chromedp.Submit(chromedp.ID("password")))
-		b.waitJS("back on the node, logged in", `window.__before === undefined && location.search.includes("api-1") && document.body.innerText.includes("signed in as super")`)
+		b.waitJS("back on the node, logged in", `window.__before === undefined && location.search.includes("api-1") && document.body.innerText.includes("acting as the super user")`)
 		b.do(chromedp.SetValue(chromedp.ID("set-data"), "10.0.0.9:9090"))
 		b.clickAndLoad(`#form-set button[type=submit]`)
 		b.waitJS("flash", `document.querySelector(".flash").innerText.includes("now version 1")`)

@@ -10,7 +10,9 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +36,15 @@ type Config struct {
 	// zk.WithDialer for TLS). They must not authenticate: the shared
 	// session is anonymous on purpose.
 	ZKOptions []zk.Option
+	// Dial, if set, opens the console's connections instead of dialling
+	// Servers: client is the HTTP client's address (a logged-in user's
+	// session, so that the ip scheme sees that user) or "" (the shared
+	// anonymous session, which must match no ip ACL). The server passes
+	// in-process connections (ForServer). Without it the sessions come
+	// from this process's own address, and an ip ACL naming that address
+	// is open to every visitor: set Dial when the console runs on a host
+	// that ip ACLs name.
+	Dial func(ctx context.Context, client string) (net.Conn, error)
 	// BasePath is the URL path the console is mounted at, "" for "/".
 	BasePath string
 	// PageSize is how many children a tree page lists; default 200.
@@ -60,6 +71,14 @@ type Config struct {
 	// SecureCookies marks the login cookie Secure (set it when the console
 	// is served over HTTPS).
 	SecureCookies bool
+	// SuperDigest is the server's super user digest, "super:<base64
+	// sha1>" (zookeeper.DigestAuthenticationProvider.superDigest): a login
+	// with its password is shown as the (verified) super user. Every other
+	// digest login is an identity the user acts as, which nothing verifies.
+	SuperDigest string
+	// ReadOnly (zkgo.admin.console.readOnly) turns off every write action:
+	// no logins, no forms, /write answers 403.
+	ReadOnly bool
 }
 
 func (c *Config) defaults() {
@@ -94,6 +113,7 @@ const (
 	sessionTimeout  = 30 * time.Second
 	maxFrame        = 32 << 20 // reply frames of the shared session (long child lists)
 	streamWriteWait = 10 * time.Second
+	childCacheBytes = 64 << 20 // child lists kept for tree pages (kids.go)
 )
 
 //go:embed assets
@@ -138,10 +158,10 @@ func New(cfg Config) (*Console, error) {
 	}
 	c := &Console{cfg: cfg, log: cfg.Logger}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	opts := append([]zk.Option{zk.WithSessionTimeout(sessionTimeout), zk.WithMaxFrameSize(maxFrame)}, cfg.ZKOptions...)
+	opts := append([]zk.Option{zk.WithSessionTimeout(sessionTimeout), zk.WithMaxFrameSize(maxFrame)}, c.zkOptions("")...)
 	c.shared = newConnHolder(cfg.Servers, opts)
 	c.logins = newLoginStore(cfg.MaxLogins, cfg.LoginIdle, cfg.LoginMaxAge)
-	c.kids = newChildCache(2_000_000)
+	c.kids = newChildCache(childCacheBytes)
 	c.scans = &scanCache{}
 	c.feed = newFeed(c)
 	c.streams = make(chan struct{}, cfg.MaxStreams)
@@ -153,6 +173,18 @@ func New(cfg Config) (*Console, error) {
 	c.wg.Add(1)
 	go c.janitor()
 	return c, nil
+}
+
+// zkOptions are the options of a session acting for the HTTP client at
+// client ("" for the shared anonymous session).
+func (c *Console) zkOptions(client string) []zk.Option {
+	opts := slices.Clone(c.cfg.ZKOptions)
+	if dial := c.cfg.Dial; dial != nil {
+		opts = append(opts, zk.WithDialer(func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return dial(ctx, client)
+		}))
+	}
+	return opts
 }
 
 // Close ends the console's sessions (shared and logged-in) and its
@@ -184,16 +216,41 @@ func (c *Console) routes() {
 	m := http.NewServeMux()
 	static, _ := fs.Sub(assets, "assets/static")
 	m.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
-	m.HandleFunc("GET /{$}", c.serveOverview)
-	m.HandleFunc("GET /tree", c.serveTree)
-	m.HandleFunc("GET /recipes", c.serveRecipes)
-	m.HandleFunc("GET /sessions", c.serveSessions)
+	m.HandleFunc("GET /{$}", c.limited("overview", c.serveOverview))
+	m.HandleFunc("GET /tree", c.limited("tree", c.serveTree))
+	m.HandleFunc("GET /recipes", c.limited("recipes", c.serveRecipes))
+	m.HandleFunc("GET /sessions", c.limited("sessions", c.serveSessions))
 	m.HandleFunc("GET /login", c.serveLoginForm)
 	m.HandleFunc("POST /login", c.serveLogin)
 	m.HandleFunc("POST /logout", c.serveLogout)
 	m.HandleFunc("POST /write", c.serveWrite)
 	m.HandleFunc("GET /events", c.serveEvents)
 	c.mux = m
+}
+
+// pageSlots bounds the pages of each kind being built at once (each
+// holds at most a page's worth of memory: a tree page's data, up to
+// pageBytes of names and their stats; a session's lists).
+var pageSlots = map[string]int{"overview": 8, "tree": 8, "recipes": 4, "sessions": 4}
+
+// limited serves h with one of kind's slots; a request that finds none
+// free within RequestTimeout is answered 503.
+func (c *Console) limited(kind string, h http.HandlerFunc) http.HandlerFunc {
+	slots := make(chan struct{}, pageSlots[kind])
+	return func(w http.ResponseWriter, r *http.Request) {
+		t := time.NewTimer(c.cfg.RequestTimeout)
+		defer t.Stop()
+		select {
+		case slots <- struct{}{}:
+		case <-t.C:
+			http.Error(w, "the console is busy with other "+kind+" pages; try again", http.StatusServiceUnavailable)
+			return
+		case <-r.Context().Done():
+			return
+		}
+		defer func() { <-slots }()
+		h(w, r)
+	}
 }
 
 // ServeHTTP implements http.Handler. Every request's body is bounded; a
@@ -286,11 +343,13 @@ func (h *connHolder) close() {
 
 // ForServer returns what package server's Options.AdminConsole takes: a
 // function that builds the console for a server's AdminServer from base
-// (Servers, Status and Logger are the server's). cmd/zkgo passes it.
-func ForServer(base Config) func(servers string, src status.Source, log *slog.Logger) (http.Handler, io.Closer, error) {
-	return func(servers string, src status.Source, log *slog.Logger) (http.Handler, io.Closer, error) {
+// (Servers, Dial, Status and Logger are the server's: the console's
+// sessions are in-process connections that carry the HTTP user's
+// address, never the server's own). cmd/zkgo passes it.
+func ForServer(base Config) func(servers string, dial func(ctx context.Context, client string) (net.Conn, error), src status.Source, log *slog.Logger) (http.Handler, io.Closer, error) {
+	return func(servers string, dial func(ctx context.Context, client string) (net.Conn, error), src status.Source, log *slog.Logger) (http.Handler, io.Closer, error) {
 		cfg := base
-		cfg.Servers, cfg.Status, cfg.Logger = servers, src, log
+		cfg.Servers, cfg.Dial, cfg.Status, cfg.Logger = servers, dial, src, log
 		c, err := New(cfg)
 		if err != nil {
 			return nil, nil, err

@@ -55,25 +55,30 @@ const refreshHeader = "X-Console-Refresh"
 
 // page is what every template receives.
 type page struct {
-	Title  string
-	Nav    string // which tab is current
-	Login  *loginView
-	Flash  string
-	Events string // URL of the live-update stream, "" for none
-	Data   any
+	Title string
+	Nav   string // which tab is current
+	Login *loginView
+	// ReadOnly: the console has no write actions (Config.ReadOnly).
+	ReadOnly bool
+	Flash    string
+	Events   string // URL of the live-update stream, "" for none
+	Data     any
 }
 
-// loginView is the logged-in user as the templates see it.
+// loginView is the identity a browser acts as, as the templates see it:
+// a digest user name (not verified) or the super user (verified).
 type loginView struct {
-	User string
-	CSRF string
+	User  string
+	Super bool
+	CSRF  string
 }
 
 // render writes a page (buffered, so a template error becomes a 500 and
 // not half a page).
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
+	p.ReadOnly = c.cfg.ReadOnly
 	if l := c.logins.fromRequest(r, time.Now()); l != nil {
-		p.Login = &loginView{User: l.user, CSRF: l.csrf}
+		p.Login = &loginView{User: l.user, Super: l.super, CSRF: l.csrf}
 		if r.Header.Get(refreshHeader) == "" {
 			// A live refresh only swaps the live part: the flash is
 			// for the next full page.

@@ -82,14 +82,28 @@ func TestPageOf(t *testing.T) {
 		{"all on one page", "", "", 200, names, 0, false, false, "", ""},
 	} {
 		t.Run(tt.desc, func(t *testing.T) {
-			p := pageOf(names, tt.after, tt.from, tt.size)
+			p := pageOf(names, tt.after, tt.from, tt.size, 1<<20)
 			if !slices.Equal(p.Names, tt.want) || p.Start != tt.start || p.HasPrev != tt.hasPrev || p.HasNext != tt.hasNext || p.PrevAfter != tt.prevAfter || p.NextAfter != tt.next || p.Total != len(names) {
 				t.Errorf("got %+v", p)
 			}
 		})
 	}
-	if p := pageOf(nil, "", "", 10); len(p.Names) != 0 || p.HasNext || p.HasPrev {
+	if p := pageOf(nil, "", "", 10, 1<<20); len(p.Names) != 0 || p.HasNext || p.HasPrev {
 		t.Errorf("empty: %+v", p)
+	}
+	// A page holds at most maxBytes of names, and at least one name.
+	long := []string{"aaaa", "bbbb", "cccc", "dddd", "eeee"}
+	if p := pageOf(long, "", "", 200, 9); !slices.Equal(p.Names, long[:2]) || p.NextAfter != "bbbb" || p.HasPrev {
+		t.Errorf("first page by bytes: %+v", p)
+	}
+	if p := pageOf(long, "bbbb", "", 200, 9); !slices.Equal(p.Names, long[2:4]) || !p.HasPrev || p.PrevAfter != "" {
+		t.Errorf("second page by bytes: %+v", p)
+	}
+	if p := pageOf(long, "dddd", "", 200, 9); !slices.Equal(p.Names, long[4:]) || p.PrevAfter != "bbbb" || p.HasNext {
+		t.Errorf("last page by bytes: %+v", p)
+	}
+	if p := pageOf(long, "", "", 200, 2); !slices.Equal(p.Names, long[:1]) {
+		t.Errorf("a name longer than the page: %+v", p)
 	}
 }
 

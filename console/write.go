@@ -18,9 +18,13 @@ import (
 // message. Sets and deletes carry the version the user saw (a stale
 // version fails with BadVersion); -1 must be typed on purpose.
 func (c *Console) serveWrite(w http.ResponseWriter, r *http.Request) {
+	if c.cfg.ReadOnly {
+		c.errReadOnly(w, r)
+		return
+	}
 	l := c.logins.fromRequest(r, time.Now())
 	if l == nil {
-		c.fail(w, r, http.StatusUnauthorized, "log in to change the tree")
+		c.fail(w, r, http.StatusUnauthorized, "act as a digest identity to change the tree")
 		return
 	}
 	if err := r.ParseForm(); err != nil {

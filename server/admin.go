@@ -26,6 +26,9 @@ import (
 // a running server on a member without a quorum (then "error" says why).
 // Other methods than GET and HEAD are answered 405, other paths 404.
 //
+// Every request, the console's too, must name this machine in its Host
+// header (admin_hosts.go: a DNS-rebinding defence; 421 otherwise).
+//
 // The endpoint is hardened as the metrics endpoint is: bounded header
 // size and read, write and idle times, and at most adminMaxConcurrent
 // requests at a time (more are answered 503 at once). A command takes
@@ -108,6 +111,7 @@ func (s *Server) listenAdmin() (*adminServer, error) {
 			})
 		}
 	}
+	handler = newAdminHosts(o.AdminAllowedHosts).guard(handler)
 	a.http = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: adminReadHeaderTimeout,

@@ -29,7 +29,10 @@ import (
 // snapshot_size. Like ZooKeeper's it needs an identity that holds every
 // permission on / — each one checked on its own, as ZooKeeper 3.9.4 does
 // after CVE-2025-58457 (an identity with only READ must not read the whole
-// tree this way); the super digest always does. It is rate limited (one per
+// tree this way) — and, unlike ZooKeeper's, from an entry that names the
+// identity: world:anyone does not count, so that made-up credentials get
+// nothing from /'s default ACL (snapshotAllowed); the super digest always
+// does. It is rate limited (one per
 // Options.AdminRateLimit, ZooKeeper's admin.rateLimiterIntervalInMS,
 // default 5 minutes: 429 before that), and switched off with
 // admin.snapshot.enabled=false (503). streaming=false takes the snapshot
@@ -71,11 +74,9 @@ func (a *adminServer) snapshot(w http.ResponseWriter, r *http.Request) {
 			rootACL = n.ACL()
 		}
 	})
-	for _, perm := range []proto.Perm{proto.PermRead, proto.PermWrite, proto.PermCreate, proto.PermDelete, proto.PermAdmin} {
-		if !acl.Check(rootACL, perm, ids) {
-			fail(http.StatusForbidden, "the snapshot command needs every permission on / for the identity")
-			return
-		}
+	if !snapshotAllowed(rootACL, ids) {
+		fail(http.StatusForbidden, "the snapshot command needs the super user or an identity that every permission on / is granted to by an ACL entry other than world:anyone")
+		return
 	}
 	if !s.running() {
 		fail(http.StatusServiceUnavailable, "This ZooKeeper instance is not currently serving requests")
@@ -175,6 +176,36 @@ func (s *Server) zkSnapshotFile() (f *os.File, zxid int64, size int64, err error
 		return nil, 0, 0, err
 	}
 	return out, t.LastZxid(), n, nil
+}
+
+// snapshotAllowed reports whether ids may take a snapshot of the whole
+// tree: the super user may; anyone else needs every permission on /,
+// each one checked on its own, from entries of rootACL that name an
+// identity. world:anyone is left out: digest credentials are never
+// refused (any user:password is an identity), so with /'s default ACL
+// made-up credentials would otherwise read every znode, those that ACLs
+// protect included. An empty ACL grants nothing here either.
+func snapshotAllowed(rootACL []proto.ACL, ids []proto.Id) bool {
+	for _, id := range ids {
+		if id.Scheme == acl.SchemeSuper {
+			return true
+		}
+	}
+	named := make([]proto.ACL, 0, len(rootACL))
+	for _, a := range rootACL {
+		if a.ID.Scheme != acl.SchemeWorld {
+			named = append(named, a)
+		}
+	}
+	if len(named) == 0 {
+		return false
+	}
+	for _, perm := range []proto.Perm{proto.PermRead, proto.PermWrite, proto.PermCreate, proto.PermDelete, proto.PermAdmin} {
+		if !acl.Check(named, perm, ids) {
+			return false
+		}
+	}
+	return true
 }
 
 // adminIdentity reads ZooKeeper 3.9's admin Authorization header,

@@ -115,7 +115,7 @@ func TestAdminSnapshot(t *testing.T) {
 // every key holds the last value written at or before that zxid, and
 // nothing written after it.
 func TestAdminSnapshotUnderWrites(t *testing.T) {
-	zs := zktest.Start(t, withAdmin(func(o *server.Options) { o.AdminSnapshot, o.AdminRateLimit = true, time.Nanosecond }))
+	zs := zktest.Start(t, zktest.WithSuperDigest(zk.DigestID("ops", "pw")), withAdmin(func(o *server.Options) { o.AdminSnapshot, o.AdminRateLimit = true, time.Nanosecond }))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	type write struct {

@@ -3,12 +3,14 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/zkgo/zkgo/console/status"
@@ -17,34 +19,84 @@ import (
 )
 
 // The web console (package console) on the AdminServer's port, at "/":
-// it reads the tree as a ZooKeeper client of this member, and asks
-// consoleStatus for what a client cannot see (this member's raft state,
-// the ensemble, the sessions' connections). Options.AdminConsole turns it
-// on (zkgo.admin.console; on by default with the AdminServer).
+// it reads the tree as a ZooKeeper client of this member, over
+// in-process connections that the client connection handler serves like
+// any other (dialConsole), and asks consoleStatus for what a client
+// cannot see (this member's raft state, the ensemble, the sessions'
+// connections). Options.AdminConsole turns it on (zkgo.admin.console; on
+// by default with the AdminServer).
+//
+// The console's sessions never carry this server's own identity: a
+// connection it dials is, for the ip scheme, the HTTP client it serves
+// (a logged-in user's session) or an address that no ip ACL matches (the
+// shared anonymous session), never loopback.
+
+// ConsoleDialer opens an in-process client connection for the console.
+// client is the address of the HTTP client the session acts for
+// ("ip:port", http.Request.RemoteAddr), or "" for the console's shared
+// anonymous session; the server sees it as the connection's remote
+// address, which is what the ip scheme matches.
+type ConsoleDialer = func(ctx context.Context, client string) (net.Conn, error)
 
 // ConsoleFactory builds the web console the AdminServer serves at "/"
 // (package console; cmd/zkgo passes one that calls console.New): servers
-// is this member's client address for the console's own ZooKeeper
-// sessions, src answers about the member. The Closer is closed with the
-// AdminServer. Called once, by listenAdmin, after the client port
-// listens. package server does not import the console: the console is a
-// client of the server, and its tests start servers.
-type ConsoleFactory func(servers string, src status.Source, log *slog.Logger) (http.Handler, io.Closer, error)
+// is this member's client address (for display; the console's sessions
+// are opened with dial), src answers about the member. The Closer is
+// closed with the AdminServer. Called once, by listenAdmin, after the
+// client port listens. package server does not import the console: the
+// console is a client of the server, and its tests start servers.
+type ConsoleFactory func(servers string, dial ConsoleDialer, src status.Source, log *slog.Logger) (http.Handler, io.Closer, error)
 
-// newConsole builds the console for this server, reading through its own
-// plain client port (a TLS-only member has none to offer it yet).
+// consoleAnonymous is the remote address of the console's shared
+// anonymous session: not an IP address, so no ip ACL matches it.
+const consoleAnonymous = "zkgo-console:0"
+
+// newConsole builds the console for this server. A member without a
+// plain client port (TLS only) gets none: its clients must present TLS,
+// and the console's in-process sessions would not.
 func (s *Server) newConsole() (http.Handler, io.Closer, error) {
 	if s.ln == nil {
-		return nil, nil, errors.New("no plain client port to read the tree through (a TLS-only member)")
+		return nil, nil, errors.New("no plain client port (a TLS-only member): the console's sessions would bypass TLS")
 	}
-	host, port, err := net.SplitHostPort(s.ln.Addr().String())
-	if err != nil {
-		return nil, nil, err
+	return s.opts.AdminConsole(s.ln.Addr().String(), s.dialConsole, consoleStatus{s}, s.log.With("part", "console"))
+}
+
+// consoleConn is the server's end of an in-process console connection:
+// a pipe whose remote address is the HTTP client's (or consoleAnonymous).
+type consoleConn struct {
+	net.Conn
+	remote consoleAddr
+}
+
+func (c consoleConn) RemoteAddr() net.Addr { return c.remote }
+
+// consoleAddr is an in-process connection's remote address.
+type consoleAddr string
+
+func (consoleAddr) Network() string  { return "tcp" }
+func (a consoleAddr) String() string { return string(a) }
+
+// dialConsole implements ConsoleDialer: the connection is served by
+// newConn like an accepted one (limits, maxClientCnxns per address,
+// cons, the ip identity), over net.Pipe.
+func (s *Server) dialConsole(ctx context.Context, client string) (net.Conn, error) {
+	remote := consoleAnonymous
+	if client != "" {
+		host, _, err := net.SplitHostPort(client)
+		if err != nil || net.ParseIP(host) == nil {
+			return nil, fmt.Errorf("console: client address %q is not ip:port", client)
+		}
+		remote = client
 	}
-	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
-		host = "127.0.0.1"
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	return s.opts.AdminConsole(net.JoinHostPort(host, port), consoleStatus{s}, s.log.With("part", "console"))
+	if s.closing.Load() {
+		return nil, errors.New("the server is closing")
+	}
+	mine, theirs := net.Pipe()
+	s.newConn(consoleConn{Conn: theirs, remote: consoleAddr(remote)}, false)
+	return mine, nil
 }
 
 // consoleStatus implements status.Source from the server's own
@@ -226,7 +278,7 @@ func (cs consoleStatus) info(id int64, c *Conn, lists int) status.SessionInfo {
 			si.LastSeen = time.UnixMilli(ci.lastResp)
 		}
 		for _, a := range *c.auth.Load() {
-			si.AuthIDs = append(si.AuthIDs, a.Scheme+":"+a.ID)
+			si.AuthIDs = append(si.AuthIDs, shownID(a.Scheme, a.ID))
 		}
 		si.WatchCount = s.watches.WatchesOf(c)
 	}
@@ -242,4 +294,15 @@ func (cs consoleStatus) info(id int64, c *Conn, lists int) status.SessionInfo {
 		}
 	}
 	return si
+}
+
+// shownID is an identity as the console shows it: a digest identity's
+// hash is left out ("digest:alice", not "digest:alice:<hash>"). The hash
+// is what a digest ACL entry holds, and a weak password is found from it
+// offline; the console shows sessions to anyone who can reach the port.
+func shownID(scheme, id string) string {
+	if scheme == "digest" {
+		id, _, _ = strings.Cut(id, ":")
+	}
+	return scheme + ":" + id
 }

@@ -243,6 +243,13 @@ type Options struct {
 	// elections it recognises; writes only for users who log in with a
 	// digest identity the ACLs allow.
 	AdminConsole ConsoleFactory
+	// AdminAllowedHosts are the names (case insensitive; a port is
+	// ignored; ".example.org" for a whole domain; zkgo.admin.allowedHosts)
+	// a request's Host header may name on the AdminServer's port besides
+	// IP addresses, localhost and this machine's host name. Other Hosts
+	// are answered 421 (a DNS-rebinding defence, admin_hosts.go); "*"
+	// allows any.
+	AdminAllowedHosts []string
 	// AdminSnapshot serves the snapshot command (admin.snapshot.enabled,
 	// on by default in zoo.cfg; admin_snapshot.go), at most one per
 	// AdminRateLimit (admin.rateLimiterIntervalInMS; default 5 minutes).

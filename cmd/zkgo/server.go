@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -314,10 +315,24 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 	}
 	var adminConsole server.ConsoleFactory
 	if cfg.Admin.Console {
-		adminConsole = console.ForServer(console.Config{RecipeRoots: cfg.Admin.ConsoleRecipeRoots})
+		adminConsole = console.ForServer(console.Config{RecipeRoots: cfg.Admin.ConsoleRecipeRoots, ReadOnly: cfg.Admin.ConsoleReadOnly, SuperDigest: cfg.SuperDigest})
+	}
+	// The admin port answers to zkgo.admin.allowedHosts and, besides the
+	// local names the server adds, the host names of the ensemble's
+	// members: operators reach a member by the name zoo.cfg gives it.
+	adminHosts := slices.Clone(cfg.Admin.AllowedHosts)
+	for _, sv := range cfg.Servers {
+		adminHosts = append(adminHosts, sv.Host)
+		if sv.ClientAddr != "" {
+			adminHosts = append(adminHosts, sv.ClientAddr)
+		}
+	}
+	if cfg.ClientPortAddress != "" {
+		adminHosts = append(adminHosts, cfg.ClientPortAddress)
 	}
 	return server.Options{
 		AdminConsole:                adminConsole,
+		AdminAllowedHosts:           adminHosts,
 		MetricsAddr:                 metricsAddr,
 		AdminAddr:                   adminAddr,
 		AdminCommandURL:             cfg.Admin.CommandURL,
