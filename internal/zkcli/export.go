@@ -51,10 +51,14 @@ type exportACL struct {
 	ID     string `json:"id"`
 }
 
-// Bounds of an import document: a node's data (jute.maxbuffer's default)
-// and the number of nodes.
+// Bounds of an import document: a node's data (jute.maxbuffer's default),
+// the JSON text of one node (or of any other value of the document: data
+// escaped as \u0000 takes six bytes a byte, and a request's ACL may take a
+// few MiB of JSON) and the number of nodes. The document is read one value
+// at a time, so memory is bounded by maxImportValue, not by its size.
 const (
 	maxImportData  = 1 << 20
+	maxImportValue = 8 << 20
 	maxImportNodes = 10_000_000
 	// importBatch is how many creates go into one multi, and
 	// importBatchBytes the data they may carry together (well under
@@ -209,23 +213,41 @@ func cmdImport(s *Shell, ctx context.Context, c *command, args []string) error {
 }
 
 // readExport reads an export document and calls fn for each node, in
-// order, holding one node at a time.
+// order, holding one node at a time: no value of the document (a node, a
+// key, an unknown member) may take more than maxImportValue bytes of JSON.
 func readExport(r io.Reader, fn func(exportNode) error) error {
-	dec := json.NewDecoder(r)
-	bad := func(format string, a ...any) error { return fail("import: not a zkgo export document: "+format, a...) }
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	lr := &valueLimiter{r: r}
+	dec := json.NewDecoder(lr)
+	bad := func(format string, a ...any) error {
+		for _, x := range a {
+			if err, ok := x.(error); ok && errors.Is(err, errValueTooLarge) {
+				return fail("import: a value of the document is larger than %d bytes of JSON (a node's data may hold %d bytes)", maxImportValue, maxImportData)
+			}
+		}
+		return fail("import: not a zkgo export document: "+format, a...)
+	}
+	// token and decode read one value with a fresh budget.
+	token := func() (json.Token, error) {
+		lr.reset()
+		return dec.Token()
+	}
+	decode := func(v any) error {
+		lr.reset()
+		return dec.Decode(v)
+	}
+	if t, err := token(); err != nil || t != json.Delim('{') {
 		return bad("%v", err)
 	}
 	sawVersion, sawNodes := false, false
 	for dec.More() {
-		t, err := dec.Token()
+		t, err := token()
 		if err != nil {
 			return bad("%v", err)
 		}
 		switch t {
 		case "zkgo_export":
 			var v int
-			if err := dec.Decode(&v); err != nil || v != exportVersion {
+			if err := decode(&v); err != nil || v != exportVersion {
 				return bad("version %d (%v), want %d", v, err, exportVersion)
 			}
 			sawVersion = true
@@ -233,7 +255,7 @@ func readExport(r io.Reader, fn func(exportNode) error) error {
 			if !sawVersion {
 				return bad("\"zkgo_export\" must come before \"nodes\"")
 			}
-			if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+			if t, err := token(); err != nil || t != json.Delim('[') {
 				return bad("nodes is not a list (%v)", err)
 			}
 			for i := 0; dec.More(); i++ {
@@ -241,20 +263,23 @@ func readExport(r io.Reader, fn func(exportNode) error) error {
 					return fail("import: more than %d nodes", maxImportNodes)
 				}
 				var n exportNode
-				if err := dec.Decode(&n); err != nil {
+				if err := decode(&n); err != nil {
+					if errors.Is(err, errValueTooLarge) {
+						return fail("import: node %d is larger than %d bytes of JSON (its data may hold %d bytes)", i+1, maxImportValue, maxImportData)
+					}
 					return bad("node %d: %v", i+1, err)
 				}
 				if err := fn(n); err != nil {
 					return err
 				}
 			}
-			if _, err := dec.Token(); err != nil {
+			if _, err := token(); err != nil {
 				return bad("%v", err)
 			}
 			sawNodes = true
 		default:
 			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
+			if err := decode(&skip); err != nil {
 				return bad("%v", err)
 			}
 		}
@@ -263,6 +288,33 @@ func readExport(r io.Reader, fn func(exportNode) error) error {
 		return bad("no \"nodes\"")
 	}
 	return nil
+}
+
+// errValueTooLarge is valueLimiter's error.
+var errValueTooLarge = errors.New("value too large")
+
+// valueLimiter lets the JSON decoder read at most maxImportValue bytes
+// after each reset, so one value of any size cannot make it buffer the
+// rest of the file. (The decoder reads ahead, so the budget also covers
+// the start of the next value; maxImportValue is far above any real
+// node.)
+type valueLimiter struct {
+	r    io.Reader
+	left int
+}
+
+func (l *valueLimiter) reset() { l.left = maxImportValue }
+
+func (l *valueLimiter) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		return 0, errValueTooLarge
+	}
+	if len(p) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= n
+	return n, err
 }
 
 // importer creates the nodes of a document under root, in multis of
@@ -275,57 +327,37 @@ type importer struct {
 	dry, overwrite bool
 	s              *Shell
 	// batch holds the pending creates (batchFirst the first one's path);
-	// made holds every path this import creates: their children cannot
-	// exist yet, so they are batched without a read.
+	// made holds the paths this import created that are ancestors of the
+	// last node (or that node), deepest last: the children of a created
+	// node cannot exist yet, so they are batched without a read. Export
+	// documents list parents right before their subtrees, so the stack
+	// is all it takes, and memory does not grow with the document; a
+	// node whose created parent is no longer on it is read first, which
+	// is only slower.
 	batch                             []zk.Op
 	batchFirst                        string
 	batchBytes                        int
-	made                              map[string]bool
+	made                              []string
 	created, updated, same, ephemeral int
 }
 
 func (im *importer) node(n exportNode) error {
-	if n.Path != "" && !strings.HasPrefix(n.Path, "/") {
-		return fail("import: node path %q must be empty (the root) or start with /", n.Path)
-	}
-	p := im.root + n.Path
-	if im.root == "/" && n.Path != "" {
-		p = n.Path
-	}
-	if err := validatePath(p, false); err != nil {
-		return fail("import: node %q: %v", n.Path, err)
+	p, err := importPath(im.root, n)
+	if err != nil {
+		return err
 	}
 	if n.Ephemeral {
 		im.ephemeral++
 		return nil
 	}
-	var data []byte
-	switch {
-	case n.Data != nil && n.Base64 != nil:
-		return fail("import: node %q has both data and base64", n.Path)
-	case n.Data != nil:
-		data = []byte(*n.Data)
-	case n.Base64 != nil:
-		var err error
-		if data, err = base64.StdEncoding.DecodeString(*n.Base64); err != nil {
-			return fail("import: node %q: bad base64: %v", n.Path, err)
-		}
+	data, acl, err := importContent(n)
+	if err != nil {
+		return err
 	}
-	if len(data) > maxImportData {
-		return fail("import: node %q: %d bytes of data, more than %d", n.Path, len(data), maxImportData)
+	for len(im.made) > 0 && !isAncestor(im.made[len(im.made)-1], p) {
+		im.made = im.made[:len(im.made)-1]
 	}
-	acl := make([]zk.ACL, 0, len(n.ACL))
-	for _, a := range n.ACL {
-		perms, ok := parsePerms(a.Perms)
-		if !ok {
-			return fail("import: node %q: bad permissions %q (letters of cdrwa)", n.Path, a.Perms)
-		}
-		acl = append(acl, zk.ACL{Perms: perms, ID: zk.Id{Scheme: a.Scheme, ID: a.ID}})
-	}
-	if len(acl) == 0 {
-		acl = zk.OpenACLUnsafe
-	}
-	if im.made[parentPath(p)] {
+	if len(im.made) > 0 && im.made[len(im.made)-1] == parentPath(p) {
 		return im.create(p, data, acl)
 	}
 	// A node that may exist already (the root, usually) is compared, not
@@ -366,17 +398,60 @@ func (im *importer) node(n exportNode) error {
 	return nil
 }
 
+// importPath returns the path under root of a node of an import document.
+func importPath(root string, n exportNode) (string, error) {
+	if n.Path != "" && !strings.HasPrefix(n.Path, "/") {
+		return "", fail("import: node path %q must be empty (the root) or start with /", n.Path)
+	}
+	p := root + n.Path
+	if root == "/" && n.Path != "" {
+		p = n.Path
+	}
+	if err := validatePath(p, false); err != nil {
+		return "", fail("import: node %q: %v", n.Path, err)
+	}
+	return p, nil
+}
+
+// importContent returns the data and ACL of a node of an import document.
+func importContent(n exportNode) ([]byte, []zk.ACL, error) {
+	var data []byte
+	switch {
+	case n.Data != nil && n.Base64 != nil:
+		return nil, nil, fail("import: node %q has both data and base64", n.Path)
+	case n.Data != nil:
+		data = []byte(*n.Data)
+	case n.Base64 != nil:
+		var err error
+		if data, err = base64.StdEncoding.DecodeString(*n.Base64); err != nil {
+			return nil, nil, fail("import: node %q: bad base64: %v", n.Path, err)
+		}
+	}
+	if len(data) > maxImportData {
+		return nil, nil, fail("import: node %q: %d bytes of data, more than %d", n.Path, len(data), maxImportData)
+	}
+	acl := make([]zk.ACL, 0, len(n.ACL))
+	for _, a := range n.ACL {
+		perms, ok := parsePerms(a.Perms)
+		if !ok {
+			return nil, nil, fail("import: node %q: bad permissions %q (letters of cdrwa)", n.Path, a.Perms)
+		}
+		acl = append(acl, zk.ACL{Perms: perms, ID: zk.Id{Scheme: a.Scheme, ID: a.ID}})
+	}
+	if len(acl) == 0 {
+		acl = zk.OpenACLUnsafe
+	}
+	return data, acl, nil
+}
+
 // create adds a create to the batch, sending the batch when it is full.
 func (im *importer) create(p string, data []byte, acl []zk.ACL) error {
-	if im.made == nil {
-		im.made = map[string]bool{}
-	}
 	if len(im.batch) == 0 {
 		im.batchFirst = p
 	}
 	im.batch = append(im.batch, zk.CreateOp(p, data, acl, zk.ModePersistent))
 	im.batchBytes += len(data) + len(p)
-	im.made[p] = true
+	im.made = append(im.made, p)
 	im.created++
 	if len(im.batch) >= importBatch || im.batchBytes >= importBatchBytes {
 		return im.flush()
@@ -399,6 +474,14 @@ func (im *importer) flush() error {
 			len(ops), im.batchFirst, cliMessage(err, im.batchFirst))
 	}
 	return nil
+}
+
+// isAncestor reports whether a is a proper ancestor of p.
+func isAncestor(a, p string) bool {
+	if a == "/" {
+		return p != "/"
+	}
+	return len(p) > len(a) && p[len(a)] == '/' && p[:len(a)] == a
 }
 
 // parentPath returns the parent of a path other than the root.
