@@ -81,7 +81,15 @@ func (f *ClientFlags) Config() (*tls.Config, []string, error) {
 		}
 	}
 	if *f.cert != "" {
-		cert, err := tls.LoadX509KeyPair(*f.cert, *f.key)
+		certPEM, err := boundedfile.ReadFile(*f.cert, "certificate file", maxStoreBytes)
+		if err != nil {
+			return nil, nil, err
+		}
+		keyPEM, err := boundedfile.ReadFile(*f.key, "key file", maxStoreBytes)
+		if err != nil {
+			return nil, nil, err
+		}
+		cert, err := tls.X509KeyPair(certPEM, keyPEM)
 		if err != nil {
 			return nil, nil, err
 		}
