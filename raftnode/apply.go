@@ -124,9 +124,12 @@ func (n *Node) apply(ents []raftpb.Entry) error {
 			if err != nil {
 				return fmt.Errorf("entry %d: %w", e.Index, err)
 			}
-			n.rnMu.Lock()
-			cs := n.rn.ApplyConfChange(cc)
-			n.rnMu.Unlock()
+			cs, err := n.applyConfChange(cc)
+			if err != nil {
+				// Every member refuses it alike: it is a no-op.
+				n.log.Error("raftnode: a configuration change in the log cannot be applied; ignored", "index", e.Index, "err", err)
+				continue
+			}
 			n.confMu.Lock()
 			n.confState = *cs
 			n.confMu.Unlock()
@@ -142,6 +145,21 @@ func (n *Node) apply(ents []raftpb.Entry) error {
 	n.batch = batch
 	n.setApplied(ents[len(ents)-1].Index)
 	return nil
+}
+
+// applyConfChange applies cc to raft. raft panics on a change that does
+// not fit the configuration (leaving a joint configuration it is not in,
+// say) before it changes anything; no leader proposes one, but a log may
+// hold one a peer forged: it is refused, the same way on every member.
+func (n *Node) applyConfChange(cc raftpb.ConfChangeV2) (cs *raftpb.ConfState, err error) {
+	n.rnMu.Lock()
+	defer n.rnMu.Unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			cs, err = nil, fmt.Errorf("%v", p)
+		}
+	}()
+	return n.rn.ApplyConfChange(cc), nil
 }
 
 func decodeConfChange(e raftpb.Entry) (raftpb.ConfChangeV2, error) {

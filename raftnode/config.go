@@ -82,6 +82,19 @@ type StateMachine interface {
 	Restore(r io.Reader, index uint64) error
 }
 
+// SnapshotChecker is implemented by state machines that can check a
+// snapshot's data before it is installed. A snapshot a peer streams is
+// checked after it is received and before raft takes it; one that does
+// not load is deleted and the leader's stream fails (it sends again), so
+// a snapshot that cannot be restored is never installed — Restore failing
+// on it would stop the member at every start. The state machine may keep
+// what it loaded for the Restore at index that follows (on the apply
+// goroutine), instead of reading the data again. Called on a transport's
+// goroutine, one snapshot at a time.
+type SnapshotChecker interface {
+	CheckSnapshot(r io.Reader, index uint64) error
+}
+
 // Config configures a Node. ID, Peers (unless Join), Storage,
 // StateMachine and Transport are required.
 type Config struct {
@@ -162,6 +175,14 @@ type Config struct {
 	// then on. Called on the goroutine that wrote the snapshot; it must
 	// not block.
 	OnLogCompacted func(dataBytes uint64)
+	// ValidateEntry, if set, checks the data of a normal entry a peer
+	// sends (appended by a leader, forwarded to this leader) before raft
+	// stores it: StateMachine.Apply must be able to apply whatever it
+	// accepts. A message with an entry it refuses is dropped and logged
+	// (screen.go), so an entry no member can apply never reaches a log.
+	// It is called concurrently, from the transport's goroutines, and
+	// must not block.
+	ValidateEntry func(data []byte) error
 }
 
 func (c Config) withDefaults() Config {

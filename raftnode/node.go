@@ -132,6 +132,9 @@ type Node struct {
 	// that member was last stepped (*atomic.Uint64): Status.Heard.
 	heardAt sync.Map
 
+	screened  atomic.Uint64 // peers' messages dropped by screen: Status.Screened
+	screenLog screenLog
+
 	stopc    chan struct{} // closed by Stop
 	done     chan struct{} // closed when run returns
 	stopOnce sync.Once
@@ -163,6 +166,9 @@ type Status struct {
 	// leader these are the members up and reachable; a follower hears
 	// from the leader and from candidates only.
 	Heard []uint64
+	// Screened counts the peers' messages dropped since start because no
+	// correct member sends them (screen.go); each reason is logged.
+	Screened uint64
 }
 
 // Start starts a member. With a fresh Storage it bootstraps the group
@@ -530,12 +536,30 @@ func (n *Node) Status() Status {
 		return true
 	})
 	slices.Sort(s.Heard)
+	s.Screened = n.screened.Load()
 	return s
 }
 
 // Process implements Handler: it steps an inbound message into raft.
 func (n *Node) Process(ctx context.Context, m raftpb.Message) error {
-	err := n.mapErr(n.withRaft(func(rn *raft.RawNode) error { return rn.Step(m) }))
+	return n.step(m, false)
+}
+
+// step screens m (screen.go) and steps it into raft; received is set by
+// ResumeSnapshot for a snapshot it received into a file and checked.
+func (n *Node) step(m raftpb.Message, received bool) error {
+	var why string
+	var bad error
+	err := n.mapErr(n.withRaft(func(rn *raft.RawNode) error {
+		if why, bad = n.screen(rn, &m, received); bad != nil {
+			return nil
+		}
+		return rn.Step(m)
+	}))
+	if bad != nil {
+		n.dropped(&m, why, bad)
+		return nil
+	}
 	if errors.Is(err, raft.ErrStepLocalMsg) || errors.Is(err, raft.ErrStepPeerNotFound) {
 		// As raft.Node does: a local message from the network, or an
 		// answer from a member no longer in the configuration, is dropped.

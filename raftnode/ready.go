@@ -147,6 +147,13 @@ func (n *Node) tick() {
 		}
 	}
 	now := n.tickCount.Add(1)
+	if every := uint64(time.Minute / n.cfg.TickInterval); every > 0 && now%every == 0 {
+		// A partial snapshot file of a stream that never resumed is
+		// given up (the storage keeps at most one).
+		if err := n.st.RemoveStalePartials(stalePartialAge); err != nil {
+			n.log.Warn("raftnode: removing stale partial snapshots", "err", err)
+		}
+	}
 	role := Role(n.role.Load())
 	if role != RoleLearner && role != RoleFollower || n.raftLead.Load() == 0 {
 		return

@@ -248,6 +248,9 @@ func (n *Node) ResumeSnapshot(ctx context.Context, m raftpb.Message, off int64, 
 	if m.Type != raftpb.MsgSnap || m.Snapshot == nil {
 		return fmt.Errorf("raftnode: a snapshot stream carried a %v", m.Type)
 	}
+	if err := n.fromLeader(&m); err != nil {
+		return err
+	}
 	start := time.Now()
 	size, err := n.st.ResumeSnapshot(m.Snapshot.Metadata, off, data)
 	if errors.Is(err, raft.ErrSnapOutOfDate) {
@@ -263,8 +266,48 @@ func (n *Node) ResumeSnapshot(ctx context.Context, m raftpb.Message, off int64, 
 	}
 	n.log.Info("raftnode: received snapshot", "from", m.From, "index", m.Snapshot.Metadata.Index, "bytes", size,
 		"resumed_at", off, "took", time.Since(start).Round(time.Millisecond))
+	if err := n.checkReceived(m.Snapshot.Metadata); err != nil {
+		n.st.DiscardReceived(m.Snapshot.Metadata)
+		n.log.Warn("raftnode: refused a received snapshot that cannot be loaded; deleted it", "from", m.From,
+			"index", m.Snapshot.Metadata.Index, "err", err)
+		return err
+	}
 	snap := *m.Snapshot
 	snap.Data = storage.ReceivedMarker
 	m.Snapshot = &snap
-	return n.Process(ctx, m)
+	return n.step(m, true)
+}
+
+// stalePartialAge is how long a partial snapshot file nothing writes to
+// is kept for a resume.
+const stalePartialAge = 10 * time.Minute
+
+// fromLeader refuses a snapshot stream that is not from the leader raft
+// follows at its term: only the leader sends snapshots, and a stream is
+// stored on disk before raft could judge its message.
+func (n *Node) fromLeader(m *raftpb.Message) error {
+	var st raft.BasicStatus
+	if err := n.withRaft(func(rn *raft.RawNode) error { st = rn.BasicStatus(); return nil }); err != nil {
+		return n.mapErr(err)
+	}
+	if m.Term < st.Term || st.Lead != m.From || m.Term > st.Term && n.inLease(st.Lead) {
+		n.dropped(m, "a snapshot not from the leader", fmt.Errorf("snapshot from %x at term %d; this member follows %x at term %d", m.From, m.Term, st.Lead, st.Term))
+		return fmt.Errorf("raftnode: a snapshot from %x at term %d, not from this member's leader (%x at term %d)", m.From, m.Term, st.Lead, st.Term)
+	}
+	return nil
+}
+
+// checkReceived has the state machine, if it is a SnapshotChecker, load
+// the received snapshot meta before raft takes it.
+func (n *Node) checkReceived(meta raftpb.SnapshotMetadata) error {
+	sc, ok := n.sm.(SnapshotChecker)
+	if !ok {
+		return nil
+	}
+	rc, err := n.st.OpenReceived(meta)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	return sc.CheckSnapshot(rc, meta.Index)
 }

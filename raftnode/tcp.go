@@ -168,6 +168,9 @@ type TCPTransport struct {
 	inbound     map[net.Conn]struct{}
 	snapStreams map[uint64]net.Conn // each peer's current inbound snapshot stream
 
+	limit    acceptLimiter // per-source connection rate (ratelimit.go)
+	limitLog everyLimiter  // its log line
+
 	// snapRecvMu is held while a snapshot stream is received: the
 	// Handler keeps one partial snapshot (SnapshotResumer). It guards
 	// no field.
@@ -641,6 +644,14 @@ func (t *TCPTransport) acceptLoop() {
 				return
 			}
 		}
+		if !t.limit.allow(c.RemoteAddr(), time.Now()) {
+			c.Close()
+			if t.limitLog.Allow() {
+				t.log.Warn("raftnode: closed peer-port connections from a source that opens them too fast", "remote", c.RemoteAddr().String(),
+					"limit_per_second", acceptRate, "burst", acceptBurst)
+			}
+			continue
+		}
 		t.mu.Lock()
 		if t.stopped {
 			t.mu.Unlock()
@@ -744,6 +755,7 @@ func (t *TCPTransport) accept(c net.Conn) (from uint64, magic string, err error)
 		return 0, "", fmt.Errorf("reading hello: %w", err)
 	}
 	status, reason := byte(ackOK), ""
+	detail := "" // for this member's log only
 	id, cluster := t.id.Load(), t.cluster.Load()
 	t.mu.Lock()
 	started := t.started
@@ -761,7 +773,10 @@ func (t *TCPTransport) accept(c net.Conn) (from uint64, magic string, err error)
 	case !started || id == 0:
 		status, reason = ackWrongMember, "not running raft yet"
 	case h.cluster != cluster:
-		status, reason = ackClusterMismatch, fmt.Sprintf("another ensemble: this member's is %x, the peer's %x (their server.N lists differ: both members log which lines)", cluster, h.cluster)
+		// The reason names no identity: whoever dialed learns nothing
+		// to forge a hello with. The members log theirs.
+		status, reason = ackClusterMismatch, "another ensemble (the server.N lists differ: both members log which lines)"
+		detail = fmt.Sprintf(" (this member's ensemble is %x, the peer's %x)", cluster, h.cluster)
 		if t.cfg.ClusterMismatch != nil && h.from != 0 {
 			t.cfg.ClusterMismatch(h.from, false)
 		}
@@ -798,7 +813,7 @@ func (t *TCPTransport) accept(c net.Conn) (from uint64, magic string, err error)
 		return 0, "", err
 	}
 	if status != ackOK {
-		return 0, "", fmt.Errorf("%w: %s", ErrHandshake, reason)
+		return 0, "", fmt.Errorf("%w: %s%s", ErrHandshake, reason, detail)
 	}
 	c.SetDeadline(time.Time{})
 	return from, h.magic, nil

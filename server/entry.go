@@ -180,6 +180,13 @@ func appendEntry(enc *jute.Encoder, e *entry) {
 // any malformed input is an error. A transaction's byte buffers (node
 // data) alias b (tree.DecodeTxnSharing): raft's entries are never
 // modified, and the tree copies data into its nodes.
+// validateEntry is raftnode's Config.ValidateEntry: an entry a peer
+// sends must decode, as stateMachine.Apply stops at one that does not.
+func validateEntry(b []byte) error {
+	_, err := decodeEntry(b)
+	return err
+}
+
 func decodeEntry(b []byte) (entry, error) {
 	if len(b) < 8 {
 		return entry{}, errShortEntry

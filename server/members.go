@@ -463,11 +463,18 @@ func (r *replica) verifyPeer(from uint64, cs *tls.ConnectionState) error {
 	return nil
 }
 
-// admitPeer is the peer transport's Admit: it refuses a raft id of a
-// server whose configuration holds another raft id — an incarnation that
+// admitPeer is the peer transport's Admit: it refuses a server that is
+// not a member, and a raft id of a server whose configuration holds
+// another raft id — an incarnation that
 // was replaced (a data directory older than the member's rejoin), or one
 // this member has not learned of yet (it retries).
 func (r *replica) admitPeer(from uint64) error {
+	if _, ok := r.peer(memberID(from)); !ok {
+		// Not in zoo.cfg nor in the membership the log holds: whoever
+		// it is, its messages must not reach raft (a forged heartbeat
+		// of a higher term would force an election).
+		return fmt.Errorf("server.%d is not a member of this ensemble", memberID(from))
+	}
 	node := r.raft()
 	if node == nil {
 		return nil

@@ -269,6 +269,7 @@ func (r *replica) startNode(tr raftnode.Transport, peers []raftnode.Peer, join b
 		Logger:         r.log,
 		OnSnapshot:     r.onSnapshot,
 		OnLogCompacted: r.onLogCompacted,
+		ValidateEntry:  validateEntry,
 	})
 	if err != nil {
 		tr.Stop()

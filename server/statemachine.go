@@ -50,6 +50,11 @@ type stateMachine struct {
 	mu   sync.RWMutex // guards tree; Apply and Restore are the only writers
 	tree *tree.Tree
 
+	checkedMu sync.Mutex      // guards checked
+	checked   checkedSnapshot // the last snapshot CheckSnapshot loaded
+	// hasChecked is set while checked holds a tree (Apply's quick look).
+	hasChecked atomic.Bool
+
 	// Apply goroutine only: the batch being applied, reused.
 	items []applyItem
 	batch applyBatch
@@ -127,6 +132,9 @@ func (sm *stateMachine) lastZxid() int64 {
 func (sm *stateMachine) Apply(ents []raftpb.Entry) {
 	if sm.failed.Load() {
 		return
+	}
+	if sm.hasChecked.Load() && len(ents) > 0 {
+		sm.dropChecked(ents[len(ents)-1].Index)
 	}
 	items := sm.items[:0]
 	got := time.Now() // stageApply begins for the writes in ents
@@ -327,10 +335,53 @@ const (
 
 // Restore implements raftnode.StateMachine: no data (nil r, or an empty
 // stream) is the initial, empty tree.
+// CheckSnapshot implements raftnode.SnapshotChecker: a snapshot a peer
+// streamed is loaded whole — every record decoded and the tree checked
+// (tree.ReadSnapshot) — before raft takes it, and kept for the Restore at
+// index that follows.
+func (sm *stateMachine) CheckSnapshot(r io.Reader, index uint64) error {
+	t, formation, err := readStateSnapshotFormation(bufio.NewReaderSize(r, 1<<16), sm.maxBuf)
+	if err != nil {
+		return fmt.Errorf("snapshot at index %d: %w", index, err)
+	}
+	sm.checkedMu.Lock()
+	sm.checked = checkedSnapshot{tree: t, formation: formation, index: index}
+	sm.hasChecked.Store(true)
+	sm.checkedMu.Unlock()
+	return nil
+}
+
+// dropChecked lets go of the checked snapshot once entries up to applied
+// were applied past it: raft did not take it (the log caught this member
+// up first).
+func (sm *stateMachine) dropChecked(applied uint64) {
+	sm.checkedMu.Lock()
+	defer sm.checkedMu.Unlock()
+	if applied >= sm.checked.index {
+		sm.checked = checkedSnapshot{}
+		sm.hasChecked.Store(false)
+	}
+}
+
+// checkedSnapshot is a snapshot CheckSnapshot loaded.
+type checkedSnapshot struct {
+	tree      *tree.Tree
+	formation uint64
+	index     uint64
+}
+
 func (sm *stateMachine) Restore(r io.Reader, index uint64) error {
 	t := tree.New()
 	var formation uint64
-	if r != nil {
+	sm.checkedMu.Lock()
+	c := sm.checked
+	sm.checked = checkedSnapshot{}
+	sm.hasChecked.Store(false)
+	sm.checkedMu.Unlock()
+	switch {
+	case r != nil && c.tree != nil && c.index == index:
+		t, formation = c.tree, c.formation // loaded by CheckSnapshot
+	case r != nil:
 		var err error
 		t, formation, err = readStateSnapshotFormation(bufio.NewReaderSize(r, 1<<16), sm.maxBuf)
 		if err != nil {
