@@ -6,11 +6,13 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/zkgo/zkgo/storage"
@@ -197,5 +199,99 @@ func TestScreenRefusesForgedSnapshots(t *testing.T) {
 	}
 	c.stop(f)
 	c.start(f, false)
+	c.propose(lead, "k-after")
+}
+
+// The same over the TCP transport, as a forger on the network would: a
+// transport of its own that names the leader (or a stranger) in its
+// hello sends a garbage entry, a heartbeat of a higher term and a
+// garbage snapshot stream to a follower. The follower stores none of
+// it, keeps its term and leader, and does not stop.
+func TestScreenOverTCP(t *testing.T) {
+	lns := map[uint64]net.Listener{}
+	var peers []Peer
+	for id := uint64(1); id <= 3; id++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns[id] = ln
+		peers = append(peers, Peer{ID: id, Addr: ln.Addr().String()})
+	}
+	c := newCluster(t, peers)
+	c.trans = func(id uint64) Transport {
+		tr, err := NewTCPTransport(TCPConfig{ID: id, ClusterID: 0xc1, Listener: lns[id]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	c.mod = func(cfg *Config) {
+		cfg.StateMachine = checkingSM{cfg.StateMachine.(*testSM)}
+		cfg.ValidateEntry = func(data []byte) error {
+			if !bytes.HasPrefix(data, []byte("k")) {
+				return errors.New("not a key")
+			}
+			return nil
+		}
+	}
+	c.startAll()
+	lead := c.waitLeader()
+	c.propose(lead, "k-before")
+	f := lead%3 + 1
+	node, st := c.nodes[f], c.stores[f]
+	s0 := node.Status()
+	last, _ := st.RaftStorage().LastIndex()
+	lt, _ := st.RaftStorage().Term(last)
+
+	forger := func(id uint64) (*TCPTransport, *recorder) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := NewTCPTransport(TCPConfig{ID: id, ClusterID: 0xc1, Listener: ln})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := newRecorder()
+		if err := tr.Start(rec); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(tr.Stop)
+		tr.AddPeer(f, lns[f].Addr().String())
+		return tr, rec
+	}
+	asLeader, rec := forger(lead)
+	asLeader.Send([]raftpb.Message{{Type: raftpb.MsgApp, From: lead, To: f, Term: s0.Term, Index: last, LogTerm: lt, Commit: s0.Commit,
+		Entries: []raftpb.Entry{{Index: last + 1, Term: s0.Term, Data: []byte("\xff\xff\xff\xffgarbage")}}}})
+	stranger, _ := forger(9)
+	stranger.Send([]raftpb.Message{{Type: raftpb.MsgHeartbeat, From: 9, To: f, Term: s0.Term + 1}})
+	garbage := bytes.Repeat([]byte("\x00garbage"), 1<<17)
+	asLeader.SendSnapshot(raftpb.Message{Type: raftpb.MsgSnap, From: lead, To: f, Term: s0.Term,
+		Snapshot: &raftpb.Snapshot{Metadata: raftpb.SnapshotMetadata{Index: s0.Commit + 1000, Term: s0.Term,
+			ConfState: raftpb.ConfState{Voters: []uint64{1, 2, 3}}}}}, io.NopCloser(bytes.NewReader(garbage)), int64(len(garbage)))
+	// The stream's outcome is reported to the forger; the other two
+	// messages are screened on arrival.
+	select {
+	case status := <-rec.snaps:
+		if status != raft.SnapshotFailure {
+			t.Fatalf("the garbage snapshot was reported %v", status)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("no report of the snapshot stream")
+	}
+	c.waitFor("the forged messages screened", func() bool { return node.Status().Screened >= 2 })
+	s := node.Status()
+	if s.Term != s0.Term || s.Leader != lead || node.Err() != nil {
+		t.Fatalf("follower after the forgery: term %d leader %d err %v (was term %d leader %d)", s.Term, s.Leader, node.Err(), s0.Term, lead)
+	}
+	if l, _ := st.RaftStorage().LastIndex(); l > last {
+		ents, _ := st.RaftStorage().Entries(last+1, l+1, 1<<20)
+		for _, e := range ents {
+			if bytes.Contains(e.Data, []byte("garbage")) {
+				t.Fatalf("stored the forged entry %d", e.Index)
+			}
+		}
+	}
 	c.propose(lead, "k-after")
 }
