@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -92,9 +91,12 @@ func ParseReconfigLine(line string, multiAddress bool) (Server, error) {
 func ValidServerID(id int64) bool { return id >= 0 && id <= 254 }
 
 // delimitedHost brackets an IPv6 literal, as ZooKeeper's
-// NetUtils.formatInetAddr does.
+// NetUtils.formatInetAddr does, and any other host with a colon (an
+// IPv4-mapped address such as ::ffff:10.0.0.1, which Java turns into an
+// Inet4Address and writes bare, or a bracketed name): without brackets
+// the line would not read back.
 func delimitedHost(h string) string {
-	if ip := net.ParseIP(h); ip != nil && ip.To4() == nil {
+	if strings.Contains(h, ":") {
 		return "[" + h + "]"
 	}
 	return h

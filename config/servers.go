@@ -87,7 +87,10 @@ func parseServer(id int64, value string, multiAddress bool) (Server, error) {
 			return s, fmt.Errorf("%q: bad client address %q; %s", value, parts[1], serverFormat)
 		}
 		if len(cp) == 2 {
-			s.ClientAddr = cp[0]
+			s.ClientAddr = strings.TrimSpace(cp[0])
+			if !validHost(s.ClientAddr) {
+				return s, fmt.Errorf("%q: bad client address %q", value, cp[0])
+			}
 		}
 		if s.ClientPort, err = parsePort(cp[len(cp)-1]); err != nil {
 			return s, fmt.Errorf("client port: %v", err)
@@ -109,11 +112,17 @@ func parseServer(id int64, value string, multiAddress bool) (Server, error) {
 		if len(sp) < 3 || len(sp) > 4 {
 			return s, fmt.Errorf("%q: %s", value, serverFormat)
 		}
-		if sp[0] == "" {
+		// A host is never blank nor padded: " h" would not resolve,
+		// and written back to a dynamic file it would not read back.
+		host := strings.TrimSpace(sp[0])
+		if host == "" {
 			return s, fmt.Errorf("%q: empty host", value)
 		}
+		if !validHost(host) {
+			return s, fmt.Errorf("%q: bad host %q", value, sp[0])
+		}
 		var addr Address
-		addr.Host = sp[0]
+		addr.Host = host
 		if addr.PeerPort, err = parsePort(sp[1]); err != nil {
 			return s, fmt.Errorf("peer port: %v", err)
 		}
@@ -144,9 +153,17 @@ func parseServer(id int64, value string, multiAddress bool) (Server, error) {
 	return s, nil
 }
 
+// validHost reports whether a host, trimmed, has no brackets or spaces
+// left: no address has them, and a dynamic file written with them would
+// not read back.
+func validHost(h string) bool {
+	return !strings.ContainsAny(h, "[] \t\r\n\f\v")
+}
+
 // hostAndPort splits "host:port[:...]" at ':', with IPv6 literals in
-// brackets (ConfigUtils.getHostAndPort).
+// brackets (ConfigUtils.getHostAndPort), after trimming spaces.
 func hostAndPort(s string) ([]string, error) {
+	s = strings.TrimSpace(s)
 	if !strings.HasPrefix(s, "[") {
 		return javaSplit(s, ":"), nil
 	}
