@@ -229,6 +229,8 @@ type Config struct {
 	SASLUsers map[string]string
 	// SASLSuperUser (superUser) is a SASL user that is also super.
 	SASLSuperUser string
+	// Kerberos is SASL GSSAPI for clients (kerberos.go).
+	Kerberos Kerberos
 	// EnforceAuthSchemes are the schemes a client must have authenticated
 	// with before anything else (enforce.auth.enabled=true with
 	// enforce.auth.schemes, or sessionRequireClientSASLAuth=true for
@@ -495,6 +497,15 @@ func (c *Config) loadSASL(path string) ([]string, error) {
 			return warnings, fmt.Errorf("%s: %w", c.jaasFrom, err)
 		}
 		c.SASLUsers, off = users, why
+		if err := c.loadKerberosEntry(jaas, c.SASLSection); err != nil {
+			return warnings, fmt.Errorf("%s: %w", c.jaasFrom, err)
+		}
+		if c.Kerberos.ServerEntry != nil {
+			off = ""
+		}
+	}
+	if err := c.checkKerberos(); err != nil {
+		return warnings, err
 	}
 	switch {
 	case off == "":

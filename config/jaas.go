@@ -194,7 +194,7 @@ func saslUsers(sections map[string][]JAASEntry, section, name string) (users map
 		}
 	}
 	if len(users) == 0 {
-		return nil, warnings, fmt.Sprintf("%s: JAAS section %s has no user_NAME=\"password\" options (login modules: %s; zkgo has DIGEST-MD5 only)", name, section, strings.Join(modules, ", "))
+		return nil, warnings, fmt.Sprintf("%s: JAAS section %s has no user_NAME=\"password\" options (login modules: %s; and no Krb5LoginModule entry)", name, section, strings.Join(modules, ", "))
 	}
 	return users, warnings, ""
 }

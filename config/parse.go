@@ -39,7 +39,6 @@ var javaOnlyKeys = setOf(
 	"closeSessionTxn.enabled", "commitLogCount", "connectToLearnerMasterLimit",
 	"electionAlg", "electionPortBindRetry",
 	"enforceQuota", "flushDelay", "fsync.warningthresholdms", "jute.maxbuffer.extrasize",
-	"kerberos.removeHostFromPrincipal", "kerberos.removeRealmFromPrincipal",
 	"largeRequestMaxBytes", "largeRequestThreshold", "leader.maxConcurrentDiffSyncs",
 	"leader.maxConcurrentSnapSyncs", "learner.asyncSending", "localSessionsEnabled",
 	"localSessionsUpgradingEnabled", "maxBatchSize",
@@ -339,6 +338,8 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 		default:
 			p.warn(pr, "SASL between ensemble members is not implemented; ignored")
 		}
+	case isKerberosKey(k):
+		err = p.kerberosProperty(pr)
 	case k == "X509AuthenticationProvider.superUser" || k == "zookeeper.X509AuthenticationProvider.superUser":
 		c.X509SuperUser = v
 	case k == "enforce.auth.enabled":

@@ -45,7 +45,6 @@ const (
 	sysZooCfgOnly                // ZooKeeper reads the key only from zoo.cfg
 	sysMisspelt                  // zookeeper.K for a property ZooKeeper reads as K
 	sysIgnored                   // ZooKeeper reads it; zkgo does not need it
-	sysKerberos                  // Kerberos settings; zkgo has no GSSAPI
 )
 
 // jaasProperty is Java's name of the JAAS login configuration file.
@@ -58,7 +57,13 @@ var systemOnly = map[string]string{
 	"readonlymode.enabled":            "readonlymode.enabled",
 	"znode.container.checkIntervalMs": "znode.container.checkIntervalMs",
 	jaasProperty:                      "zkgo.sasl.jaasConfig",
+	krb5ConfProperty:                  "zkgo.krb5.conf",
+	"java.security.krb5.realm":        "zkgo.krb5.realm",
+	"java.security.krb5.kdc":          "zkgo.krb5.kdc",
 }
+
+// krb5ConfProperty is Java's name of the Kerberos configuration file.
+const krb5ConfProperty = "java.security.krb5.conf"
 
 // systemIgnored are properties without the prefix that ZooKeeper's server
 // reads and zkgo does not need.
@@ -66,10 +71,8 @@ var systemIgnored = setOf(
 	"znode.container.maxPerMinute", "znode.container.maxNeverUsedIntervalMs",
 	"follower.nodelay", "leader.nodelay", "learner.closeSocketAsync",
 	"leader.closeSocketAsync", "learner.asyncSending", "sun.security.jgss.native",
-)
-
-var kerberosProperties = setOf(
-	"java.security.krb5.conf", "java.security.krb5.realm", "java.security.krb5.kdc",
+	// Kerberos settings of the JVM without a meaning for zkgo (Go's
+	// Kerberos never uses native GSS nor needs the Subject switch).
 	"javax.security.auth.useSubjectCredsOnly", "sun.security.krb5.debug",
 )
 
@@ -105,8 +108,6 @@ func classifySystemProperty(key string) (cfgKey string, kind sysKind) {
 	switch {
 	case systemIgnored[key]:
 		return "", sysIgnored
-	case kerberosProperties[key]:
-		return "", sysKerberos
 	case strings.HasPrefix(key, "zkgo."):
 		return key, sysConfig
 	}
@@ -166,9 +167,6 @@ func (p *parser) systemProperties(j *JVM, file []property) []property {
 		case sysIgnored:
 			warn("setting of the Java server; ignored")
 			continue
-		case sysKerberos:
-			warn("Kerberos (GSSAPI) is not supported by zkgo; ignored")
-			continue
 		case sysConfig:
 			if n, ok := inFile[k]; ok {
 				if file[n].value != strings.TrimSpace(sp.Value) {
@@ -187,7 +185,7 @@ func (p *parser) systemProperties(j *JVM, file []property) []property {
 			}
 		}
 		value := strings.TrimSpace(sp.Value)
-		if sp.Key == jaasProperty {
+		if sp.Key == jaasProperty || sp.Key == krb5ConfProperty {
 			value = jaasPath(value)
 		}
 		sys = append(sys, property{key: k, value: value, origin: at})

@@ -72,7 +72,12 @@ func TestSystemPropertiesPrecedence(t *testing.T) {
 		{"java server", "", "-Dzookeeper.preAllocSize=1000", func(c *Config) bool { return true },
 			"SERVER_JVMFLAGS: -Dzookeeper.preAllocSize: setting of the Java server; ignored"},
 		{"unprefixed java server", "", "-Dfollower.nodelay=false", func(c *Config) bool { return true }, "-Dfollower.nodelay: setting of the Java server"},
-		{"kerberos", "", "-Djava.security.krb5.conf=/etc/krb5.conf", func(c *Config) bool { return true }, "Kerberos (GSSAPI) is not supported"},
+		{"krb5.conf", "", "-Djava.security.krb5.conf=/etc/krb5.conf", func(c *Config) bool { return c.Kerberos.Krb5Conf == "/etc/krb5.conf" }, ""},
+		{"krb5.conf wins", "zkgo.krb5.conf=/a\n", "-Djava.security.krb5.conf=/b", func(c *Config) bool { return c.Kerberos.Krb5Conf == "/b" }, "overrides zoo.cfg:3 (zkgo.krb5.conf)"},
+		{"kerberos names", "kerberos.removeRealmFromPrincipal=true\n", "-Dzookeeper.kerberos.removeHostFromPrincipal=TRUE",
+			func(c *Config) bool { return c.Kerberos.RemoveHostFromPrincipal && c.Kerberos.RemoveRealmFromPrincipal }, ""},
+		{"krb5 realm and kdc", "", "-Djava.security.krb5.realm=EX.COM -Djava.security.krb5.kdc=kdc1", func(c *Config) bool { return c.Kerberos.Realm == "EX.COM" && c.Kerberos.KDC == "kdc1" }, ""},
+		{"jvm kerberos debug", "", "-Dsun.security.krb5.debug=true", func(c *Config) bool { return true }, "setting of the Java server; ignored"},
 		{"unknown zookeeper property", "", "-Dzookeeper.noSuchThing=1", func(c *Config) bool { return true },
 			"-Dzookeeper.noSuchThing: not a ZooKeeper server property zkgo knows"},
 	}

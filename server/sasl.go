@@ -7,14 +7,21 @@ import (
 	"slices"
 
 	"github.com/zkgo/zkgo/acl"
+	"github.com/zkgo/zkgo/internal/krb"
 	"github.com/zkgo/zkgo/internal/sasl"
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
 )
 
 // SASL authentication, as ZooKeeper 3.8's ZooKeeperServer.processSasl does
-// it with the DIGEST-MD5 mechanism, and authentication enforcement
-// (AuthenticationHelper).
+// it with the DIGEST-MD5 and GSSAPI (Kerberos) mechanisms, and
+// authentication enforcement (AuthenticationHelper).
+//
+// ZooKeeper's protocol does not name the mechanism: a ZooKeeper server
+// runs GSSAPI when its JAAS section logged in with Kerberos, DIGEST-MD5
+// otherwise. zkgo can run both: a client's first token tells them apart
+// (DIGEST-MD5's is empty, GSSAPI's is a GSS-API context token, 0x60 ...).
+// With GSSAPI the id is sasl:<principal mapped by SASLOptions.KerberosNames>.
 //
 // A client sends its SASL tokens in OpSasl requests (GetSASLRequest) after
 // the handshake and before its other requests; each is answered at once,
@@ -37,8 +44,16 @@ type SASLOptions struct {
 	// tries it is answered AuthFailed.
 	Users map[string]string
 	// SuperUser, if set, is a SASL user name that also gets the "super"
-	// identity, which passes every ACL (zookeeper.superUser).
+	// identity, which passes every ACL (zookeeper.superUser). For
+	// Kerberos it is compared with the id after KerberosNames.
 	SuperUser string
+	// Kerberos, if set, are the server's credentials (a keytab) for the
+	// GSSAPI mechanism: the Krb5LoginModule entry of the JAAS "Server"
+	// section, principal zookeeper/<host>@REALM.
+	Kerberos *krb.Credentials
+	// KerberosNames map a client's principal to its sasl id
+	// (kerberos.removeHostFromPrincipal, kerberos.removeRealmFromPrincipal).
+	KerberosNames krb.NameRules
 	// Provider registers the sasl ACL scheme even without users
 	// (authProvider.N=…SASLAuthenticationProvider): sasl ACLs are valid
 	// when it is set or there are users, invalid otherwise, as in
@@ -48,7 +63,8 @@ type SASLOptions struct {
 
 // saslExchange is a connection's SASL state; reader goroutine only.
 type saslExchange struct {
-	srv *sasl.Server
+	srv *sasl.Server  // DIGEST-MD5
+	gss *krb.Acceptor // GSSAPI
 }
 
 // checkAuth validates the SASL and enforcement options (as ZooKeeper's
@@ -56,6 +72,10 @@ type saslExchange struct {
 // provider) and copies what the caller could still change.
 func (o *Options) checkAuth() error {
 	o.SASL.Users = maps.Clone(o.SASL.Users)
+	if o.SASL.Kerberos != nil {
+		// A server that accepts GSSAPI has the sasl scheme.
+		o.SASL.Provider = true
+	}
 	o.EnforceAuthSchemes = slices.Clone(o.EnforceAuthSchemes)
 	for _, scheme := range o.EnforceAuthSchemes {
 		switch scheme {
@@ -63,7 +83,7 @@ func (o *Options) checkAuth() error {
 			// With the provider but no users, as ZooKeeper with
 			// SASLAuthenticationProvider and no JAAS Server section:
 			// the server runs and no client can authenticate.
-			if len(o.SASL.Users) == 0 && !o.SASL.Provider {
+			if len(o.SASL.Users) == 0 && !o.SASL.Provider { // Provider is set with Kerberos
 				return errors.New("authentication scheme sasl is enforced but no SASL users are configured (nor SASL.Provider)")
 			}
 		case acl.SchemeDigest:
@@ -92,11 +112,15 @@ func (c *Conn) handleSasl(xid int32, d *jute.Decoder) bool {
 	if d.Err() != nil {
 		return c.saslFailed(xid, fmt.Errorf("malformed GetSASLRequest: %w", d.Err()))
 	}
-	if len(c.s.opts.SASL.Users) == 0 {
-		return c.saslFailed(xid, errors.New("SASL is not configured on this server"))
-	}
 	if c.saslEx == nil {
-		c.saslEx = &saslExchange{srv: sasl.NewServer(sasl.ServerConfig{Password: c.s.saslPassword})}
+		ex, err := c.s.newSaslExchange(req.Token)
+		if err != nil {
+			return c.saslFailed(xid, err)
+		}
+		c.saslEx = ex
+	}
+	if c.saslEx.gss != nil {
+		return c.handleGSSAPI(xid, req.Token)
 	}
 	srv := c.saslEx.srv
 	out, err := srv.Next(req.Token)
@@ -112,6 +136,52 @@ func (c *Conn) handleSasl(xid int32, d *jute.Decoder) bool {
 		}
 		c.addAuthIDs(ids)
 		c.s.log.Info("SASL authentication succeeded", "session", hexID(c.sessionID), "user", user, "super", len(ids) > 1)
+	}
+	c.enqueue(&proto.ReplyHeader{Xid: xid}, &proto.SetSASLResponse{Token: out})
+	return true
+}
+
+// newSaslExchange picks the mechanism by the client's first token.
+func (s *Server) newSaslExchange(first []byte) (*saslExchange, error) {
+	if len(first) > 0 && first[0] == 0x60 {
+		if s.opts.SASL.Kerberos == nil {
+			return nil, errors.New("client sent a GSSAPI token but Kerberos is not configured on this server (no Krb5LoginModule in the JAAS server section)")
+		}
+		acc, err := krb.NewAcceptor(s.opts.SASL.Kerberos)
+		if err != nil {
+			return nil, err
+		}
+		return &saslExchange{gss: acc}, nil
+	}
+	if len(s.opts.SASL.Users) == 0 {
+		if s.opts.SASL.Kerberos != nil {
+			return nil, errors.New("client did not start a GSSAPI exchange, and this server has no DIGEST-MD5 users")
+		}
+		return nil, errors.New("SASL is not configured on this server")
+	}
+	return &saslExchange{srv: sasl.NewServer(sasl.ServerConfig{Password: s.saslPassword})}, nil
+}
+
+// handleGSSAPI runs one step of a GSSAPI exchange.
+func (c *Conn) handleGSSAPI(xid int32, token []byte) bool {
+	acc := c.saslEx.gss
+	out, err := acc.Next(token)
+	if err != nil {
+		if p := acc.Principal(); p != "" {
+			err = fmt.Errorf("%s: %w", p, err)
+		}
+		return c.saslFailed(xid, err)
+	}
+	if acc.Done() {
+		principal := acc.Principal()
+		user := c.s.opts.SASL.KerberosNames.ID(principal)
+		ids := []proto.Id{{Scheme: acl.SchemeSASL, ID: user}}
+		if su := c.s.opts.SASL.SuperUser; su != "" && su == user {
+			ids = append(ids, proto.Id{Scheme: acl.SchemeSuper, ID: ""})
+		}
+		c.addAuthIDs(ids)
+		c.s.log.Info("SASL GSSAPI authentication succeeded", "session", hexID(c.sessionID), "principal", principal,
+			"authzid", acc.AuthzID(), "user", user, "super", len(ids) > 1)
 	}
 	c.enqueue(&proto.ReplyHeader{Xid: xid}, &proto.SetSASLResponse{Token: out})
 	return true

@@ -714,6 +714,9 @@ func (c *Conn) Close() error {
 		for _, q := range subs {
 			q.finish()
 		}
+		if cr := c.cfg.sasl; cr != nil && cr.kerberos != nil {
+			cr.kerberos.close()
+		}
 	})
 	<-c.runDone
 	return nil

@@ -8,11 +8,19 @@ import (
 	"github.com/zkgo/zkgo/proto"
 )
 
-// maxSASLRounds bounds the exchange; DIGEST-MD5 needs two round trips.
+// maxSASLRounds bounds the exchange; DIGEST-MD5 needs two round trips,
+// GSSAPI three.
 const maxSASLRounds = 4
 
 type saslCreds struct {
 	user, password string
+	kerberos       *kerberosState // WithKerberos (kerberos.go): GSSAPI
+}
+
+// saslMech is one exchange of a mechanism.
+type saslMech interface {
+	Next(token []byte) ([]byte, error)
+	Done() bool
 }
 
 // WithSASL authenticates with SASL, mechanism DIGEST-MD5, as user: what
@@ -40,13 +48,28 @@ func (c *Conn) saslAuth(ctx context.Context, l *link) error {
 	if cr == nil {
 		return nil
 	}
-	mech := sasl.NewClient(sasl.ClientConfig{User: cr.user, Password: cr.password})
 	fail := func(code proto.ErrCode, detail string, cause error) error {
 		l.fail(connLoss(ErrAuthFailed))
 		l.wg.Wait()
 		return &Error{Code: code, Op: "sasl", Err: ErrAuthFailed, Detail: detail, Cause: cause}
 	}
-	tok := mech.Start()
+	var mech saslMech
+	var tok []byte
+	user := cr.user
+	if cr.kerberos != nil {
+		ini, err := cr.kerberos.initiator(ctx, l.addr)
+		if err == nil {
+			user = ini.AuthzID + " (GSSAPI, server " + ini.ServicePrincipal() + ")"
+			tok, err = ini.Start()
+		}
+		if err != nil {
+			return fail(proto.ErrAuthFailed, "Kerberos: "+err.Error(), err)
+		}
+		mech = ini
+	} else {
+		c := sasl.NewClient(sasl.ClientConfig{User: cr.user, Password: cr.password})
+		mech, tok = c, c.Start()
+	}
 	for round := 0; round < maxSASLRounds; round++ {
 		resp := &proto.SetSASLResponse{}
 		r := &request{xid: c.nextXid(), op: proto.OpSasl, body: &proto.GetSASLRequest{Token: tok}, resp: resp, done: make(chan struct{})}
@@ -67,14 +90,14 @@ func (c *Conn) saslAuth(ctx context.Context, l *link) error {
 		if r.code != proto.ErrOk {
 			// AuthFailed, or SessionClosedRequireSaslAuth from a server
 			// that enforces SASL; either way the server closes.
-			return fail(r.code, fmt.Sprintf("server answered %v to user %q", r.code, cr.user), CodeError(r.code))
+			return fail(r.code, fmt.Sprintf("server answered %v to user %q", r.code, user), CodeError(r.code))
 		}
 		next, err := mech.Next(resp.Token)
 		if err != nil {
 			return fail(proto.ErrAuthFailed, err.Error(), err)
 		}
 		if mech.Done() {
-			c.cfg.logger.Debug("zk: SASL authentication succeeded", "server", l.addr, "user", cr.user)
+			c.cfg.logger.Debug("zk: SASL authentication succeeded", "server", l.addr, "user", user)
 			return nil
 		}
 		tok = next

@@ -169,6 +169,10 @@ Flags:
 	if len(cfg.SASLUsers) > 0 {
 		log.Info("SASL DIGEST-MD5 authentication enabled", "jaasConfig", cfg.JAASConfigFile, "section", cfg.SASLSection, "users", len(cfg.SASLUsers))
 	}
+	if err := serverKerberos(cfg, &opts, log); err != nil {
+		fmt.Fprintf(os.Stderr, "zkgo server: Kerberos: %v\n", err)
+		return 1
+	}
 	if len(cfg.EnforceAuthSchemes) > 0 {
 		log.Info("client authentication enforced", "schemes", cfg.EnforceAuthSchemes)
 	}

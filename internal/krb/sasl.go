@@ -323,6 +323,11 @@ func (a *Acceptor) accept(token []byte) (mutual bool, rep []byte, err error) {
 	a.principal = strings.Join(auth.CName.NameString, "/") + "@" + auth.CRealm
 	mutual = gssFlags&flagMutual != 0 || types.IsFlagSet(&req.APOptions, flags.APOptionMutualRequired)
 	if !mutual {
+		// Without an AP-REP both sides count from the initiator's
+		// sequence number (RFC 4121 4.2.1; Java's Krb5Context checks
+		// it: a wrong one is a "Gap token"). Java's SASL client asks
+		// for no mutual authentication.
+		a.seq = uint64(auth.SeqNumber) & 0xffffffff
 		return false, nil, nil
 	}
 	msg, err = apRep(auth, session, int64(a.seq))

@@ -428,12 +428,21 @@ func (p *Peer) Want(t testing.TB, want, format string, args ...any) {
 // RunCuratorCheck when Java or the jars are missing.
 func RunSASLCheck(t testing.TB, connectString, user, password, path string, wantOK bool) {
 	t.Helper()
-	c := sharedOrSkip(t)
 	q := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
-	jaas := filepath.Join(t.TempDir(), "client-jaas.conf")
 	text := fmt.Sprintf("Client {\n    org.apache.zookeeper.server.auth.DigestLoginModule required\n    username=\"%s\"\n    password=\"%s\";\n};\n",
 		q.Replace(user), q.Replace(password))
-	if err := os.WriteFile(jaas, []byte(text), 0o600); err != nil {
+	RunSASLCheckJAAS(t, connectString, text, nil, user, path, wantOK)
+}
+
+// RunSASLCheckJAAS is RunSASLCheck with the client's JAAS file text (its
+// "Client" section: DigestLoginModule, or Krb5LoginModule for Kerberos)
+// and more JVM flags (-Djava.security.krb5.conf=...); user is the sasl id
+// the server must give the client. It returns SaslCheck's PASS line.
+func RunSASLCheckJAAS(t testing.TB, connectString, jaasText string, jvmFlags []string, user, path string, wantOK bool) string {
+	t.Helper()
+	c := sharedOrSkip(t)
+	jaas := filepath.Join(t.TempDir(), "client-jaas.conf")
+	if err := os.WriteFile(jaas, []byte(jaasText), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	expect := "authfailed"
@@ -442,22 +451,26 @@ func RunSASLCheck(t testing.TB, connectString, user, password, path string, want
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, c.java,
-		"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
+	args := []string{"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-		"-Djava.security.auth.login.config="+jaas,
-		"-cp", c.classpath, "SaslCheck", connectString, path, user, expect)
+		"-Djava.security.auth.login.config=" + jaas}
+	args = append(args, jvmFlags...)
+	args = append(args, "-cp", c.classpath, "SaslCheck", connectString, path, user, expect)
+	cmd := exec.CommandContext(ctx, c.java, args...)
 	cmd.Dir = c.dir
 	cmd.SysProcAttr = sysProcAttr()
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "PASS "+expect) {
 		t.Fatalf("SaslCheck %s as %s (want %s): %v\n--- output ---\n%s", connectString, user, expect, err, out)
 	}
+	var pass string
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		if strings.HasPrefix(line, "PASS") {
 			t.Log(line)
+			pass = line
 		}
 	}
+	return pass
 }
 
 // RunTLSCheck runs TlsCheck.java: the ZooKeeper Java client, then Curator,
