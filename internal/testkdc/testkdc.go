@@ -398,3 +398,19 @@ func (o *Once) Stop() {
 		o.kdc.Stop()
 	}
 }
+
+// New starts a KDC for one test, stopped at its cleanup, or skips the test
+// when the binaries are absent. Prefer Shared when several tests of a
+// package need one.
+func New(t testing.TB) *KDC {
+	t.Helper()
+	k, err := Start()
+	if err != nil {
+		if errors.Is(err, ErrNotInstalled) {
+			t.Skip(SkipMessage(err))
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Stop)
+	return k
+}
