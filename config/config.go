@@ -231,6 +231,9 @@ type Config struct {
 	SASLSuperUser string
 	// Kerberos is SASL GSSAPI for clients (kerberos.go).
 	Kerberos Kerberos
+	// QuorumAuth is quorum SASL, the members' authentication of each
+	// other (quorum.auth.*; quorumauth.go).
+	QuorumAuth QuorumAuth
 	// EnforceAuthSchemes are the schemes a client must have authenticated
 	// with before anything else (enforce.auth.enabled=true with
 	// enforce.auth.schemes, or sessionRequireClientSASLAuth=true for
@@ -314,6 +317,8 @@ func base() *Config {
 		Metrics:                     Metrics{HTTPHost: DefaultMetricsHTTPHost, HTTPPort: DefaultMetricsHTTPPort},
 		Admin: Admin{Enabled: true, Console: true, Snapshot: true, RateLimit: 5 * time.Minute, ServerAddress: DefaultAdminServerAddress, ServerPort: DefaultAdminServerPort,
 			CommandURL: DefaultAdminCommandURL, IdleTimeout: DefaultAdminIdleTimeout},
+		QuorumAuth: QuorumAuth{LearnerSection: DefaultQuorumLearnerSection, ServerSection: DefaultQuorumServerSection,
+			ServicePrincipal: DefaultQuorumServicePrinc},
 	}
 }
 
@@ -457,6 +462,9 @@ func Load(path string, opts ...LoadOption) (*Config, []string, error) {
 	if err != nil {
 		return nil, warnings, err
 	}
+	if err := c.loadQuorumAuth(c.jaasPath(path)); err != nil {
+		return nil, warnings, fmt.Errorf("%s: %w", path, err)
+	}
 	if err := c.readMyID(); err != nil {
 		return nil, warnings, err
 	}
@@ -483,6 +491,15 @@ func Load(path string, opts ...LoadOption) (*Config, []string, error) {
 // registered: the server runs and answers every session's first request
 // other than auth and SASL with SessionClosedRequireSaslAuth, and closes
 // the connection.
+// jaasPath is JAASConfigFile resolved against the directory of path, or
+// "" without one.
+func (c *Config) jaasPath(path string) string {
+	if c.JAASConfigFile == "" || filepath.IsAbs(c.JAASConfigFile) {
+		return c.JAASConfigFile
+	}
+	return filepath.Join(filepath.Dir(path), c.JAASConfigFile)
+}
+
 func (c *Config) loadSASL(path string) ([]string, error) {
 	var warnings []string
 	off := "no JAAS file is given (-Djava.security.auth.login.config in SERVER_JVMFLAGS, or zkgo.sasl.jaasConfig)"

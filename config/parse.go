@@ -330,13 +330,8 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 			c.SASLProvider, c.saslProviderNamed = true, true
 		}
 	case strings.HasPrefix(k, "quorum.auth."):
-		switch k {
-		case "quorum.auth.enableSasl", "quorum.auth.learnerRequireSasl", "quorum.auth.serverRequireSasl":
-			if p.javaBool(pr) {
-				return p.errorf(pr, "SASL between ensemble members is not implemented yet; refusing to run members without the authentication that was configured")
-			}
-		default:
-			p.warn(pr, "SASL between ensemble members is not implemented; ignored")
+		if err := p.parseQuorumAuth(c, pr); err != nil {
+			return err
 		}
 	case isKerberosKey(k):
 		err = p.kerberosProperty(pr)

@@ -54,12 +54,6 @@ func TestTLS(t *testing.T) {
 		}
 	}
 
-	// SASL between members is not implemented: refused, never ignored.
-	for _, line := range []string{"quorum.auth.enableSasl=true", "quorum.auth.serverRequireSasl=true"} {
-		if _, _, err := parseString(t, base+line+"\n"); err == nil || !strings.Contains(err.Error(), "SASL between ensemble members") {
-			t.Errorf("%s: err = %v", line, err)
-		}
-	}
 	// TLS between members: sslQuorum with its stores.
 	q, w, err := parseString(t, base+"sslQuorum=true\nssl.quorum.keyStore.location=/q.p12\nssl.quorum.keyStore.password=pw\nssl.quorum.trustStore.location=/t.p12\nssl.quorum.hostnameVerification=false\n")
 	if err != nil || !q.SSLQuorum || q.SSLQuorumStores.KeyStore != (TLSStore{Location: "/q.p12", Password: "pw"}) ||

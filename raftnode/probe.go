@@ -93,6 +93,12 @@ func Probe(ctx context.Context, addr string, tlsCfg *tls.Config, req []byte) ([]
 // proxy in front of it; see TCPConfig.DialAddr). The member's TLS
 // certificate is checked against addr's host.
 func ProbeVia(ctx context.Context, dial, addr string, tlsCfg *tls.Config, req []byte) ([]byte, error) {
+	return ProbeAuth(ctx, dial, addr, tlsCfg, nil, req)
+}
+
+// ProbeAuth is ProbeVia that authenticates the probe's connection with
+// auth (quorum SASL; see PeerAuth), as the member's peer connections do.
+func ProbeAuth(ctx context.Context, dial, addr string, tlsCfg *tls.Config, auth *PeerAuth, req []byte) ([]byte, error) {
 	if len(req) > MaxProbeBytes {
 		return nil, fmt.Errorf("raftnode: probe request of %d bytes over %d", len(req), MaxProbeBytes)
 	}
@@ -101,17 +107,23 @@ func ProbeVia(ctx context.Context, dial, addr string, tlsCfg *tls.Config, req []
 		ctx, cancel = context.WithTimeout(ctx, DefaultDialTimeout)
 		defer cancel()
 	}
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", dial)
+	deadline, _ := ctx.Deadline()
+	c, err := probeAuth(auth, 0, addr, func() (net.Conn, error) {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", dial)
+		if err != nil {
+			return nil, err
+		}
+		c = clientTLS(c, addr, tlsCfg)
+		c.SetDeadline(deadline)
+		return c, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	c = clientTLS(c, addr, tlsCfg)
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
-	deadline, _ := ctx.Deadline()
-	c.SetDeadline(deadline)
 	var hello [helloLen]byte
 	copy(hello[:], helloMagic)
 	binary.BigEndian.PutUint32(hello[8:], helloVersion)

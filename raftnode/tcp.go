@@ -124,6 +124,11 @@ type TCPConfig struct {
 	// called on the dialing goroutine and must not block.
 	DialAddr func(id uint64, addr string) string
 
+	// Auth, if set, authenticates peer connections (quorum SASL;
+	// peerauth.go), in both directions, probes and snapshot streams
+	// included.
+	Auth *PeerAuth
+
 	// oldSnapStreams makes the transport send snapshots as members
 	// before resumable streams did, and refuse resumable ones as they
 	// do (tests of mixed versions).
@@ -159,14 +164,15 @@ type TCPTransport struct {
 	// formation is the ensemble's formation (formation.go).
 	id, cluster, formation atomic.Uint64
 
-	mu          sync.Mutex // guards h, started, accepting, stopped, peers, inbound, snapStreams
+	mu          sync.Mutex // guards h, started, accepting, stopped, peers, inbound, snapStreams, plain
 	h           Handler
 	started     bool
 	accepting   bool // the accept loop runs (Listen or Start)
 	stopped     bool
 	peers       map[uint64]*tcpPeer
 	inbound     map[net.Conn]struct{}
-	snapStreams map[uint64]net.Conn // each peer's current inbound snapshot stream
+	snapStreams map[uint64]net.Conn  // each peer's current inbound snapshot stream
+	plain       map[string]time.Time // peers that do not authenticate, until when (peerauth.go)
 
 	limit    acceptLimiter // per-source connection rate (ratelimit.go)
 	limitLog everyLimiter  // its log line
@@ -602,6 +608,21 @@ func (t *TCPTransport) dialOne(pctx context.Context, addr string, to uint64, mag
 	defer stop()
 	deadline, _ := ctx.Deadline()
 	c.SetDeadline(deadline)
+	if pa := t.cfg.Auth; pa != nil && pa.NewClient != nil && !t.plainPeer(addr) {
+		if err := pa.authenticate(c, to, addr); err != nil {
+			c.Close()
+			if !errors.Is(err, errNoPeerAuth) || pa.LearnerRequire {
+				if errors.Is(err, errNoPeerAuth) {
+					err = fmt.Errorf("%w; this member requires it (quorum.auth.learnerRequireSasl=true)", err)
+				}
+				return nil, err
+			}
+			// ZooKeeper's rolling switch-on: a member that does not
+			// authenticate peers yet is dialed without.
+			t.setPlainPeer(addr)
+			return t.dialOne(pctx, addr, to, magic)
+		}
+	}
 	if err := writeFrame(c, t.hello(magic, to)); err != nil {
 		c.Close()
 		return nil, err
@@ -750,10 +771,23 @@ func (t *TCPTransport) serverConn(raw net.Conn) (net.Conn, error) {
 // connection closed (from is 0).
 func (t *TCPTransport) accept(c net.Conn) (from uint64, magic string, err error) {
 	c.SetDeadline(time.Now().Add(t.cfg.DialTimeout))
-	hello, err := readFrame(c, nil, maxControlFrame)
+	hello, err := readFrame(c, nil, maxAuthFrame)
 	if err != nil {
 		return 0, "", fmt.Errorf("reading hello: %w", err)
 	}
+	principal, authed := "", false
+	if isAuthFrame(hello) {
+		if principal, err = t.serveAuth(c, hello); err != nil {
+			return 0, "", err
+		}
+		authed = true
+		if hello, err = readFrame(c, nil, maxControlFrame); err != nil {
+			return 0, "", fmt.Errorf("reading hello: %w", err)
+		}
+	} else if len(hello) > maxControlFrame {
+		return 0, "", fmt.Errorf("reading hello: %w: %d bytes", errFrameTooLarge, len(hello))
+	}
+	requireAuth := t.cfg.Auth != nil && t.cfg.Auth.ServerRequire
 	status, reason := byte(ackOK), ""
 	detail := "" // for this member's log only
 	id, cluster := t.id.Load(), t.cluster.Load()
@@ -768,6 +802,8 @@ func (t *TCPTransport) accept(c net.Conn) (from uint64, magic string, err error)
 	switch {
 	case !ok:
 		status, reason = ackBadHello, "bad hello"
+	case requireAuth && !authed:
+		status, reason = ackWrongMember, "this member requires ensemble members to authenticate (quorum.auth.serverRequireSasl=true); the peer did not"
 	case h.to == 0 && h.magic == helloMagic:
 		return 0, "", t.answerProbe(c)
 	case !started || id == 0:
@@ -800,6 +836,11 @@ func (t *TCPTransport) accept(c net.Conn) (from uint64, magic string, err error)
 		if status == ackOK && h.frm == FormationPending && h.instance != 0 && t.cfg.VerifyPending != nil {
 			if err := t.cfg.VerifyPending(from, h.instance); err != nil {
 				status, reason = ackFormation, err.Error()
+			}
+		}
+		if authed && status == ackOK && t.cfg.Auth.Authorize != nil {
+			if err := t.cfg.Auth.Authorize(from, principal); err != nil {
+				status, reason = ackWrongMember, "quorum SASL: "+err.Error()
 			}
 		}
 		if tc, ok := c.(*tls.Conn); ok && status == ackOK && t.cfg.VerifyPeer != nil {

@@ -668,7 +668,7 @@ func (r *replica) probe(p Peer, q probeRequest) (*probeAnswer, error) {
 			dial = r.opts.PeerDialAddr(p.ID, addr)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		ans, err := raftnode.ProbeVia(ctx, dial, addr, cfg, req)
+		ans, err := raftnode.ProbeAuth(ctx, dial, addr, cfg, r.auth, req)
 		cancel()
 		if err == nil {
 			b = ans

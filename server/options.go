@@ -210,6 +210,9 @@ type Options struct {
 	PeerDialAddr func(serverID int64, addr string) string
 	// SASL configures SASL DIGEST-MD5 authentication (sasl.go).
 	SASL SASLOptions
+	// QuorumAuth configures quorum SASL, the members' authentication of
+	// each other on the peer port (quorumauth.go).
+	QuorumAuth QuorumAuthOptions
 	// EnforceAuthSchemes, if set, are the schemes of which a connection
 	// must hold an identity before any request other than auth and SASL
 	// (enforce.auth.enabled with enforce.auth.schemes;

@@ -42,6 +42,9 @@ type replica struct {
 	sessions *sessionTracker
 	// leaderChanged is told every change of leader (the Server).
 	leaderChanged func(raftnode.LeaderChange)
+	// auth is quorum SASL (quorumauth.go); nil when off. Set before
+	// start, read-only after.
+	auth *raftnode.PeerAuth
 
 	// st and node are guarded by view.mu once start returned (a member
 	// that decides how to start sets them in the background).
@@ -432,7 +435,8 @@ func (r *replica) transport() (raftnode.Transport, error) {
 		ServerTLS: opts.PeerServerTLS, ClientTLS: opts.PeerClientTLS, ClientTLSFunc: opts.PeerClientTLSFunc,
 		AcceptPlaintext: opts.PeerPortUnification,
 		Probe:           r.answerProbe, Resolve: r.resolve, Admit: r.admitPeer, VerifyPeer: r.verifyPeer,
-		FormationRefused: r.formationRefused, ClusterMismatch: r.clusterMismatch, VerifyPending: r.verifyPending, DialAddr: dialAddr})
+		FormationRefused: r.formationRefused, ClusterMismatch: r.clusterMismatch, VerifyPending: r.verifyPending, DialAddr: dialAddr,
+		Auth: r.auth})
 }
 
 // isLeader reports whether this member decides session expiry: always

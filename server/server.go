@@ -221,6 +221,7 @@ func New(opts Options) (*Server, error) {
 		sessions: s.sessions, leaderChanged: s.leaderChanged, fatal: s.fail,
 		membershipChanged: s.membershipChanged, memberCh: make(chan struct{}),
 		learnFormationNow: make(chan struct{}, 1), recheck: make(chan struct{}, 1)}
+	s.raft.auth = s.raft.peerAuth()
 	if opts.MetricsAddr != "" {
 		s.met = newMetrics(s)
 		s.sm.met = s.met

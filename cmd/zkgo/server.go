@@ -121,6 +121,9 @@ Flags:
 		return 1
 	}
 	opts := optionsFromConfig(cfg, log)
+	qa := cfg.QuorumAuth
+	opts.QuorumAuth = server.QuorumAuthOptions{Enable: qa.EnableSASL, LearnerRequire: qa.LearnerRequire, ServerRequire: qa.ServerRequire,
+		ServerUsers: qa.ServerUsers, LearnerUser: qa.LearnerUser, LearnerPassword: qa.LearnerPassword}
 	if (cfg.SSLQuorum || cfg.PortUnification) && cfg.Distributed() {
 		q := cfg.SSLQuorumStores
 		o := tlsconf.Options{KeyStore: tlsconf.Store(q.KeyStore), TrustStore: tlsconf.Store(q.TrustStore), ClientAuth: "need",
@@ -175,6 +178,15 @@ Flags:
 	}
 	if len(cfg.EnforceAuthSchemes) > 0 {
 		log.Info("client authentication enforced", "schemes", cfg.EnforceAuthSchemes)
+	}
+	if qa.EnableSASL {
+		log.Info("quorum SASL: ensemble members authenticate each other", "jaasConfig", cfg.JAASConfigFile,
+			"learnerRequireSasl", qa.LearnerRequire, "serverRequireSasl", qa.ServerRequire,
+			"learnerSection", qa.LearnerSection, "serverSection", qa.ServerSection, "serverUsers", len(qa.ServerUsers))
+		if len(qa.ServerUsers) == 0 || qa.LearnerUser == "" {
+			fmt.Fprintln(os.Stderr, "zkgo server: quorum SASL with Kerberos (Krb5LoginModule in the quorum JAAS sections) is not supported yet; use DIGEST-MD5 (DigestLoginModule) or sslQuorum")
+			return 1
+		}
 	}
 	// A standalone server answers reconfig Unimplemented with
 	// reconfigEnabled, ReconfigDisabled without, as ZooKeeper's does.

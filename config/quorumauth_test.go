@@ -1,0 +1,47 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// The quorum SASL keys as ZooKeeper's documentation writes them, with
+// the JAAS sections it documents (DIGEST-MD5), load; requiring SASL
+// without enabling it, or enabling it without the credentials of either
+// side, does not start.
+func TestQuorumAuth(t *testing.T) {
+	const keys = "quorum.auth.enableSasl=true\nquorum.auth.learnerRequireSasl=true\nquorum.auth.serverRequireSasl=true\n" +
+		"quorum.auth.learner.saslLoginContext=QuorumLearner\nquorum.auth.server.saslLoginContext=QuorumServer\nquorum.cnxn.threads.size=20\n"
+	e := newSASLEnv(t, ptr(quorumOnlyJAAS), keys)
+	c, w, err := e.load(t, "-Djava.security.auth.login.config=JAAS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	qa := c.QuorumAuth
+	if !qa.EnableSASL || !qa.LearnerRequire || !qa.ServerRequire || qa.ServerUsers["test"] != "test" || len(qa.ServerUsers) != 1 ||
+		qa.LearnerUser != "test" || qa.LearnerPassword != "test" {
+		t.Fatalf("QuorumAuth = %+v (warnings %v)", qa, w)
+	}
+	for _, tc := range []struct{ jaas, extra, want string }{
+		{quorumOnlyJAAS, "quorum.auth.serverRequireSasl=true\n", "needs quorum.auth.enableSasl=true"},
+		{quorumOnlyJAAS, "quorum.auth.learnerRequireSasl=true\n", "needs quorum.auth.enableSasl=true"},
+		{clientOnlyJAAS, "quorum.auth.enableSasl=true\n", "no section QuorumServer"},
+		{quorumOnlyJAAS, "quorum.auth.enableSasl=true\nquorum.auth.learner.saslLoginContext=Elsewhere\n", "no section Elsewhere"},
+		{"QuorumServer { org.apache.zookeeper.server.auth.DigestLoginModule required; };\nQuorumLearner { org.apache.zookeeper.server.auth.DigestLoginModule required username=\"a\" password=\"b\"; };",
+			"quorum.auth.enableSasl=true\n", "neither"},
+	} {
+		e := newSASLEnv(t, ptr(tc.jaas), tc.extra)
+		if _, _, err := e.load(t, "-Djava.security.auth.login.config=JAAS"); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err = %v, want %q", tc.extra, err, tc.want)
+		}
+	}
+	e = newSASLEnv(t, nil, "quorum.auth.enableSasl=true\n")
+	if _, _, err := e.load(t, ""); err == nil || !strings.Contains(err.Error(), "needs a JAAS file") {
+		t.Errorf("without a JAAS file: err = %v", err)
+	}
+	// Off (the default, or false): nothing is read.
+	e = newSASLEnv(t, nil, "quorum.auth.enableSasl=false\n")
+	if c, _, err := e.load(t, ""); err != nil || c.QuorumAuth.EnableSASL {
+		t.Errorf("enableSasl=false: %+v, %v", c.QuorumAuth, err)
+	}
+}
