@@ -45,3 +45,37 @@ func TestQuorumAuth(t *testing.T) {
 		t.Errorf("enableSasl=false: %+v, %v", c.QuorumAuth, err)
 	}
 }
+
+// The Kerberos form of the quorum sections (ZooKeeper's guide): the
+// Krb5LoginModule entries are kept for the server to log in with.
+func TestQuorumAuthKerberosSections(t *testing.T) {
+	const jaas = `QuorumServer {
+       com.sun.security.auth.module.Krb5LoginModule required
+       useKeyTab=true
+       keyTab="/path/to/keytab"
+       storeKey=true
+       useTicketCache=false
+       debug=false
+       principal="zkquorum/fully.qualified.domain.name@EXAMPLE.COM";
+};
+QuorumLearner {
+       com.sun.security.auth.module.Krb5LoginModule required
+       useKeyTab=true
+       keyTab="/path/to/keytab"
+       storeKey=true
+       useTicketCache=false
+       debug=false
+       principal="learner/fully.qualified.domain.name@EXAMPLE.COM";
+};`
+	e := newSASLEnv(t, ptr(jaas), "quorum.auth.enableSasl=true\nquorum.auth.kerberos.servicePrincipal=zkquorum/_HOST\n")
+	c, _, err := e.load(t, "-Djava.security.auth.login.config=JAAS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	qa := c.QuorumAuth
+	if qa.ServerKerberos == nil || qa.ServerKerberos.Options["principal"] != "zkquorum/fully.qualified.domain.name@EXAMPLE.COM" ||
+		qa.LearnerKerberos == nil || qa.LearnerKerberos.Options["principal"] != "learner/fully.qualified.domain.name@EXAMPLE.COM" ||
+		qa.ServicePrincipal != "zkquorum/_HOST" || len(qa.ServerUsers) != 0 {
+		t.Fatalf("QuorumAuth = %+v", qa)
+	}
+}

@@ -381,6 +381,8 @@ func (t *TCPTransport) writeLoop(p *tcpPeer) {
 		snaps     []uint64 // MsgSnap destinations in the current batch
 		props     bool     // the unflushed batch holds a forwarded proposal
 		connected bool
+		lastWhy   string    // the last dial error logged
+		lastSaid  time.Time // when
 	)
 	disconnect := func() {
 		unwatch()
@@ -396,8 +398,16 @@ func (t *TCPTransport) writeLoop(p *tcpPeer) {
 		if conn == nil {
 			c, err := t.dial(p)
 			if err != nil {
-				if connected || backoff == t.cfg.BackoffMin {
-					log.Info("raftnode: peer unreachable", "err", err)
+				// Said once per outage, and again when the reason
+				// changes (a refusal after "try again", say) or every
+				// minute: a member kept out says why.
+				if why := err.Error(); connected || backoff == t.cfg.BackoffMin || why != lastWhy || time.Since(lastSaid) >= time.Minute {
+					if errors.Is(err, ErrHandshake) {
+						log.Warn("raftnode: peer unreachable", "err", err)
+					} else {
+						log.Info("raftnode: peer unreachable", "err", err)
+					}
+					lastWhy, lastSaid = why, time.Now()
 				}
 				connected = false
 				t.h.ReportUnreachable(p.id)

@@ -43,6 +43,41 @@ func serverKerberos(cfg *config.Config, opts *server.Options, log *slog.Logger) 
 	return nil
 }
 
+// quorumKerberos loads the Kerberos credentials of the quorum JAAS
+// sections (Krb5LoginModule entries) into opts.QuorumAuth.
+func quorumKerberos(cfg *config.Config, opts *server.Options, log *slog.Logger) error {
+	qa := cfg.QuorumAuth
+	if qa.ServerKerberos == nil && qa.LearnerKerberos == nil {
+		return nil
+	}
+	conf, err := krb5Conf(cfg.Kerberos)
+	if err != nil {
+		return err
+	}
+	load := func(e *config.JAASEntry, section string) (*krb.Credentials, error) {
+		if e == nil {
+			return nil, nil
+		}
+		creds, warnings, err := krb.FromJAAS([]config.JAASEntry{*e}, conf, "")
+		for _, w := range warnings {
+			log.Warn(cfg.JAASConfigFile + ": section " + section + ": " + w)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: section %s: %w", cfg.JAASConfigFile, section, err)
+		}
+		return creds, nil
+	}
+	if opts.QuorumAuth.ServerKerberos, err = load(qa.ServerKerberos, qa.ServerSection); err != nil {
+		return err
+	}
+	if opts.QuorumAuth.LearnerKerberos, err = load(qa.LearnerKerberos, qa.LearnerSection); err != nil {
+		return err
+	}
+	opts.QuorumAuth.ServicePrincipal = qa.ServicePrincipal
+	log.Info("quorum SASL with Kerberos (GSSAPI)", "servicePrincipal", qa.ServicePrincipal, "krb5.conf", conf.Path)
+	return nil
+}
+
 // krb5Conf is the Kerberos configuration Java would use.
 func krb5Conf(kc config.Kerberos) (*krb.Krb5Conf, error) {
 	if kc.Realm != "" || kc.KDC != "" {

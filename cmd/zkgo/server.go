@@ -183,8 +183,8 @@ Flags:
 		log.Info("quorum SASL: ensemble members authenticate each other", "jaasConfig", cfg.JAASConfigFile,
 			"learnerRequireSasl", qa.LearnerRequire, "serverRequireSasl", qa.ServerRequire,
 			"learnerSection", qa.LearnerSection, "serverSection", qa.ServerSection, "serverUsers", len(qa.ServerUsers))
-		if len(qa.ServerUsers) == 0 || qa.LearnerUser == "" {
-			fmt.Fprintln(os.Stderr, "zkgo server: quorum SASL with Kerberos (Krb5LoginModule in the quorum JAAS sections) is not supported yet; use DIGEST-MD5 (DigestLoginModule) or sslQuorum")
+		if err := quorumKerberos(cfg, &opts, log); err != nil {
+			fmt.Fprintf(os.Stderr, "zkgo server: quorum SASL with Kerberos: %v\n", err)
 			return 1
 		}
 	}
