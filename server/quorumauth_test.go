@@ -108,7 +108,7 @@ func TestQuorumSASLRollingSwitchOn(t *testing.T) {
 	}
 	cl := connect()
 	defer func() { cl.Close() }()
-	var acked atomic.Int64 // acknowledged writes, for progress
+	var acked atomic.Int64  // acknowledged writes, for progress
 	var ackedPaths []string // the writer's until done
 	var stop atomic.Bool
 	done := make(chan error, 1)
