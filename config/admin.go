@@ -61,7 +61,23 @@ type Admin struct {
 	// "*" for any. Requests naming others in their Host header get 421 (a
 	// DNS-rebinding defence).
 	AllowedHosts []string
+	// PortUnification (admin.portUnification, ZooKeeper 3.7+) serves
+	// HTTPS and plain HTTP on the one port, telling them apart by the
+	// first byte; ForceHTTPS (admin.forceHttps, ZooKeeper 3.8+) serves
+	// HTTPS only (it wins over PortUnification). Either uses the
+	// ssl.quorum.keyStore.* and ssl.quorum.trustStore.* stores, as
+	// ZooKeeper's JettyAdminServer does (its QuorumX509Util).
+	PortUnification bool
+	ForceHTTPS      bool
+	// NeedClientAuth (admin.needClientAuth, ZooKeeper 3.9) refuses HTTPS
+	// clients without a certificate the trust store verifies. Without it,
+	// a certificate is asked for but optional.
+	NeedClientAuth bool
 }
+
+// HTTPS reports whether the AdminServer serves HTTPS (alone or beside
+// plain HTTP).
+func (a Admin) HTTPS() bool { return a.PortUnification || a.ForceHTTPS }
 
 // Addr returns the AdminServer's listen address for net.Listen.
 func (a Admin) Addr() string {
@@ -157,12 +173,13 @@ func (p *parser) adminProperty(pr property) error {
 			return p.errorf(pr, "idle timeout %d ms must be positive", n)
 		}
 		a.IdleTimeout = time.Duration(n) * time.Millisecond
-	case "portUnification", "forceHttps":
-		// Serving plain HTTP when HTTPS was asked for would be less
-		// secure than the configuration says.
-		if p.javaBool(pr) {
-			return p.errorf(pr, "HTTPS for the AdminServer is not implemented in zkgo; remove the key or set admin.enableServer=false")
-		}
+	case "portUnification":
+		// Boolean.getBoolean: "true" in any case, anything else is false.
+		a.PortUnification = p.javaBool(pr)
+	case "forceHttps":
+		a.ForceHTTPS = p.javaBool(pr)
+	case "needClientAuth":
+		a.NeedClientAuth = p.javaBool(pr)
 	case "snapshot.enabled":
 		// ZooKeeper 3.9: Boolean.parseBoolean, default true.
 		a.Snapshot = p.javaBool(pr)

@@ -151,6 +151,21 @@ func (p *parser) validateQuorumTLS() error {
 			return fmt.Errorf("%s: %s=true needs ssl.quorum.keyStore.location and ssl.quorum.trustStore.location", p.name, k.key)
 		}
 	}
+	// The AdminServer's HTTPS uses the quorum's stores, as ZooKeeper's
+	// JettyAdminServer does. ZooKeeper also needs the trust store (and,
+	// without either, runs without an AdminServer); zkgo needs the key
+	// store and, without a trust store, asks HTTPS clients for no
+	// certificate.
+	if a := c.Admin; a.Enabled && a.HTTPS() && c.SSLQuorumStores.KeyStore.Location == "" {
+		key := "admin.forceHttps"
+		if !a.ForceHTTPS {
+			key = "admin.portUnification"
+		}
+		return fmt.Errorf("%s: %s=true needs ssl.quorum.keyStore.location (the AdminServer's HTTPS uses the ssl.quorum.* stores, as ZooKeeper's does)", p.name, key)
+	}
+	if a := c.Admin; a.Enabled && a.NeedClientAuth && a.HTTPS() && c.SSLQuorumStores.TrustStore.Location == "" {
+		return fmt.Errorf("%s: admin.needClientAuth=true needs ssl.quorum.trustStore.location to verify the clients' certificates", p.name)
+	}
 	return nil
 }
 
