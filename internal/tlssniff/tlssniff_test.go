@@ -1,6 +1,7 @@
 package tlssniff
 
 import (
+	"bytes"
 	"io"
 	"net"
 	"testing"
@@ -31,4 +32,34 @@ func TestDetect(t *testing.T) {
 	if _, _, err := Detect(b); err == nil {
 		t.Fatal("no error on a closed connection")
 	}
+}
+
+// FuzzDetect: any first bytes are told apart by the first alone, and
+// every byte read comes back through the returned connection, in order.
+func FuzzDetect(f *testing.F) {
+	f.Add([]byte{0x16, 0x03, 0x01})
+	f.Add([]byte("ruok"))
+	f.Add([]byte{0, 0, 0, 36})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if len(in) == 0 {
+			return
+		}
+		srv, cli := net.Pipe()
+		defer srv.Close()
+		go func() {
+			cli.Write(in)
+			cli.Close()
+		}()
+		c, isTLS, err := Detect(srv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if isTLS != (in[0] == RecordHandshake) {
+			t.Fatalf("first byte %#x: isTLS %v", in[0], isTLS)
+		}
+		got, _ := io.ReadAll(c)
+		if !bytes.Equal(got, in) {
+			t.Fatalf("read back %x, sent %x", got, in)
+		}
+	})
 }
