@@ -47,6 +47,11 @@ type login struct {
 	csrf    string
 	conn    *zk.Conn
 	created time.Time
+	// cert: the identity is a verified client certificate's (cert.go;
+	// user is its subject), not a digest. certKey names the certificate
+	// the session carries ("" for none): a login is used only with it.
+	cert    bool
+	certKey string
 	// lastUsed and flash are guarded by loginStore.mu.
 	lastUsed time.Time
 	flash    string
@@ -79,8 +84,24 @@ func (s *loginStore) expired(l *login, now time.Time) bool {
 // add stores a login, making room by ending expired ones; it fails when
 // the store is full of live logins.
 func (s *loginStore) add(l *login, now time.Time) error {
+	_, err := s.addOrGet(l, now)
+	return err
+}
+
+// addOrGet stores l unless a live login has its token already, which it
+// returns instead (refreshing its idle timer); it fails as add does.
+func (s *loginStore) addOrGet(l *login, now time.Time) (*login, error) {
 	var ended []*login
 	s.mu.Lock()
+	if o, ok := s.m[l.token]; ok {
+		if !s.expired(o, now) {
+			o.lastUsed = now
+			s.mu.Unlock()
+			return o, nil
+		}
+		delete(s.m, l.token)
+		ended = append(ended, o)
+	}
 	if len(s.m) >= s.max {
 		for t, o := range s.m {
 			if s.expired(o, now) {
@@ -98,22 +119,18 @@ func (s *loginStore) add(l *login, now time.Time) error {
 		o.conn.Close()
 	}
 	if full {
-		return errTooManyLogins
+		return nil, errTooManyLogins
 	}
-	return nil
+	return l, nil
 }
 
-// fromRequest returns the request's live login (refreshing its idle
+// get returns the live login stored under token (refreshing its idle
 // timer), or nil.
-func (s *loginStore) fromRequest(r *http.Request, now time.Time) *login {
-	ck, err := r.Cookie(cookieName)
-	if err != nil || len(ck.Value) > 100 {
-		return nil
-	}
+func (s *loginStore) get(token string, now time.Time) *login {
 	s.mu.Lock()
-	l, ok := s.m[ck.Value]
+	l, ok := s.m[token]
 	if ok && s.expired(l, now) {
-		delete(s.m, ck.Value)
+		delete(s.m, token)
 		s.mu.Unlock()
 		l.conn.Close()
 		return nil
@@ -125,9 +142,21 @@ func (s *loginStore) fromRequest(r *http.Request, now time.Time) *login {
 	return l
 }
 
+// fromRequest returns the request's live login (refreshing its idle
+// timer), or nil.
+func (s *loginStore) fromRequest(r *http.Request, now time.Time) *login {
+	ck, err := r.Cookie(cookieName)
+	if err != nil || len(ck.Value) > 100 {
+		return nil
+	}
+	return s.get(ck.Value, now)
+}
+
 func (s *loginStore) remove(l *login) {
 	s.mu.Lock()
-	delete(s.m, l.token)
+	if s.m[l.token] == l {
+		delete(s.m, l.token)
+	}
 	s.mu.Unlock()
 	l.conn.Close()
 }
@@ -256,7 +285,8 @@ func (c *Console) serveLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := c.reqCtx(r)
 	defer cancel()
-	opts := append([]zk.Option{zk.WithSessionTimeout(sessionTimeout), zk.WithAuth("digest", []byte(user+":"+pass))}, c.zkOptions(r.RemoteAddr)...)
+	cert := c.usableCert(r)
+	opts := append([]zk.Option{zk.WithSessionTimeout(sessionTimeout), zk.WithAuth("digest", []byte(user+":"+pass))}, c.zkOptionsCert(r.RemoteAddr, cert)...)
 	conn, err := zk.Connect(ctx, c.cfg.Servers, opts...)
 	if err != nil {
 		c.log.Info("console: login failed", "user", user, "err", err)
@@ -264,7 +294,7 @@ func (c *Console) serveLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := time.Now()
-	l := &login{token: randomToken(), user: user, super: c.isSuper(user, pass), csrf: randomToken(), conn: conn, created: now, lastUsed: now}
+	l := &login{token: randomToken(), user: user, super: c.isSuper(user, pass), certKey: certKey(cert), csrf: randomToken(), conn: conn, created: now, lastUsed: now}
 	if err := c.logins.add(l, now); err != nil {
 		conn.Close()
 		bad(http.StatusServiceUnavailable, err.Error())
@@ -274,7 +304,7 @@ func (c *Console) serveLogin(w http.ResponseWriter, r *http.Request) {
 		c.logins.remove(old) // a new login replaces the browser's old one
 	}
 	c.log.Info("console: acting as a digest identity", "user", user, "verifiedSuper", l.super, "client", r.RemoteAddr, "session", hexID(conn.SessionID()))
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: l.token, Path: c.cfg.BasePath + "/", HttpOnly: true, Secure: c.cfg.SecureCookies, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: l.token, Path: c.cfg.BasePath + "/", HttpOnly: true, Secure: c.cfg.SecureCookies || r.TLS != nil, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
@@ -290,7 +320,7 @@ func (c *Console) serveLogout(w http.ResponseWriter, r *http.Request) {
 	}
 	c.logins.remove(l)
 	c.log.Info("console: logout", "user", l.user)
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: c.cfg.BasePath + "/", MaxAge: -1, HttpOnly: true, Secure: c.cfg.SecureCookies, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: c.cfg.BasePath + "/", MaxAge: -1, HttpOnly: true, Secure: c.cfg.SecureCookies || r.TLS != nil, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, c.cfg.BasePath+"/", http.StatusSeeOther)
 }
 

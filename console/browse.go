@@ -125,7 +125,7 @@ func (c *Console) serveTree(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := c.reqCtx(r)
 	defer cancel()
-	conn, err := c.shared.get(ctx)
+	conn, who, err := c.readSession(ctx, r)
 	if err != nil {
 		c.fail(w, r, http.StatusBadGateway, err.Error())
 		return
@@ -141,6 +141,9 @@ func (c *Console) serveTree(w http.ResponseWriter, r *http.Request) {
 		// The shared session may not read the data; stat and children
 		// are still visible.
 		d.DataErr = "the node's ACL does not let the console's anonymous session read its data"
+		if who != "" {
+			d.DataErr = "the node's ACL does not let " + who + " read its data"
+		}
 		st, err = conn.Exists(ctx, p)
 		if err == nil && st == nil {
 			err = zk.ErrNoNode
@@ -167,7 +170,14 @@ func (c *Console) serveTree(w http.ResponseWriter, r *http.Request) {
 	} else {
 		d.ACL = maskDigests(acl)
 	}
-	names, err := c.kids.list(ctx, conn, p, st)
+	var names []string
+	if who == "" {
+		names, err = c.kids.list(ctx, conn, p, st)
+	} else if st.NumChildren > 0 {
+		// The cache is the anonymous session's: a list another identity
+		// may read must not be served to the others.
+		names, err = c.kids.read(ctx, conn, p)
+	}
 	if err != nil {
 		d.ListErr = err.Error()
 	}

@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"crypto/x509"
 	"embed"
 	"errors"
 	"fmt"
@@ -43,8 +44,11 @@ type Config struct {
 	// in-process connections (ForServer). Without it the sessions come
 	// from this process's own address, and an ip ACL naming that address
 	// is open to every visitor: set Dial when the console runs on a host
-	// that ip ACLs name.
-	Dial func(ctx context.Context, client string) (net.Conn, error)
+	// that ip ACLs name. cert, if not nil, is the client certificate the
+	// HTTP client presented and the HTTPS server verified: the session
+	// must get its x509 identity (cert.go). Without Dial, certificates
+	// are ignored.
+	Dial func(ctx context.Context, client string, cert *x509.Certificate) (net.Conn, error)
 	// BasePath is the URL path the console is mounted at, "" for "/".
 	BasePath string
 	// PageSize is how many children a tree page lists; default 200.
@@ -68,8 +72,8 @@ type Config struct {
 	LoginMaxAge time.Duration
 	// RequestTimeout bounds each request's ZooKeeper work; default 15s.
 	RequestTimeout time.Duration
-	// SecureCookies marks the login cookie Secure (set it when the console
-	// is served over HTTPS).
+	// SecureCookies marks the login cookie Secure (it is whenever the
+	// request came over HTTPS).
 	SecureCookies bool
 	// SuperDigest is the server's super user digest, "super:<base64
 	// sha1>" (zookeeper.DigestAuthenticationProvider.superDigest): a login
@@ -130,6 +134,7 @@ type Console struct {
 	mux    *http.ServeMux
 	shared connHolder
 	logins *loginStore
+	certs  *loginStore // certificate identities, by certKey (cert.go)
 	kids   *childCache
 	scans  *scanCache
 	feed   *feed
@@ -161,6 +166,7 @@ func New(cfg Config) (*Console, error) {
 	opts := append([]zk.Option{zk.WithSessionTimeout(sessionTimeout), zk.WithMaxFrameSize(maxFrame)}, c.zkOptions("")...)
 	c.shared = newConnHolder(cfg.Servers, opts)
 	c.logins = newLoginStore(cfg.MaxLogins, cfg.LoginIdle, cfg.LoginMaxAge)
+	c.certs = newLoginStore(cfg.MaxLogins, cfg.LoginIdle, cfg.LoginMaxAge)
 	c.kids = newChildCache(childCacheBytes)
 	c.scans = &scanCache{}
 	c.feed = newFeed(c)
@@ -178,10 +184,16 @@ func New(cfg Config) (*Console, error) {
 // zkOptions are the options of a session acting for the HTTP client at
 // client ("" for the shared anonymous session).
 func (c *Console) zkOptions(client string) []zk.Option {
+	return c.zkOptionsCert(client, nil)
+}
+
+// zkOptionsCert are the options of a session acting for the HTTP client
+// at client that presented cert (nil: none).
+func (c *Console) zkOptionsCert(client string, cert *x509.Certificate) []zk.Option {
 	opts := slices.Clone(c.cfg.ZKOptions)
 	if dial := c.cfg.Dial; dial != nil {
 		opts = append(opts, zk.WithDialer(func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return dial(ctx, client)
+			return dial(ctx, client, cert)
 		}))
 	}
 	return opts
@@ -193,6 +205,7 @@ func (c *Console) Close() error {
 	c.cancel()
 	c.wg.Wait()
 	c.logins.closeAll()
+	c.certs.closeAll()
 	c.shared.close()
 	return nil
 }
@@ -208,6 +221,7 @@ func (c *Console) janitor() {
 			return
 		case <-t.C:
 			c.logins.expire(time.Now())
+			c.certs.expire(time.Now())
 		}
 	}
 }
@@ -346,8 +360,8 @@ func (h *connHolder) close() {
 // (Servers, Dial, Status and Logger are the server's: the console's
 // sessions are in-process connections that carry the HTTP user's
 // address, never the server's own). cmd/zkgo passes it.
-func ForServer(base Config) func(servers string, dial func(ctx context.Context, client string) (net.Conn, error), src status.Source, log *slog.Logger) (http.Handler, io.Closer, error) {
-	return func(servers string, dial func(ctx context.Context, client string) (net.Conn, error), src status.Source, log *slog.Logger) (http.Handler, io.Closer, error) {
+func ForServer(base Config) func(servers string, dial func(ctx context.Context, client string, cert *x509.Certificate) (net.Conn, error), src status.Source, log *slog.Logger) (http.Handler, io.Closer, error) {
+	return func(servers string, dial func(ctx context.Context, client string, cert *x509.Certificate) (net.Conn, error), src status.Source, log *slog.Logger) (http.Handler, io.Closer, error) {
 		cfg := base
 		cfg.Servers, cfg.Dial, cfg.Status, cfg.Logger = servers, dial, src, log
 		c, err := New(cfg)

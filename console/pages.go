@@ -66,10 +66,12 @@ type page struct {
 }
 
 // loginView is the identity a browser acts as, as the templates see it:
-// a digest user name (not verified) or the super user (verified).
+// a digest user name (not verified), the super user (verified), or a
+// client certificate's x509 identity (verified).
 type loginView struct {
 	User  string
 	Super bool
+	Cert  bool // User is a verified client certificate's subject
 	CSRF  string
 }
 
@@ -77,8 +79,8 @@ type loginView struct {
 // not half a page).
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
 	p.ReadOnly = c.cfg.ReadOnly
-	if l := c.logins.fromRequest(r, time.Now()); l != nil {
-		p.Login = &loginView{User: l.user, Super: l.super, CSRF: l.csrf}
+	if l := c.identity(r); l != nil {
+		p.Login = &loginView{User: l.user, Super: l.super, Cert: l.cert, CSRF: l.csrf}
 		if r.Header.Get(refreshHeader) == "" {
 			// A live refresh only swaps the live part: the flash is
 			// for the next full page.

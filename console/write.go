@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/zkgo/zkgo/zk"
 )
@@ -22,9 +21,9 @@ func (c *Console) serveWrite(w http.ResponseWriter, r *http.Request) {
 		c.errReadOnly(w, r)
 		return
 	}
-	l := c.logins.fromRequest(r, time.Now())
+	l := c.identity(r)
 	if l == nil {
-		c.fail(w, r, http.StatusUnauthorized, "act as a digest identity to change the tree")
+		c.fail(w, r, http.StatusUnauthorized, "act as a digest identity (or present a client certificate over HTTPS) to change the tree")
 		return
 	}
 	if err := r.ParseForm(); err != nil {
@@ -41,6 +40,7 @@ func (c *Console) serveWrite(w http.ResponseWriter, r *http.Request) {
 	conn, err := l.session(ctx)
 	if err != nil {
 		c.logins.remove(l)
+		c.certs.remove(l)
 		c.fail(w, r, http.StatusUnauthorized, err.Error())
 		return
 	}

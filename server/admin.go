@@ -13,7 +13,8 @@ import (
 )
 
 // The AdminServer: ZooKeeper's commands over HTTP (its JettyAdminServer),
-// on Options.AdminAddr.
+// on Options.AdminAddr; over HTTPS, or both on one port, with
+// Options.AdminTLS (admin_tls.go).
 //
 //	GET <url>             the commands, as links (url: Options.AdminCommandURL)
 //	GET <url>/<name>      runs one, answering ZooKeeper's JSON (admin_commands.go)
@@ -111,7 +112,7 @@ func (s *Server) listenAdmin() (*adminServer, error) {
 			})
 		}
 	}
-	handler = newAdminHosts(o.AdminAllowedHosts).guard(handler)
+	handler = withSTS(newAdminHosts(o.AdminAllowedHosts).guard(handler))
 	a.http = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: adminReadHeaderTimeout,
@@ -122,11 +123,11 @@ func (s *Server) listenAdmin() (*adminServer, error) {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	s.wg.Go(func() {
-		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := a.http.Serve(s.adminListener(ln)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("AdminServer stopped", "err", err)
 		}
 	})
-	s.log.Info("AdminServer started", "url", "http://"+ln.Addr().String()+a.url, "pprof", o.AdminPprof)
+	s.log.Info("AdminServer started", "url", s.adminScheme()+"://"+ln.Addr().String()+a.url, "pprof", o.AdminPprof)
 	return a, nil
 }
 

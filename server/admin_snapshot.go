@@ -23,6 +23,11 @@ import (
 //	curl -H 'Authorization: digest user:password' \
 //	    'http://host:8080/commands/snapshot?streaming=true' -o snapshot.file
 //
+// or, over HTTPS (Options.AdminTLS), with a client certificate whose x509
+// identity is the one (admin_tls.go: requestIdentity; ZooKeeper 3.9 wants
+// the header "Authorization: x509" then, which zkgo accepts and does not
+// need).
+//
 // answers a snapshot of this member's tree in Apache ZooKeeper's format
 // (zkdata: a snapshot.<zxid> file ZooKeeper 3.8 loads, and zkgo snapshot
 // restore and zkgo import read), with the headers last_zxid ("0x…") and
@@ -62,10 +67,10 @@ func (a *adminServer) snapshot(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusServiceUnavailable, "the snapshot command is disabled (admin.snapshot.enabled=false)")
 		return
 	}
-	ids, ok := adminIdentity(r.Header.Get("Authorization"), s.opts.SuperDigest)
+	ids, ok := s.requestIdentity(r)
 	if !ok {
 		w.Header().Set("WWW-Authenticate", "digest")
-		fail(http.StatusUnauthorized, "the snapshot command needs an identity: Authorization: digest user:password")
+		fail(http.StatusUnauthorized, "the snapshot command needs an identity: Authorization: digest user:password, or a client certificate over HTTPS")
 		return
 	}
 	var rootACL []proto.ACL

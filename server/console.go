@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -35,8 +36,12 @@ import (
 // client is the address of the HTTP client the session acts for
 // ("ip:port", http.Request.RemoteAddr), or "" for the console's shared
 // anonymous session; the server sees it as the connection's remote
-// address, which is what the ip scheme matches.
-type ConsoleDialer = func(ctx context.Context, client string) (net.Conn, error)
+// address, which is what the ip scheme matches. cert, if not nil, is the
+// certificate that HTTP client presented over HTTPS and the admin port
+// verified (the first of http.Request.TLS.VerifiedChains): the session
+// gets its x509 identity, as a client presenting it on a TLS client port
+// does. Only a client address may carry one.
+type ConsoleDialer = func(ctx context.Context, client string, cert *x509.Certificate) (net.Conn, error)
 
 // ConsoleFactory builds the web console the AdminServer serves at "/"
 // (package console; cmd/zkgo passes one that calls console.New): servers
@@ -66,6 +71,7 @@ func (s *Server) newConsole() (http.Handler, io.Closer, error) {
 type consoleConn struct {
 	net.Conn
 	remote consoleAddr
+	cert   *x509.Certificate // verified by the admin port; nil without one
 }
 
 func (c consoleConn) RemoteAddr() net.Addr { return c.remote }
@@ -79,8 +85,11 @@ func (a consoleAddr) String() string { return string(a) }
 // dialConsole implements ConsoleDialer: the connection is served by
 // newConn like an accepted one (limits, maxClientCnxns per address,
 // cons, the ip identity), over net.Pipe.
-func (s *Server) dialConsole(ctx context.Context, client string) (net.Conn, error) {
+func (s *Server) dialConsole(ctx context.Context, client string, cert *x509.Certificate) (net.Conn, error) {
 	remote := consoleAnonymous
+	if client == "" && cert != nil {
+		return nil, errors.New("console: the anonymous session cannot carry a certificate")
+	}
 	if client != "" {
 		host, _, err := net.SplitHostPort(client)
 		if err != nil || net.ParseIP(host) == nil {
@@ -95,7 +104,7 @@ func (s *Server) dialConsole(ctx context.Context, client string) (net.Conn, erro
 		return nil, errors.New("the server is closing")
 	}
 	mine, theirs := net.Pipe()
-	s.newConn(consoleConn{Conn: theirs, remote: consoleAddr(remote)}, false)
+	s.newConn(consoleConn{Conn: theirs, remote: consoleAddr(remote), cert: cert}, false)
 	return mine, nil
 }
 

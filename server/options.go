@@ -258,6 +258,15 @@ type Options struct {
 	// AdminRateLimit (admin.rateLimiterIntervalInMS; default 5 minutes).
 	AdminSnapshot  bool
 	AdminRateLimit time.Duration
+	// AdminTLS, if set, serves the AdminServer (and the console) over
+	// HTTPS (admin.forceHttps; admin_tls.go), and over plain HTTP too on
+	// the same port with AdminPortUnification (admin.portUnification: a
+	// connection whose first byte starts a TLS handshake gets TLS). A
+	// verified client certificate gives the request the x509 identity
+	// its subject names, as on the client port (X509SuperUser included),
+	// for the snapshot command and the console's reads and writes.
+	AdminTLS             *tls.Config
+	AdminPortUnification bool
 	// InitialConfig is the configuration text the AdminServer's
 	// initial_configuration reports (zoo.cfg as read); "" without one.
 	InitialConfig string

@@ -261,7 +261,7 @@ func New(opts Options) (*Server, error) {
 // options.
 func (s *Server) setupTree(t *tree.Tree) {
 	t.SetOptions(tree.Options{ExtendedTypes: s.opts.ExtendedTypes, EnforceQuota: s.opts.EnforceQuota,
-		DigestDisabled: s.opts.DisableDigestAuth, X509: s.opts.TLS != nil,
+		DigestDisabled: s.opts.DisableDigestAuth, X509: s.opts.TLS != nil || s.opts.AdminTLS != nil,
 		SASL: len(s.opts.SASL.Users) > 0 || s.opts.SASL.Provider})
 	if s.opts.NoTreeDigest {
 		t.SetDigestEnabled(false)

@@ -15,6 +15,14 @@ import (
 // deadline, and sets c.nc. A client certificate becomes the connection's
 // x509 identity. It returns false if the connection must close.
 func (c *Conn) startTLS() bool {
+	if cc, ok := c.raw.(consoleConn); ok && cc.cert != nil {
+		// The console's session for an HTTPS client whose certificate
+		// the admin port verified (admin_tls.go): its identity, as if
+		// the client had presented it here.
+		c.certIDs = c.s.x509IDs(cc.cert, string(cc.remote))
+		c.addIDs(c.certIDs)
+		return true
+	}
 	cfg := c.s.opts.TLS
 	if cfg == nil || !c.secure && !c.s.opts.PortUnification {
 		return true
@@ -44,7 +52,7 @@ func (c *Conn) startTLS() bool {
 	c.nc = tc
 	if certs := tc.ConnectionState().PeerCertificates; len(certs) > 0 {
 		c.mtls = true
-		c.certIDs = c.x509IDs(certs[0])
+		c.certIDs = c.s.x509IDs(certs[0], c.raw.RemoteAddr().String())
 		c.addIDs(c.certIDs)
 	}
 	return true
@@ -54,18 +62,19 @@ func (c *Conn) startTLS() bool {
 // a verified client certificate: "super" (whose user whoAmI does not
 // show) if its subject is the configured super user, then "x509:<subject>",
 // the subject formatted as Java's X500Principal.getName() (RFC 2253, most
-// specific first), so that it matches the ACLs Java writes.
-func (c *Conn) x509IDs(cert *x509.Certificate) []proto.Id {
+// specific first), so that it matches the ACLs Java writes. remote is the
+// client's address, for the log.
+func (s *Server) x509IDs(cert *x509.Certificate, remote string) []proto.Id {
 	subject, err := x500.Name(cert.RawSubject)
 	if err != nil {
 		// crypto/x509 parsed it, encoding/asn1 does not: a name no ACL
 		// written by Java can match; Go's rendering is the best left.
 		subject = cert.Subject.String()
-		c.s.log.Warn("client certificate subject not understood; using Go's rendering as its x509 identity",
-			"remote", c.raw.RemoteAddr().String(), "subject", subject, "err", err)
+		s.log.Warn("client certificate subject not understood; using Go's rendering as its x509 identity",
+			"remote", remote, "subject", subject, "err", err)
 	}
 	var ids []proto.Id
-	if su := c.s.opts.X509SuperUser; su != "" && su == subject {
+	if su := s.opts.X509SuperUser; su != "" && su == subject {
 		ids = append(ids, proto.Id{Scheme: acl.SchemeSuper, ID: subject})
 	}
 	return append(ids, proto.Id{Scheme: acl.SchemeX509, ID: subject})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -230,6 +231,14 @@ Flags:
 	default:
 		opts.AdminAddr = *adminAddr
 	}
+	if opts.AdminAddr != "" && cfg.Admin.HTTPS() {
+		tc, err := adminTLS(cfg, log)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "zkgo server: AdminServer HTTPS (admin.forceHttps, admin.portUnification): %v\n", err)
+			return 1
+		}
+		opts.AdminTLS, opts.AdminPortUnification = tc, cfg.Admin.PortUnification && !cfg.Admin.ForceHTTPS
+	}
 	// Test-only fault injection; a no-op unless built with the zkgofaults
 	// tag (faults_on.go).
 	if err := installFaults(&opts, log); err != nil {
@@ -428,4 +437,33 @@ func snapBytesOf(kb int64) int64 {
 		return math.MaxInt64
 	}
 	return kb << 10
+}
+
+// adminTLS is the AdminServer's HTTPS configuration: the ssl.quorum.*
+// stores, as ZooKeeper's JettyAdminServer reads them (QuorumX509Util),
+// and its protocol settings. A client certificate is asked for when there
+// is a trust store to verify it (required with admin.needClientAuth, as
+// ZooKeeper 3.9); a verified one is the request's x509 identity.
+func adminTLS(cfg *config.Config, log *slog.Logger) (*tls.Config, error) {
+	q := cfg.SSLQuorumStores
+	auth := "none"
+	if q.TrustStore.Location != "" {
+		auth = "want"
+	}
+	if cfg.Admin.NeedClientAuth {
+		auth = "need"
+	}
+	tc, err := tlsconf.ServerConfig(tlsconf.Options{
+		KeyStore: tlsconf.Store(q.KeyStore), TrustStore: tlsconf.Store(q.TrustStore), ClientAuth: auth,
+		Protocol: q.Protocol, EnabledProtocols: q.EnabledProtocols, CipherSuites: q.CipherSuites, Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	log.Info("AdminServer HTTPS", "forceHttps", cfg.Admin.ForceHTTPS, "portUnification", cfg.Admin.PortUnification && !cfg.Admin.ForceHTTPS,
+		"keyStore", q.KeyStore.Location, "trustStore", q.TrustStore.Location, "clientAuth", auth)
+	if !cfg.Admin.ForceHTTPS {
+		log.Warn("admin.portUnification: the admin port also serves plain HTTP; set admin.forceHttps=true for HTTPS only")
+	}
+	return tc, nil
 }
