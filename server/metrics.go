@@ -152,6 +152,12 @@ func newMetrics(s *Server) *metricsServer {
 	counter("zkgo_watch_notifications_total", st.watchNotifications.Load)
 	counter("revalidate_count", st.revalidations.Load)
 	counter("zkgo_connect_requests_abandoned_total", st.abandonedConnects.Load)
+	counter("zkgo_audit_events_dropped_total", func() int64 {
+		if s.audit == nil { // off, or not opened yet (Start)
+			return 0
+		}
+		return s.audit.Dropped()
+	})
 
 	d = metricByName("zkgo_connections_rejected_total")
 	for _, r := range []struct {

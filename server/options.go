@@ -210,6 +210,10 @@ type Options struct {
 	PeerDialAddr func(serverID int64, addr string) string
 	// SASL configures SASL DIGEST-MD5 authentication (sasl.go).
 	SASL SASLOptions
+	// MaxSnapshotBytes bounds a snapshot's data (0: the storage's
+	// default): also the disk a snapshot stream from the leader may fill
+	// before it is checked.
+	MaxSnapshotBytes int64
 	// QuorumAuth configures quorum SASL, the members' authentication of
 	// each other on the peer port (quorumauth.go).
 	QuorumAuth QuorumAuthOptions
@@ -222,6 +226,23 @@ type Options struct {
 	EnforceAuthSchemes []string
 	// Logger receives the server's logs. Default slog.Default().
 	Logger *slog.Logger
+	// Audit turns on ZooKeeper's audit log (audit.enable, or
+	// -Dzookeeper.audit.enable; audit.go): a line for every change made
+	// by this member's clients, every authentication, and the server's
+	// start and stop.
+	Audit bool
+	// AuditFile is the audit log's file (zkgo.audit.file; the config
+	// package's default is dataDir/zookeeper_audit.log). Empty: the
+	// events go to Logger.
+	AuditFile string
+	// AuditQueue bounds the audit events waiting to be written; more are
+	// dropped and counted (mntr zkgo_audit_dropped). Default 10000.
+	AuditQueue int
+	// AuditUser is the user of the server's own events (serverStart,
+	// ephemeral nodes of closed sessions). Default: the Kerberos
+	// principal of SASL.Kerberos, else the user running the process, as
+	// ZooKeeper's ServerCnxnFactory.getUserName.
+	AuditUser string
 	// ConfigDump, if set, is printed by the conf four-letter word.
 	ConfigDump func() []string
 	// AdminAddr, if set, is where the AdminServer serves ZooKeeper's

@@ -123,6 +123,7 @@ func (c *Conn) handleFrame(frame []byte) bool {
 		if !c.s.opts.ReconfigEnabled {
 			// Reconfiguration is disabled, as ZooKeeper answers by
 			// default (reconfigEnabled=false).
+			c.auditReconfig(r.auth, proto.ErrReconfigDisabled)
 			c.submitRead(r, fixedCode(proto.ErrReconfigDisabled))
 			return true
 		}
@@ -130,6 +131,7 @@ func (c *Conn) handleFrame(frame []byte) bool {
 			// Enabled on a standalone server: ZooKeeper's standalone
 			// server has no reconfig (Unimplemented; kazoo 2.8, which
 			// does not know ReconfigDisabled, hung on that code).
+			c.auditReconfig(r.auth, proto.ErrUnimplemented)
 			c.submitRead(r, fixedCode(proto.ErrUnimplemented))
 			return true
 		}
@@ -405,6 +407,9 @@ func (c *Conn) replyWrite(r *request, zxid int64, res *tree.Result) {
 	}
 	if !r.noSlot {
 		defer c.release()
+	}
+	if c.s.audit != nil {
+		c.auditWrite(r, res)
 	}
 	c.noteReply(r, zxid)
 	hdr := proto.ReplyHeader{Xid: r.xid, Zxid: zxid, Err: res.Err}

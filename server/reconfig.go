@@ -638,6 +638,7 @@ func (c *Conn) handleReconfig(r *request, d *jute.Decoder) bool {
 		}()
 		code := c.s.reconfig(ctx, r.auth, req)
 		cancel()
+		c.auditReconfig(r.auth, code)
 		r.body = fixedReply(func(*request) (proto.ErrCode, proto.Record) {
 			if code != proto.ErrOk {
 				return code, nil

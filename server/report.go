@@ -385,6 +385,10 @@ func (s *Server) monitorValues() []monitorValue {
 	own("zkgo_max_watches_per_connection", most)
 	own("zkgo_watch_limit_refusals", s.stats.watchRefusals.Load())
 	own("zkgo_throttled_connections_refused", s.stats.throttledConns.Load())
+	if s.audit != nil {
+		own("zkgo_audit_events", s.audit.Written())
+		own("zkgo_audit_dropped", s.audit.Dropped())
+	}
 	if _, syncs, entries, prefilled, ok := s.raft.status(); ok && g.raftOK {
 		st := g.raft
 		own("zkgo_raft_id", st.ID)

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/zkgo/zkgo/acl"
+	"github.com/zkgo/zkgo/internal/audit"
 	"github.com/zkgo/zkgo/internal/krb"
 	"github.com/zkgo/zkgo/internal/sasl"
 	"github.com/zkgo/zkgo/jute"
@@ -135,6 +136,7 @@ func (c *Conn) handleSasl(xid int32, d *jute.Decoder) bool {
 			ids = append(ids, proto.Id{Scheme: acl.SchemeSuper, ID: ""})
 		}
 		c.addAuthIDs(ids)
+		c.auditAuth(audit.OpSASLAuth, false)
 		c.s.log.Info("SASL authentication succeeded", "session", hexID(c.sessionID), "user", user, "super", len(ids) > 1)
 	}
 	c.enqueue(&proto.ReplyHeader{Xid: xid}, &proto.SetSASLResponse{Token: out})
@@ -180,6 +182,7 @@ func (c *Conn) handleGSSAPI(xid int32, token []byte) bool {
 			ids = append(ids, proto.Id{Scheme: acl.SchemeSuper, ID: ""})
 		}
 		c.addAuthIDs(ids)
+		c.auditAuth(audit.OpSASLAuth, false)
 		c.s.log.Info("SASL GSSAPI authentication succeeded", "session", hexID(c.sessionID), "principal", principal,
 			"authzid", acc.AuthzID(), "user", user, "super", len(ids) > 1)
 	}
@@ -196,6 +199,7 @@ func (c *Conn) saslFailed(xid int32, err error) bool {
 		code = proto.ErrSessionClosedRequireSaslAuth
 	}
 	c.s.stats.authFailed.Add(1)
+	c.auditAuth(audit.OpSASLAuth, true)
 	c.s.log.Warn("SASL authentication failed; closing the connection",
 		"session", hexID(c.sessionID), "remote", c.raw.RemoteAddr().String(), "err", err)
 	c.enqueue(&proto.ReplyHeader{Xid: xid, Err: code}, &proto.SetSASLResponse{Token: nil})
@@ -275,6 +279,7 @@ func (c *Conn) handleAuth(xid int32, d *jute.Decoder) bool {
 	}
 	if err != nil {
 		c.s.log.Info("authentication failed", "scheme", ap.Scheme, "session", hexID(c.sessionID), "err", err)
+		c.auditAuth(audit.OpAddAuth, true)
 		c.enqueue(&proto.ReplyHeader{Xid: xid, Err: proto.ErrAuthFailed}, nil)
 		// As ZooKeeper (disableRecv): nothing sent after the refused
 		// addauth is read, let alone executed.
@@ -282,6 +287,7 @@ func (c *Conn) handleAuth(xid int32, d *jute.Decoder) bool {
 		return false
 	}
 	c.addIDs(ids)
+	c.auditAuth(audit.OpAddAuth, false)
 	c.enqueue(&proto.ReplyHeader{Xid: xid}, nil)
 	return true
 }

@@ -89,6 +89,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkgo/zkgo/internal/audit"
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/raftnode"
 	"github.com/zkgo/zkgo/tree"
@@ -153,6 +154,12 @@ type Server struct {
 
 	errMu sync.Mutex // guards err
 	err   error      // the fatal error that stopped the server (Err)
+
+	// audit is the audit log, nil when it is off (audit.go); auditUser
+	// the user of the server's own events.
+	audit     *audit.Writer
+	auditUser string
+	auditOnce sync.Once
 }
 
 // New creates a server; call Start or Serve to accept clients.
@@ -450,6 +457,26 @@ func (s *Server) Start() error {
 		// member serves read-only clients while it looks for a quorum.
 		s.readOnly.Store(true)
 	}
+	if err := s.openAudit(); err != nil {
+		s.prop.stop()
+		return err
+	}
+	if err := s.start(); err != nil {
+		if s.audit != nil {
+			// As ZooKeeper: a failure, and no serverStop (its shutdown
+			// hook is registered once the server started).
+			s.auditServer(audit.OpStart, audit.Failure)
+			s.audit.Close()
+			s.audit, s.sm.audit = nil, nil
+		}
+		return err
+	}
+	s.auditServer(audit.OpStart, audit.Success)
+	return nil
+}
+
+// start is Start once the audit log is open.
+func (s *Server) start() error {
 	if err := s.raft.start(); err != nil {
 		s.prop.stop()
 		return err
@@ -641,6 +668,7 @@ func (s *Server) Close() error {
 		s.raft.stop()
 	})
 	s.wg.Wait()
+	s.auditOnce.Do(s.closeAudit)
 	return nil
 }
 

@@ -13,6 +13,8 @@ import (
 
 	"go.etcd.io/raft/v3/raftpb"
 
+	"github.com/zkgo/zkgo/internal/audit"
+	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/tree"
 	"github.com/zkgo/zkgo/watch"
 )
@@ -46,6 +48,11 @@ type stateMachine struct {
 	onRestore   func(formation uint64)
 
 	met *metricsServer // propagation_latency; nil without metrics
+
+	// audit, if set, records the ephemeral nodes closed sessions leave
+	// (audit.go), as the server's user auditUser.
+	audit     *audit.Writer
+	auditUser string
 
 	mu   sync.RWMutex // guards tree; Apply and Restore are the only writers
 	tree *tree.Tree
@@ -236,6 +243,9 @@ func (sm *stateMachine) applyItems(items []applyItem) {
 		// released, so no reply that observes the change can precede the
 		// notification.
 		sm.watches.Trigger(res.Events)
+		if sm.audit != nil && it.txn.Op == proto.OpCloseSession {
+			sm.auditEphemerals(it.txn, &res)
+		}
 		// The requester's reply is queued before the session's connections
 		// are told to close, so a closeSession reply is never lost.
 		if it.w != nil {
