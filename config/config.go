@@ -239,6 +239,11 @@ type Config struct {
 	// enforce.auth.schemes, or sessionRequireClientSASLAuth=true for
 	// "sasl"); nil when not enforced.
 	EnforceAuthSchemes []string
+	// MaxSnapshotBytes (zkgo.snapshot.maxBytes, zkgo's own key; 0: the
+	// storage's default, 4 GiB) bounds a snapshot's data: one this member
+	// takes, and one a leader streams to it, whose partial file is the
+	// disk a broken stream can hold.
+	MaxSnapshotBytes int64
 	// Metrics is the metrics provider (metricsProvider.className,
 	// httpHost, httpPort).
 	Metrics Metrics

@@ -272,6 +272,12 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 		}
 	case k == "digest.enabled":
 		c.DigestEnabled = p.javaBool(pr)
+	case k == "zkgo.snapshot.maxBytes":
+		n, ok := javaDecodeLong(v)
+		if !ok || n <= 0 {
+			return p.errorf(pr, "invalid size %q (bytes, more than 0)", v)
+		}
+		c.MaxSnapshotBytes = n
 	case k == "zkgo.connection.parkAfterMs":
 		var n int32
 		n, err = p.int32(pr)

@@ -79,3 +79,19 @@ QuorumLearner {
 		t.Fatalf("QuorumAuth = %+v", qa)
 	}
 }
+
+// zkgo.snapshot.maxBytes bounds snapshots (and the disk a leader's
+// snapshot stream may fill); nonsense is refused.
+func TestMaxSnapshotBytes(t *testing.T) {
+	for text, want := range map[string]int64{"": 0, "zkgo.snapshot.maxBytes=1048576\n": 1 << 20} {
+		c, _, err := parseString(t, "dataDir=/d\nclientPort=2181\n"+text)
+		if err != nil || c.MaxSnapshotBytes != want {
+			t.Errorf("%q: MaxSnapshotBytes %d, %v; want %d", text, c.MaxSnapshotBytes, err, want)
+		}
+	}
+	for _, bad := range []string{"0", "-1", "lots"} {
+		if _, _, err := parseString(t, "dataDir=/d\nclientPort=2181\nzkgo.snapshot.maxBytes="+bad+"\n"); err == nil {
+			t.Errorf("zkgo.snapshot.maxBytes=%s accepted", bad)
+		}
+	}
+}

@@ -317,6 +317,11 @@ func (r *replica) admit(q probeRequest) error {
 		if r.view.joiners == nil {
 			r.view.joiners = map[int64]joiner{}
 		}
+		// Bounded: anyone may ask. The oldest askers are forgotten
+		// first (a reconfig adds a joiner only if it asked recently).
+		if _, known := r.view.joiners[q.MyID]; !known && len(r.view.joiners) >= maxJoiners {
+			forgetOldJoiners(r.view.joiners)
+		}
 		r.view.joiners[q.MyID] = joiner{id: q.ID, addr: q.Addr, seen: time.Now()}
 		r.view.mu.Unlock()
 		return fmt.Errorf("%w: server.%d is not a member of this ensemble: waiting for a reconfig to add it", errNotAdmitted, q.MyID)
@@ -461,6 +466,34 @@ func (r *replica) verifyPeer(from uint64, cs *tls.ConnectionState) error {
 		return fmt.Errorf("the certificate presented as server.%d is not valid for %s, that server's address: %v", p.ID, host, err)
 	}
 	return nil
+}
+
+// maxJoiners bounds the servers remembered as asking to join (server
+// ids are below 256 anyway).
+const maxJoiners = 64
+
+// forgetOldJoiners drops the joiners that asked longer ago than
+// joinerTimeout, or the older half of them if none did. view.mu is held.
+func forgetOldJoiners(js map[int64]joiner) {
+	for id, j := range js {
+		if time.Since(j.seen) >= joinerTimeout {
+			delete(js, id)
+		}
+	}
+	if len(js) < maxJoiners {
+		return
+	}
+	seen := make([]time.Time, 0, len(js))
+	for _, j := range js {
+		seen = append(seen, j.seen)
+	}
+	slices.SortFunc(seen, func(a, b time.Time) int { return a.Compare(b) })
+	cut := seen[len(seen)/2]
+	for id, j := range js {
+		if j.seen.Before(cut) || j.seen.Equal(cut) {
+			delete(js, id)
+		}
+	}
 }
 
 // admitPeer is the peer transport's Admit: it refuses a server that is

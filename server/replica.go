@@ -137,6 +137,8 @@ func (r *replica) start() error {
 		SnapRetain: max(opts.SnapRetainCount, storage.DefaultSnapRetain),
 		Logger:     r.log,
 		OnWALSync:  r.onWALSync,
+		// A snapshot stream from the leader is bounded by it too.
+		MaxSnapshotBytes: opts.MaxSnapshotBytes,
 	}
 	if r.dir == "" || !r.clustered() || opts.PeerTransport != nil {
 		id := uint64(1)

@@ -122,6 +122,7 @@ Flags:
 		return 1
 	}
 	opts := optionsFromConfig(cfg, log)
+	opts.MaxSnapshotBytes = cfg.MaxSnapshotBytes
 	qa := cfg.QuorumAuth
 	opts.QuorumAuth = server.QuorumAuthOptions{Enable: qa.EnableSASL, LearnerRequire: qa.LearnerRequire, ServerRequire: qa.ServerRequire,
 		ServerUsers: qa.ServerUsers, LearnerUser: qa.LearnerUser, LearnerPassword: qa.LearnerPassword}
