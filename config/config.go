@@ -205,6 +205,11 @@ type Config struct {
 	// (server.Options.NoWALPrefill; docs/DESIGN.md says when to turn it
 	// off).
 	WALPrefill bool
+	// AuditEnabled (audit.enable, or -Dzookeeper.audit.enable) turns on
+	// ZooKeeper's audit log; AuditFile (zkgo.audit.file, zkgo's own key)
+	// is where it goes, as given: see AuditPath.
+	AuditEnabled bool
+	AuditFile    string
 	// AutopurgeSnapRetainCount (autopurge.snapRetainCount) is at least 3.
 	AutopurgeSnapRetainCount int
 	// AutopurgePurgeInterval (autopurge.purgeInterval, in hours); 0
@@ -642,4 +647,28 @@ func sameHost(a, b string) bool {
 	x, err1 := netip.ParseAddr(a)
 	y, err2 := netip.ParseAddr(b)
 	return err1 == nil && err2 == nil && x.Unmap() == y.Unmap()
+}
+
+// DefaultAuditFile is the audit log's file name, ZooKeeper's
+// (zookeeper.auditlog.file in its logback.xml).
+const DefaultAuditFile = "zookeeper_audit.log"
+
+// AuditPath is the audit log's file: zkgo.audit.file, relative to
+// dataDir when it is relative; by default DefaultAuditFile in dataDir.
+// "" means the server's own log (zkgo.audit.file=-, or no dataDir and no
+// zkgo.audit.file).
+func (c *Config) AuditPath() string {
+	f := c.AuditFile
+	switch {
+	case f == "-":
+		return ""
+	case f == "" && c.DataDir == "":
+		return ""
+	case f == "":
+		f = DefaultAuditFile
+	}
+	if filepath.IsAbs(f) || c.DataDir == "" {
+		return f
+	}
+	return filepath.Join(c.DataDir, f)
 }

@@ -35,7 +35,7 @@ func Parse(r io.Reader, name string, opts ...LoadOption) (*Config, []string, err
 // javaOnlyKeys are settings of the Java server that zkgo does not need: they
 // get a "setting of the Java server" warning rather than "unknown key".
 var javaOnlyKeys = setOf(
-	"audit.enable", "clientPortListenBacklog",
+	"clientPortListenBacklog",
 	"closeSessionTxn.enabled", "commitLogCount", "connectToLearnerMasterLimit",
 	"electionAlg", "electionPortBindRetry",
 	"enforceQuota", "flushDelay", "fsync.warningthresholdms", "jute.maxbuffer.extrasize",
@@ -287,6 +287,19 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 		}
 	case k == "zkgo.wal.prefill":
 		c.WALPrefill = p.javaBool(pr)
+	case k == "audit.enable":
+		// ZKAuditProvider: Boolean.getBoolean("zookeeper.audit.enable"),
+		// which zoo.cfg's audit.enable sets.
+		c.AuditEnabled = p.javaBool(pr)
+	case k == "audit.impl.class":
+		if v != "" && v != "org.apache.zookeeper.audit.Slf4jAuditLogger" && v != "org.apache.zookeeper.audit.Log4jAuditLogger" {
+			p.warn(pr, "custom audit logger %s cannot run in zkgo; zkgo writes the audit log itself (zkgo.audit.file)", v)
+		}
+	case k == "zkgo.audit.file":
+		if v == "" {
+			return p.errorf(pr, "empty: give a file, or - for the server's log")
+		}
+		c.AuditFile = v
 	case k == "snapSizeLimitInKb":
 		n, ok := javaDecodeLong(v)
 		if !ok {

@@ -166,7 +166,7 @@ func TestJavaOnlyWarnings(t *testing.T) {
 	}
 	wantKeys(t, warnings,
 		"electionAlg", "syncEnabled",
-		"localSessionsEnabled", "audit.enable", "someFutureSetting")
+		"localSessionsEnabled", "commitLogCount", "someFutureSetting")
 	for _, w := range warnings {
 		if !strings.HasPrefix(w, "javaonly.cfg:") {
 			t.Errorf("warning without location: %q", w)

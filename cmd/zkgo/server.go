@@ -389,6 +389,8 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 		DisableDigestAuth:           !cfg.DigestAuthEnabled,
 		SASL:                        server.SASLOptions{Users: cfg.SASLUsers, SuperUser: cfg.SASLSuperUser, Provider: cfg.SASLProvider},
 		EnforceAuthSchemes:          cfg.EnforceAuthSchemes,
+		Audit:                       cfg.AuditEnabled,
+		AuditFile:                   cfg.AuditPath(),
 		X509SuperUser:               cfg.X509SuperUser,
 		DataDir:                     cfg.DataDir,
 		DataLogDir:                  cfg.DataLogDir,
