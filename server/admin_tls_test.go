@@ -291,4 +291,40 @@ func TestConsoleX509Identity(t *testing.T) {
 	if code := snap(k.client(t, "")); code != http.StatusUnauthorized {
 		t.Fatalf("snapshot without a certificate: %d", code)
 	}
+	// ZooKeeper 3.9's header for the certificate's identity.
+	snapX509 := func(hc *http.Client) int {
+		req, _ := http.NewRequest(http.MethodGet, base+"/commands/snapshot?streaming=false", nil)
+		req.Header.Set("Authorization", "x509")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := snapX509(ac); code != http.StatusOK {
+		t.Fatalf("snapshot by alice with Authorization: x509: %d", code)
+	}
+	if code := snapX509(k.client(t, "")); code != http.StatusUnauthorized {
+		t.Fatalf("Authorization: x509 without a certificate: %d", code)
+	}
+}
+
+// admin.needClientAuth: a client without a certificate the trust store
+// verifies gets no answer.
+func TestAdminHTTPSNeedClientAuth(t *testing.T) {
+	k := newAdminTLSKit(t)
+	cfg, err := tlsconf.ServerConfig(tlsconf.Options{KeyStore: k.key, TrustStore: k.trust, ClientAuth: "need"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zs := zktest.Start(t, withAdmin(func(o *server.Options) { o.AdminTLS = cfg }))
+	u := "https://" + zs.Server.AdminAddr().String() + "/commands/ruok"
+	if resp, body := httpsGet(t, k.client(t, "carol"), u); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"ruok"`) {
+		t.Fatalf("with a certificate: %s %q", resp.Status, body)
+	}
+	if resp, err := k.client(t, "").Get(u); err == nil {
+		resp.Body.Close()
+		t.Fatalf("without a certificate: %s", resp.Status)
+	}
 }
