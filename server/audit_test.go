@@ -246,3 +246,16 @@ func TestAuditOnlyOwnClients(t *testing.T) {
 		t.Errorf("%d members recorded the client's create, want 1 (its own)", creates)
 	}
 }
+
+// BenchmarkSetData64Audit is BenchmarkSetData64 with the audit log on
+// (into a file): what recording every write costs the write path.
+func BenchmarkSetData64Audit(b *testing.B) {
+	file := filepath.Join(b.TempDir(), "zookeeper_audit.log")
+	s := zktest.Start(b, zktest.WithOptions(func(o *server.Options) { o.Audit, o.AuditFile = true, file }))
+	runClients(b, s.Addr(), 64, func(c *rawzk.Conn, i int) {
+		c.Call(proto.OpCreate, &proto.CreateRequest{Path: fmt.Sprintf("/bench-set-%d", i), ACL: openACL}, nil)
+	}, func(c *rawzk.Conn, i int) error {
+		var rsp proto.SetDataResponse
+		return mustOK(c.Call(proto.OpSetData, &proto.SetDataRequest{Path: fmt.Sprintf("/bench-set-%d", i), Data: make([]byte, 100), Version: -1}, &rsp))
+	})
+}
