@@ -3,7 +3,9 @@
 // CuratorCache, plain CRUD and transactions), against any
 // ZooKeeper-compatible server, to check interoperability with the Java
 // client stack. SaslCheck.java (RunSASLCheck) does the same for SASL
-// DIGEST-MD5 with a plain ZooKeeper client and a JAAS "Client" section.
+// DIGEST-MD5 with a plain ZooKeeper client and a JAAS "Client" section;
+// CuratorSaslCheck.java (RunCuratorSASLCheck) for SASL with Curator itself
+// (interop/kerberos runs it with Kerberos).
 //
 // The programs are compiled with javac against the Debian packages
 // libcurator-{client,framework,recipes}-java and libzookeeper-java (jars in
@@ -56,6 +58,9 @@ var saslSource []byte
 
 //go:embed TlsCheck.java
 var tlsSource []byte
+
+//go:embed CuratorSaslCheck.java
+var curatorSASLSource []byte
 
 //go:embed DiscoveryPeer.java
 var discoveryPeerSource []byte
@@ -121,37 +126,33 @@ func Compile(dir string) (*Checker, error) {
 		jars = append(jars, p)
 	}
 	jarPath := strings.Join(jars, string(os.PathListSeparator))
-	src := filepath.Join(dir, "CuratorCheck.java")
-	if err := os.WriteFile(src, checkSource, 0o644); err != nil {
-		return nil, err
+	sources := []struct {
+		name string
+		text []byte
+	}{
+		{"CuratorCheck.java", checkSource},
+		{"RecipePeer.java", peerSource},
+		{"CoordPeer.java", coordSource},
+		{"CachePeer.java", cachePeerSource},
+		{"SaslCheck.java", saslSource},
+		{"TlsCheck.java", tlsSource},
+		{"CuratorSaslCheck.java", curatorSASLSource},
 	}
-	peerSrc := filepath.Join(dir, "RecipePeer.java")
-	if err := os.WriteFile(peerSrc, peerSource, 0o644); err != nil {
-		return nil, err
-	}
-	coordSrc := filepath.Join(dir, "CoordPeer.java")
-	if err := os.WriteFile(coordSrc, coordSource, 0o644); err != nil {
-		return nil, err
-	}
-	cachePeerSrc := filepath.Join(dir, "CachePeer.java")
-	if err := os.WriteFile(cachePeerSrc, cachePeerSource, 0o644); err != nil {
-		return nil, err
-	}
-	saslSrc := filepath.Join(dir, "SaslCheck.java")
-	if err := os.WriteFile(saslSrc, saslSource, 0o644); err != nil {
-		return nil, err
-	}
-	tlsSrc := filepath.Join(dir, "TlsCheck.java")
-	if err := os.WriteFile(tlsSrc, tlsSource, 0o644); err != nil {
-		return nil, err
+	var srcs []string
+	for _, s := range sources {
+		p := filepath.Join(dir, s.name)
+		if err := os.WriteFile(p, s.text, 0o644); err != nil {
+			return nil, err
+		}
+		srcs = append(srcs, p)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, javac,
+	cmd := exec.CommandContext(ctx, javac, append([]string{
 		"-J-XX:+UseSerialGC", "-J-XX:TieredStopAtLevel=1", "-J-XX:-UsePerfData",
-		"-nowarn", "-encoding", "UTF-8", "-d", dir, "-cp", jarPath, src, peerSrc, coordSrc, cachePeerSrc, saslSrc, tlsSrc)
+		"-nowarn", "-encoding", "UTF-8", "-d", dir, "-cp", jarPath}, srcs...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("javac CuratorCheck.java: %v\n%s", err, out)
+		return nil, fmt.Errorf("javac %s: %v\n%s", strings.Join(srcs, " "), err, out)
 	}
 	c := &Checker{
 		java:      java,
@@ -440,37 +441,61 @@ func RunSASLCheck(t testing.TB, connectString, user, password, path string, want
 // the server must give the client. It returns SaslCheck's PASS line.
 func RunSASLCheckJAAS(t testing.TB, connectString, jaasText string, jvmFlags []string, user, path string, wantOK bool) string {
 	t.Helper()
+	expect := "authfailed"
+	if wantOK {
+		expect = "ok"
+	}
+	return runWithJAAS(t, jaasText, jvmFlags, "PASS "+expect, "SaslCheck", connectString, path, user, expect)
+}
+
+// RunCuratorSASLCheck runs CuratorSaslCheck.java: CuratorFramework, its
+// JAAS file text jaasText (a "Client" section and an otherSection, each
+// Krb5LoginModule or DigestLoginModule) and more JVM flags
+// (-Djava.security.krb5.conf=...). The "Client" client must authenticate
+// as sasl:<user>, create path through an ACLProvider with the ACL
+// sasl:<user>:cdrwa and read it back; the otherSection client must
+// authenticate as sasl:<otherUser> and get NoAuth reading path, which is
+// deleted. It returns the program's PASS line and skips like
+// RunCuratorCheck when Java or the jars are missing.
+func RunCuratorSASLCheck(t testing.TB, connectString, jaasText string, jvmFlags []string, path, user, otherSection, otherUser string) string {
+	t.Helper()
+	return runWithJAAS(t, jaasText, jvmFlags, "PASS curator", "CuratorSaslCheck", connectString, path, user, otherSection, otherUser)
+}
+
+// runWithJAAS runs the compiled class main with args, the JAAS file text
+// jaasText (-Djava.security.auth.login.config) and more JVM flags. It
+// fails the test unless the program exits 0 with a line starting with
+// pass, and returns the last such line.
+func runWithJAAS(t testing.TB, jaasText string, jvmFlags []string, pass, main string, args ...string) string {
+	t.Helper()
 	c := sharedOrSkip(t)
 	jaas := filepath.Join(t.TempDir(), "client-jaas.conf")
 	if err := os.WriteFile(jaas, []byte(jaasText), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	expect := "authfailed"
-	if wantOK {
-		expect = "ok"
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	args := []string{"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
+	argv := []string{"-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
 		"-Djava.security.auth.login.config=" + jaas}
-	args = append(args, jvmFlags...)
-	args = append(args, "-cp", c.classpath, "SaslCheck", connectString, path, user, expect)
-	cmd := exec.CommandContext(ctx, c.java, args...)
+	argv = append(argv, jvmFlags...)
+	argv = append(argv, "-cp", c.classpath, main)
+	argv = append(argv, args...)
+	cmd := exec.CommandContext(ctx, c.java, argv...)
 	cmd.Dir = c.dir
 	cmd.SysProcAttr = sysProcAttr()
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "PASS "+expect) {
-		t.Fatalf("SaslCheck %s as %s (want %s): %v\n--- output ---\n%s", connectString, user, expect, err, out)
-	}
-	var pass string
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if strings.HasPrefix(line, "PASS") {
-			t.Log(line)
-			pass = line
+	var line string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if strings.HasPrefix(l, pass) {
+			t.Log(l)
+			line = l
 		}
 	}
-	return pass
+	if err != nil || line == "" {
+		t.Fatalf("%s %s (want %q): %v\n--- output ---\n%s", main, strings.Join(args, " "), pass, err, out)
+	}
+	return line
 }
 
 // RunTLSCheck runs TlsCheck.java: the ZooKeeper Java client, then Curator,

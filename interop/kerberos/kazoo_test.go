@@ -10,9 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/zkgo/zkgo/internal/apachezk"
-	"github.com/zkgo/zkgo/internal/krb"
 )
 
 // kazooScript authenticates with GSSAPI through kazoo and pure-sasl
@@ -72,14 +69,5 @@ func runKazoo(t *testing.T, addr string) string {
 // TestKazoo: kazoo authenticates with GSSAPI to zkgo and to Apache
 // ZooKeeper, with the same result.
 func TestKazoo(t *testing.T) {
-	needKDC(t)
-	srv := startZkgo(t, krb.NameRules{})
-	got := runKazoo(t, srv.Addr())
-	if apacheErr != nil {
-		t.Log(apachezk.SkipMessage(apacheErr))
-		return
-	}
-	if want := runKazoo(t, apache.Addr()); got != want {
-		t.Errorf("kazoo: zkgo %q, Apache ZooKeeper %q", got, want)
-	}
+	sameOnBoth(t, "kazoo", runKazoo)
 }

@@ -115,7 +115,12 @@ func serverJAAS() string {
 
 // clientJAAS is a client's JAAS "Client" section.
 func clientJAAS(keytab, principal string) string {
-	return fmt.Sprintf(`Client {
+	return jaasSection("Client", keytab, principal)
+}
+
+// jaasSection is a client's JAAS section of that name.
+func jaasSection(name, keytab, principal string) string {
+	return fmt.Sprintf(`%s {
     com.sun.security.auth.module.Krb5LoginModule required
     useKeyTab=true
     keyTab="%s"
@@ -124,7 +129,7 @@ func clientJAAS(keytab, principal string) string {
     doNotPrompt=true
     principal="%s";
 };
-`, keytab, principal)
+`, name, keytab, principal)
 }
 
 func needKDC(t *testing.T) {
@@ -304,16 +309,25 @@ func checkJavaClient(t *testing.T, addr string) string {
 // TestJavaClient: an unchanged ZooKeeper Java client authenticates with
 // Kerberos to zkgo and to Apache ZooKeeper, with the same outcome.
 func TestJavaClient(t *testing.T) {
+	sameOnBoth(t, "Java client", func(t *testing.T, addr string) string {
+		return normalizeWhoAmI(checkJavaClient(t, addr))
+	})
+}
+
+// sameOnBoth runs check against a zkgo server (with the realm's full
+// principals as ids) and then, unless it could not start, against Apache
+// ZooKeeper: both must give the same result.
+func sameOnBoth(t *testing.T, what string, check func(t *testing.T, addr string) string) {
+	t.Helper()
 	needKDC(t)
 	srv := startZkgo(t, krb.NameRules{})
-	got := checkJavaClient(t, srv.Addr())
+	got := check(t, srv.Addr())
 	if apacheErr != nil {
 		t.Log(apachezk.SkipMessage(apacheErr))
 		return
 	}
-	want := checkJavaClient(t, apache.Addr())
-	if got, want = normalizeWhoAmI(got), normalizeWhoAmI(want); got != want {
-		t.Errorf("Java client: zkgo %q, Apache ZooKeeper %q", got, want)
+	if want := check(t, apache.Addr()); got != want {
+		t.Errorf("%s: zkgo %q, Apache ZooKeeper %q", what, got, want)
 	}
 }
 
