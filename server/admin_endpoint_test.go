@@ -128,10 +128,20 @@ func TestAdminConcurrencyMetricsPprof(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
-			resp, err := http.Get("http://" + srv.AdminAddr().String() + "/debug/pprof/heap?seconds=4")
-			if err == nil {
+			// A profile that arrives while the asking below holds a
+			// slot is refused itself: it asks again, so that four
+			// profiles do hold the four slots.
+			for {
+				resp, err := http.Get("http://" + srv.AdminAddr().String() + "/debug/pprof/heap?seconds=4")
+				if err != nil {
+					return
+				}
 				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
+				if resp.StatusCode != http.StatusServiceUnavailable {
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
 			}
 		})
 	}

@@ -127,6 +127,13 @@ func TestMigrateWithApacheZooKeeper(t *testing.T) {
 		t.Fatalf("next sequential name on zkgo %q, want job-0000000030 (ZooKeeper numbers children by the parent's create count: 30 before)", name)
 	}
 	mk(c, "/written-by-zkgo", []byte("yes"), zk.OpenACLUnsafe, zk.ModePersistent)
+	// The snapshot command needs an identity that every permission on /
+	// is granted to by an entry other than world:anyone (ZooKeeper 3.9's
+	// rule, which zkgo applies to world ACLs too): give ops one.
+	rootACL := append(zk.DigestACL(zk.PermAll, "ops", "secret"), zk.OpenACLUnsafe...)
+	if _, err := c.SetACL(ctx, "/", rootACL, -1); err != nil {
+		t.Fatal(err)
+	}
 	c.Close()
 	// A backup of the running server, over its AdminServer.
 	var adminURL string
