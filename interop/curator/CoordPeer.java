@@ -27,6 +27,10 @@
 //   queue-consume KIND PATH LOCKPATH|-    -> OK (a consuming queue, lock-safe unless "-")
 //   queue-take PATH MS          -> VALUE | TIMEOUT (the next value the consumer received)
 //   queue-stop PATH             -> OK       (close the consuming queue)
+//   squeue-offer PATH VALUE     -> OK       (SimpleDistributedQueue.offer)
+//   squeue-poll PATH MS         -> VALUE | EMPTY (poll(), or poll(MS) if MS > 0)
+//   squeue-peek PATH            -> VALUE | EMPTY
+//   squeue-take PATH            -> VALUE    (take(), blocking)
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -55,6 +59,7 @@ import org.apache.curator.framework.recipes.queue.MultiItem;
 import org.apache.curator.framework.recipes.queue.QueueBuilder;
 import org.apache.curator.framework.recipes.queue.QueueConsumer;
 import org.apache.curator.framework.recipes.queue.QueueSerializer;
+import org.apache.curator.framework.recipes.queue.SimpleDistributedQueue;
 import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.framework.recipes.shared.SharedCountListener;
 import org.apache.curator.framework.recipes.shared.SharedCountReader;
@@ -247,9 +252,25 @@ public class CoordPeer {
             case "queue-stop":
                 consumers.remove(a[1]).close();
                 return "OK";
+            case "squeue-offer":
+                new SimpleDistributedQueue(client, a[1]).offer(a[2].getBytes(StandardCharsets.UTF_8));
+                return "OK";
+            case "squeue-poll": {
+                SimpleDistributedQueue q = new SimpleDistributedQueue(client, a[1]);
+                long ms = Long.parseLong(a[2]);
+                return text(ms > 0 ? q.poll(ms, TimeUnit.MILLISECONDS) : q.poll());
+            }
+            case "squeue-peek":
+                return text(new SimpleDistributedQueue(client, a[1]).peek());
+            case "squeue-take":
+                return text(new SimpleDistributedQueue(client, a[1]).take());
             default:
                 return null;
         }
+    }
+
+    static String text(byte[] b) {
+        return b == null ? "EMPTY" : new String(b, StandardCharsets.UTF_8);
     }
 
     static boolean await(Future<?> f, String ms) throws Exception {

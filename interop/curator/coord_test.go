@@ -49,6 +49,7 @@ func TestCoordWithCurator(t *testing.T) {
 		t.Run("PriorityQueue", func(t *testing.T) { testPriorityQueueInterop(t, ctx, java, connect(), root+"/pqueue") })
 		t.Run("DelayQueue", func(t *testing.T) { testDelayQueueInterop(t, ctx, java, connect(), root+"/dqueue") })
 		t.Run("IDQueue", func(t *testing.T) { testIDQueueInterop(t, ctx, java, connect(), root+"/iqueue") })
+		t.Run("SimpleQueue", func(t *testing.T) { testSimpleQueueInterop(t, ctx, java, connect(), root+"/squeue") })
 		java.Want(t, "BYE", "quit")
 	}
 	t.Run("zkgo", func(t *testing.T) {
@@ -427,6 +428,62 @@ func testIDQueueInterop(t *testing.T, ctx context.Context, java *curator.Peer, c
 	java.Want(t, "go-a", "queue-take %s 10000", path)
 	java.Want(t, "go-b", "queue-take %s 10000", path)
 	java.Want(t, "OK", "queue-stop %s", path)
+}
+
+// testSimpleQueueInterop: a Go queue.Simple and Curator's
+// SimpleDistributedQueue on one path exchange items both ways, each
+// blocking in take while the other offers.
+func testSimpleQueueInterop(t *testing.T, ctx context.Context, java *curator.Peer, c *zk.Conn, path string) {
+	q := queue.NewSimple(c, path)
+	// Java offers, Go takes in order.
+	for _, v := range []string{"j1", "j2", "j3"} {
+		java.Want(t, "OK", "squeue-offer %s %s", path, v)
+	}
+	if v, err := q.Element(ctx); string(v) != "j1" || err != nil {
+		t.Fatalf("Go element %q %v", v, err)
+	}
+	for _, want := range []string{"j1", "j2", "j3"} {
+		if v, err := q.Take(ctx); string(v) != want || err != nil {
+			t.Fatalf("Go took %q (%v), want %q", v, err, want)
+		}
+	}
+	// Go offers, Java takes in order.
+	for _, v := range []string{"g1", "g2", "g3"} {
+		if err := q.Offer(ctx, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	java.Want(t, "g1", "squeue-peek %s", path)
+	java.Want(t, "g1", "squeue-poll %s 0", path)
+	java.Want(t, "g2", "squeue-take %s", path)
+	java.Want(t, "g3", "squeue-poll %s 1000", path)
+	java.Want(t, "EMPTY", "squeue-poll %s 0", path)
+	java.Want(t, "EMPTY", "squeue-poll %s 100", path)
+	// Go blocks in Take until Java offers.
+	took := make(chan string, 1)
+	go func() {
+		v, err := q.Take(ctx)
+		if err != nil {
+			v = []byte("error: " + err.Error())
+		}
+		took <- string(v)
+	}()
+	time.Sleep(100 * time.Millisecond)
+	java.Want(t, "OK", "squeue-offer %s late-j", path)
+	if v := <-took; v != "late-j" {
+		t.Fatalf("Go's waiting Take got %q", v)
+	}
+	// Java blocks in poll(timeout) until Go offers.
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		if err := q.Offer(ctx, []byte("late-g")); err != nil {
+			t.Error(err)
+		}
+	}()
+	java.Want(t, "late-g", "squeue-poll %s 10000", path)
+	if n, err := q.Len(ctx); n != 0 || err != nil {
+		t.Fatalf("%d items left (%v)", n, err)
+	}
 }
 
 // waitChildren2 waits (with a children watch) until path has n children.

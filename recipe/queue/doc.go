@@ -10,6 +10,8 @@
 //     time.
 //   - IDQueue (DistributedIdQueue): FIFO items with an id by which they can
 //     be removed.
+//   - Simple (SimpleDistributedQueue): FIFO raw values, Curator's simple
+//     queue (see below).
 //
 // Every item is a persistent sequential node "<path>/queue-<infix><seq>";
 // the infix encodes the priority, due time or id exactly as Curator does
@@ -20,6 +22,18 @@
 // persistent, its missing parents as containers, on the first put (Curator
 // creates it when a DistributedQueue starts). Children without the
 // "queue-" prefix are ignored.
+//
+// # Simple queue
+//
+// Simple has its own layout, Curator's SimpleDistributedQueue's (and that
+// of ZooKeeper's recipes' DistributedQueue): each value, as is, is the
+// data of a persistent sequential node "<path>/qn-<seq>", and items are
+// taken in name order. Offer, Peek, Element, Poll, Remove and Take mean
+// what they mean in Curator; Take with a context deadline is Curator's
+// poll(timeout). The queue node and its missing parents are created as
+// containers on first use (Curator 5's EnsureContainers), and again after
+// the server has reaped an emptied queue node. Taking deletes the item
+// (at most once delivery); there is no lock-safe mode.
 //
 // # Taking an item
 //
