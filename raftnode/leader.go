@@ -90,3 +90,50 @@ func (n *Node) LeaderChanges() <-chan LeaderChange { return n.leaderCh }
 func (n *Node) TransferLeadership(ctx context.Context, transferee uint64) {
 	n.withRaft(func(rn *raft.RawNode) error { rn.TransferLeader(transferee); return nil })
 }
+
+// RequestSnapshot asks for a snapshot now (ClickHouse Keeper's csnp): the
+// apply goroutine takes one at its next turn, whatever SnapCount says,
+// unless nothing was applied since the last one or one is being written
+// (then it follows that one). It returns the index the snapshot will
+// cover at least: the last applied entry.
+func (n *Node) RequestSnapshot() uint64 {
+	n.confSnapRetry.Store(true)
+	n.snapDeferred.Store(true)
+	select {
+	case n.applyc <- applyJob{}:
+	default:
+	}
+	return n.applied.Load()
+}
+
+// LogInfo is what the log holds (ClickHouse Keeper's lgif): its first and
+// last entries (index and term), what is committed here and, on the
+// leader, what the leader has committed, and the newest snapshot.
+type LogInfo struct {
+	FirstIndex, FirstTerm uint64
+	LastIndex, LastTerm   uint64
+	Committed             uint64
+	LeaderCommitted       uint64 // the leader's own commit index as this member knows it
+	Snapshot              uint64
+}
+
+// LogInfo returns what the log holds now.
+func (n *Node) LogInfo() (LogInfo, error) {
+	rs := n.st.RaftStorage()
+	var li LogInfo
+	var err error
+	if li.FirstIndex, err = rs.FirstIndex(); err != nil {
+		return li, err
+	}
+	if li.LastIndex, err = rs.LastIndex(); err != nil {
+		return li, err
+	}
+	li.FirstTerm, _ = rs.Term(li.FirstIndex - 1) // the snapshot's term when compacted
+	if t, err := rs.Term(li.FirstIndex); err == nil {
+		li.FirstTerm = t
+	}
+	li.LastTerm, _ = rs.Term(li.LastIndex)
+	st := n.Status()
+	li.Committed, li.LeaderCommitted, li.Snapshot = st.Commit, st.Commit, st.Snapshot
+	return li, nil
+}

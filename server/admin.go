@@ -165,6 +165,9 @@ func (a *adminServer) command(w http.ResponseWriter, r *http.Request) {
 			args[k] = v[0]
 		}
 	}
+	if c := adminByName[r.PathValue("name")]; c != nil && c.operator && !a.s.operatorAllowed(w, r, c.names[0]) {
+		return
+	}
 	body := a.s.runAdminCommand(r.PathValue("name"), args)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)

@@ -29,7 +29,11 @@ type adminCommand struct {
 	serverRequired bool
 	// heavy: the output is reused for heavyTTL (see heavyWords).
 	heavy bool
-	run   func(s *Server, r *cmdResponse, args map[string]string)
+	// operator: the command changes what the member does (leadership,
+	// snapshots): it needs the identity the snapshot command needs
+	// (operatorAllowed).
+	operator bool
+	run      func(s *Server, r *cmdResponse, args map[string]string)
 }
 
 // adminCommands are ZooKeeper 3.8's commands.

@@ -17,6 +17,8 @@ var fourLetterWords = map[string]bool{
 	"ruok": true, "srvr": true, "stat": true, "conf": true, "cons": true, "crst": true,
 	"srst": true, "envi": true, "mntr": true, "wchs": true, "wchc": true, "wchp": true,
 	"dump": true, "isro": true, "dirs": true, "gtmk": true, "stmk": true, "hash": true,
+	// ClickHouse Keeper's operator words (leadership.go).
+	"ydld": true, "rqld": true, "csnp": true, "lgif": true,
 }
 
 func isFourLetterWord(s string) bool { return fourLetterWords[s] }
@@ -143,6 +145,8 @@ func (s *Server) fourLetterText(cmd string, b *strings.Builder) {
 		}
 	}
 	switch cmd {
+	case "ydld", "rqld", "csnp", "lgif":
+		s.leadershipWord(cmd, b)
 	case "ruok":
 		b.WriteString("imok")
 	case "isro":

@@ -728,8 +728,10 @@ func (s *Server) ReadOnly() bool { return s.readOnly.Load() }
 // proposed here to apply, and then for their replies to be written.
 const drainTimeout = 3 * time.Second
 
-// Shutdown stops the server gracefully (zkgo server on SIGTERM): it stops
-// accepting connections and reading requests, waits (up to drainTimeout,
+// Shutdown stops the server gracefully (zkgo server on SIGTERM): a
+// leader first hands leadership over to the most caught-up voter (within
+// two election timeouts; leadership.go), then it stops accepting
+// connections and reading requests, waits (up to drainTimeout,
 // and half of what ctx leaves) until the writes this member already
 // proposed have applied and their replies have been written, then Closes:
 // the log is closed after its last fsynced entry, and an entry that was
@@ -740,6 +742,9 @@ const drainTimeout = 3 * time.Second
 // their timeout. Shutdown returns ctx.Err() if ctx ends before the
 // server has stopped; it goes on stopping.
 func (s *Server) Shutdown(ctx context.Context) error {
+	if !s.draining.Load() {
+		s.handOverBeforeStop(ctx)
+	}
 	s.drain(ctx)
 	ch := make(chan struct{})
 	go func() { s.Close(); close(ch) }()

@@ -49,7 +49,7 @@ const (
 
 // impls returns the implementations to run a script against: zkgo, and
 // Apache ZooKeeper when it is installed (else a log line says why not).
-func impls(t *testing.T) []impl {
+func impls(t testing.TB) []impl {
 	if _, _, err := apachezk.MainCommand("zoo.cfg", "log"); err != nil {
 		if os.Getenv(apachezk.RequireEnv) == "1" {
 			t.Fatalf("Apache ZooKeeper is required here: %v", err)
@@ -62,7 +62,7 @@ func impls(t *testing.T) []impl {
 
 // member is one server process on a machine.
 type member struct {
-	t    *testing.T
+	t    testing.TB
 	impl impl
 	m    *machine
 	id   int64
@@ -98,7 +98,7 @@ func (l *logBuf) String() string {
 
 // newMember prepares member id of implementation im on machine m, with
 // myid written; its zoo.cfg is written by writeConfig.
-func newMember(t *testing.T, im impl, m *machine, id int64) *member {
+func newMember(t testing.TB, im impl, m *machine, id int64) *member {
 	dir := filepath.Join(t.TempDir(), fmt.Sprintf("%s-%d", im, id), "data")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -252,7 +252,7 @@ func (mb *member) mode(ctx context.Context) string {
 }
 
 // connect opens a session on the given members (from the hub).
-func connect(ctx context.Context, t *testing.T, ms ...*member) *zk.Conn {
+func connect(ctx context.Context, t testing.TB, ms ...*member) *zk.Conn {
 	t.Helper()
 	var hosts []string
 	for _, m := range ms {
@@ -272,7 +272,7 @@ type ensemble []*member
 
 // waitLeader waits until exactly one member says it leads and every other
 // running member of want follows (or observes), and returns the leader.
-func (e ensemble) waitLeader(ctx context.Context, t *testing.T) *member {
+func (e ensemble) waitLeader(ctx context.Context, t testing.TB) *member {
 	t.Helper()
 	for {
 		var lead *member
@@ -303,7 +303,7 @@ func (e ensemble) waitLeader(ctx context.Context, t *testing.T) *member {
 
 // writeThenRead creates path through w and reads it through r (after a
 // sync), retrying what a change of leader interrupts.
-func writeThenRead(ctx context.Context, t *testing.T, w, r *member, path string) {
+func writeThenRead(ctx context.Context, t testing.TB, w, r *member, path string) {
 	t.Helper()
 	cw := connect(ctx, t, w)
 	for {

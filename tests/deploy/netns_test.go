@@ -25,7 +25,7 @@ import (
 // the bridge. With a second network (br1, 10.a.c.0/24), machines get eth1
 // on it too.
 type network struct {
-	t      *testing.T
+	t      testing.TB
 	prefix string // namespace and interface name prefix, unique per test
 	hub    string // the hub namespace's name
 	a, b   int    // the subnet: 10.a.b.0/24, fd7a:a:b::/64; br1 is 10.a.(b+1).0/24
@@ -49,7 +49,7 @@ type machine struct {
 }
 
 // needRoot skips the test unless it can create namespaces.
-func needRoot(t *testing.T) {
+func needRoot(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("skipping: the deployment harness needs root (network and mount namespaces)")
@@ -66,7 +66,7 @@ func needRoot(t *testing.T) {
 
 // newNetwork creates the hub namespace and its bridges; everything is
 // removed when the test ends.
-func newNetwork(t *testing.T, second bool) *network {
+func newNetwork(t testing.TB, second bool) *network {
 	t.Helper()
 	needRoot(t)
 	var r [4]byte

@@ -41,7 +41,7 @@ func threeMachines(t *testing.T, second bool) (*network, []*machine) {
 
 // configure makes one member of im per machine, server ids from first,
 // member i with the zoo.cfg body config(i) and the JVM flags flags.
-func configure(t *testing.T, im impl, ms []*machine, first int64, config func(i int) string, flags ...string) ensemble {
+func configure(t testing.TB, im impl, ms []*machine, first int64, config func(i int) string, flags ...string) ensemble {
 	var e ensemble
 	for i, m := range ms {
 		mb := newMember(t, im, m, first+int64(i))

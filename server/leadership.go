@@ -1,0 +1,288 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/raftnode"
+	"github.com/zkgo/zkgo/tree"
+)
+
+// Operators' controls of leadership and of the log, as ClickHouse
+// Keeper's four-letter words name them:
+//
+//	ydld  the leader hands leadership over to the most caught-up voter
+//	rqld  this member asks the leader for leadership
+//	csnp  take a snapshot now
+//	lgif  what the log holds
+//
+// and, on SIGTERM, a leader hands leadership over before it stops
+// (Shutdown), so that a rolling restart does not wait an election timeout
+// for the leader's restart. A change of leader costs the connections that
+// wait for a write theirs (their clients see a connection loss and
+// resume at once), as any change of leader does.
+
+// errNotLeader is TransferLeadership's answer on a follower.
+var errNotLeader = errors.New("this member is not the leader")
+
+// handOverWait bounds how long a transfer may take: two election
+// timeouts.
+func (s *Server) handOverWait() time.Duration {
+	return 2 * time.Duration(raftnode.DefaultElectionTick) * RaftTickInterval(s.opts.TickTime)
+}
+
+// TransferLeadership hands this member's leadership to server to, or,
+// with to < 0, to the voter that holds the most of the log among those
+// heard from recently, and waits until it leads (at most two election
+// timeouts, or until ctx ends). It returns the new leader's server id.
+func (s *Server) TransferLeadership(ctx context.Context, to int64) (int64, error) {
+	node := s.raft.raft()
+	if node == nil || !s.clustered() {
+		return 0, errors.New("not a member of an ensemble")
+	}
+	st := node.Status()
+	if st.Leader != st.ID {
+		return 0, fmt.Errorf("%w (server.%d is)", errNotLeader, memberID(st.Leader))
+	}
+	target, err := s.transferTarget(st, to)
+	if err != nil {
+		return 0, err
+	}
+	s.log.Info("handing leadership over", "to", memberID(target))
+	node.TransferLeadership(ctx, target)
+	if err := s.waitLeader(ctx, node, target); err != nil {
+		return 0, err
+	}
+	return memberID(target), nil
+}
+
+// transferTarget picks the voter to hand leadership to.
+func (s *Server) transferTarget(st raftnode.Status, to int64) (uint64, error) {
+	var best uint64
+	for _, v := range st.Voters {
+		if v == st.ID || s.raft.isObserver(v) {
+			continue
+		}
+		if to >= 0 {
+			if memberID(v) == to {
+				return v, nil
+			}
+			continue
+		}
+		if !slices.Contains(st.Heard, v) {
+			continue
+		}
+		if best == 0 || st.Match[v] > st.Match[best] {
+			best = v
+		}
+	}
+	switch {
+	case to >= 0:
+		return 0, fmt.Errorf("server.%d is not a voter of this ensemble", to)
+	case best == 0:
+		return 0, errors.New("no other voter is in touch with the leader")
+	}
+	return best, nil
+}
+
+// waitLeader waits until raft reports target as leader.
+func (s *Server) waitLeader(ctx context.Context, node *raftnode.Node, target uint64) error {
+	deadline := time.Now().Add(s.handOverWait())
+	for node.Leader() != target {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("server.%d did not take over within %v", memberID(target), s.handOverWait())
+		}
+		select {
+		case <-time.After(2 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.done:
+			return errors.New("server stopped")
+		}
+	}
+	return nil
+}
+
+// RequestLeadership asks the leader to hand leadership to this member and
+// waits until it leads.
+func (s *Server) RequestLeadership(ctx context.Context) error {
+	node := s.raft.raft()
+	if node == nil || !s.clustered() {
+		return errors.New("not a member of an ensemble")
+	}
+	st := node.Status()
+	switch {
+	case st.Leader == st.ID:
+		return nil
+	case st.Leader == 0:
+		return errors.New("no leader to ask")
+	case s.raft.isObserver(st.ID) || !slices.Contains(st.Voters, st.ID):
+		return errors.New("this member is not a voter")
+	}
+	// A follower's request goes to the leader (raft forwards it).
+	node.TransferLeadership(ctx, st.ID)
+	return s.waitLeader(ctx, node, st.ID)
+}
+
+// handOverBeforeStop is Shutdown's first step: a leader of an ensemble
+// hands leadership over, within ctx and two election timeouts, so that
+// the others do not wait an election timeout once it is gone.
+func (s *Server) handOverBeforeStop(ctx context.Context) {
+	node := s.raft.raft()
+	if node == nil || !s.clustered() {
+		return
+	}
+	if st := node.Status(); st.Leader != st.ID || len(st.Voters) < 2 {
+		return
+	}
+	start := time.Now()
+	to, err := s.TransferLeadership(ctx, -1)
+	if err != nil {
+		s.log.Warn("stopping the leader without handing leadership over", "err", err)
+		return
+	}
+	s.log.Info("handed leadership over before stopping", "to", to, "took", time.Since(start).Round(time.Millisecond))
+}
+
+// leadershipWord answers ydld, rqld, csnp and lgif.
+func (s *Server) leadershipWord(cmd string, b *strings.Builder) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.handOverWait())
+	defer cancel()
+	switch cmd {
+	case "ydld":
+		if _, err := s.TransferLeadership(ctx, -1); err != nil {
+			b.WriteString("Failed to yield leadership request to leader.")
+			return
+		}
+		b.WriteString("Sent yield leadership request to leader.")
+	case "rqld":
+		if err := s.RequestLeadership(ctx); err != nil {
+			b.WriteString("Failed to send leadership request to leader.")
+			return
+		}
+		b.WriteString("Sent leadership request to leader.")
+	case "csnp":
+		node := s.raft.raft()
+		if node == nil {
+			b.WriteString("Failed to schedule snapshot creation task.")
+			return
+		}
+		fmt.Fprintf(b, "Snapshot creation scheduled with last committed log index %d.", node.RequestSnapshot())
+	case "lgif":
+		li, err := s.logInfo()
+		if err != nil {
+			b.WriteString("Failed to read the log: " + err.Error())
+			return
+		}
+		for _, kv := range li {
+			fmt.Fprintf(b, "%s\t%d\n", kv.key, kv.value)
+		}
+	}
+}
+
+type logInfoValue struct {
+	key   string
+	value uint64
+}
+
+// logInfo is lgif's report, in Keeper's order and names.
+func (s *Server) logInfo() ([]logInfoValue, error) {
+	node := s.raft.raft()
+	if node == nil {
+		return nil, errors.New("raft is not running")
+	}
+	li, err := node.LogInfo()
+	if err != nil {
+		return nil, err
+	}
+	return []logInfoValue{
+		{"first_log_idx", li.FirstIndex}, {"first_log_term", li.FirstTerm},
+		{"last_log_idx", li.LastIndex}, {"last_log_term", li.LastTerm},
+		{"last_committed_log_idx", li.Committed}, {"leader_committed_log_idx", li.LeaderCommitted},
+		{"target_committed_log_idx", li.LeaderCommitted}, {"last_snapshot_idx", li.Snapshot},
+	}, nil
+}
+
+// operatorAllowed answers an operator command's request that lacks the
+// identity it needs — the super user, or one that every permission on /
+// is granted to by an entry other than world:anyone, as for snapshot —
+// and reports whether it may run.
+func (s *Server) operatorAllowed(w http.ResponseWriter, r *http.Request, name string) bool {
+	fail := func(code int, msg string) bool {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		fmt.Fprintf(w, "{\n  \"command\" : %s,\n  \"error\" : %s\n}\n", strconv.Quote(name), strconv.Quote(msg))
+		return false
+	}
+	ids, ok := s.requestIdentity(r)
+	if !ok {
+		w.Header().Set("WWW-Authenticate", "digest")
+		return fail(http.StatusUnauthorized, "this command needs an identity: Authorization: digest user:password, or a client certificate over HTTPS")
+	}
+	var rootACL []proto.ACL
+	s.sm.view(func(t *tree.Tree) {
+		if n := t.Get("/"); n != nil {
+			rootACL = n.ACL()
+		}
+	})
+	if !snapshotAllowed(rootACL, ids) {
+		return fail(http.StatusForbidden, "this command needs the super user or an identity that every permission on / is granted to by an ACL entry other than world:anyone")
+	}
+	return true
+}
+
+func init() {
+	defer func() {
+		for _, c := range adminCommands {
+			for _, n := range c.names {
+				adminByName[n] = c
+			}
+		}
+	}()
+	adminCommands = append(adminCommands,
+		&adminCommand{names: []string{"yield_leadership", "ydld"}, serverRequired: true, operator: true, run: func(s *Server, r *cmdResponse, _ map[string]string) {
+			ctx, cancel := context.WithTimeout(context.Background(), s.handOverWait())
+			defer cancel()
+			to, err := s.TransferLeadership(ctx, -1)
+			if err != nil {
+				r.put("error", err.Error())
+				return
+			}
+			r.put("leader", to)
+		}},
+		&adminCommand{names: []string{"request_leadership", "rqld"}, serverRequired: true, operator: true, run: func(s *Server, r *cmdResponse, _ map[string]string) {
+			ctx, cancel := context.WithTimeout(context.Background(), s.handOverWait())
+			defer cancel()
+			if err := s.RequestLeadership(ctx); err != nil {
+				r.put("error", err.Error())
+				return
+			}
+			r.put("leader", s.opts.ServerID)
+		}},
+		&adminCommand{names: []string{"create_snapshot", "csnp"}, serverRequired: true, operator: true, run: func(s *Server, r *cmdResponse, _ map[string]string) {
+			node := s.raft.raft()
+			if node == nil {
+				r.put("error", "raft is not running")
+				return
+			}
+			r.put("last_committed_log_idx", node.RequestSnapshot())
+		}},
+		&adminCommand{names: []string{"log_info", "lgif"}, serverRequired: true, run: func(s *Server, r *cmdResponse, _ map[string]string) {
+			li, err := s.logInfo()
+			if err != nil {
+				r.put("error", err.Error())
+				return
+			}
+			for _, kv := range li {
+				r.put(kv.key, kv.value)
+			}
+		}},
+	)
+}
