@@ -158,11 +158,15 @@ func (m CreateMode) IsTTL() bool {
 // WatcherType selects which watches removeWatches and checkWatches act on.
 type WatcherType int32
 
-// Watcher types.
+// Watcher types. WatcherChildren and WatcherData select one-shot watches
+// only since ZooKeeper 3.9 (ZOOKEEPER-4471/4472), which added the two
+// persistent types; before, they selected a persistent watch too.
 const (
-	WatcherChildren WatcherType = 1
-	WatcherData     WatcherType = 2
-	WatcherAny      WatcherType = 3
+	WatcherChildren            WatcherType = 1
+	WatcherData                WatcherType = 2
+	WatcherAny                 WatcherType = 3
+	WatcherPersistent          WatcherType = 4 // ZooKeeper 3.9+
+	WatcherPersistentRecursive WatcherType = 5 // ZooKeeper 3.9+
 )
 
 // AddWatchMode is the mode of an addWatch request.

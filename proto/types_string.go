@@ -260,11 +260,13 @@ func _() {
 	_ = x[WatcherChildren-1]
 	_ = x[WatcherData-2]
 	_ = x[WatcherAny-3]
+	_ = x[WatcherPersistent-4]
+	_ = x[WatcherPersistentRecursive-5]
 }
 
-const _WatcherType_name = "WatcherChildrenWatcherDataWatcherAny"
+const _WatcherType_name = "WatcherChildrenWatcherDataWatcherAnyWatcherPersistentWatcherPersistentRecursive"
 
-var _WatcherType_index = [...]uint8{0, 15, 26, 36}
+var _WatcherType_index = [...]uint8{0, 15, 26, 36, 53, 79}
 
 func (i WatcherType) String() string {
 	i -= 1

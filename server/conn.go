@@ -732,12 +732,14 @@ func (c *Conn) endRead() {
 func (c *Conn) SessionID() int64 { return c.sessionID }
 
 // Deliver implements watch.Watcher: it queues a notification unless the
-// connection lacks READ on the node (CVE-2024-23944).
-func (c *Conn) Deliver(ev proto.WatcherEvent, nodeACL []proto.ACL) {
+// connection lacks READ on the node (CVE-2024-23944). The reply header
+// carries zxid, the change's zxid, as ZooKeeper 3.9 sends it
+// (ZOOKEEPER-4655); clients before 3.9 ignore a notification's zxid.
+func (c *Conn) Deliver(ev proto.WatcherEvent, zxid int64, nodeACL []proto.ACL) {
 	if nodeACL != nil && !acl.Check(nodeACL, proto.PermRead, *c.auth.Load()) {
 		return
 	}
-	c.enqueue(&proto.ReplyHeader{Xid: proto.XidNotification, Zxid: -1}, &ev)
+	c.enqueue(&proto.ReplyHeader{Xid: proto.XidNotification, Zxid: zxid}, &ev)
 }
 
 func hexID(id int64) string { return fmt.Sprintf("0x%x", uint64(id)) }

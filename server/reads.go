@@ -319,8 +319,10 @@ func (c *Conn) readMulti(r *request) (proto.ErrCode, proto.Record) {
 	return proto.ErrOk, out
 }
 
+// validWatcherType reports whether t is a WatcherType of ZooKeeper 3.9
+// (3.8 knows 1..3; 3.9 added Persistent and PersistentRecursive).
 func validWatcherType(t proto.WatcherType) bool {
-	return t == proto.WatcherChildren || t == proto.WatcherData || t == proto.WatcherAny
+	return t >= proto.WatcherChildren && t <= proto.WatcherPersistentRecursive
 }
 
 func (c *Conn) readable(p string, ids []proto.Id) (*tree.Node, proto.ErrCode) {
@@ -348,7 +350,9 @@ func (c *Conn) setWatches(rel int64, data, exist, child, persistent, recursive [
 		if n != nil {
 			nodeACL = n.ACL()
 		}
-		c.Deliver(proto.WatcherEvent{Type: typ, State: proto.StateSyncConnected, Path: p}, nodeACL)
+		// Catch-up events carry no zxid (-1), as ZooKeeper 3.9's
+		// DataTree.setWatches sends them.
+		c.Deliver(proto.WatcherEvent{Type: typ, State: proto.StateSyncConnected, Path: p}, -1, nodeACL)
 	}
 	for _, p := range data {
 		n := t.Get(p)

@@ -17,6 +17,10 @@ type Event struct {
 	Type proto.EventType
 	Path string
 	ACL  []proto.ACL
+	// Zxid is the zxid of the transaction that caused the event, which
+	// ZooKeeper 3.9 puts in the notification's reply header
+	// (ZOOKEEPER-4655).
+	Zxid int64
 }
 
 // OpResult is the outcome of one operation. For a multi, Result.Multi holds
@@ -398,8 +402,8 @@ func (t *Tree) create(zxid int64, txn *Txn, op proto.OpCode, path string, data [
 		t.acls.release(n.acl)
 	})
 	t.events = append(t.events,
-		Event{Type: proto.EventNodeCreated, Path: path, ACL: n.acl.list},
-		Event{Type: proto.EventNodeChildrenChanged, Path: nonEmpty(parentPath), ACL: parent.acl.list})
+		Event{Type: proto.EventNodeCreated, Path: path, ACL: n.acl.list, Zxid: zxid},
+		Event{Type: proto.EventNodeChildrenChanged, Path: nonEmpty(parentPath), ACL: parent.acl.list, Zxid: zxid})
 	return OpResult{Op: op, Path: path, Stat: n.Stat()}
 }
 
@@ -500,8 +504,8 @@ func (t *Tree) removeNode(zxid int64, path, parentPath string, parent, n *Node) 
 		t.dataSize += size
 	})
 	t.events = append(t.events,
-		Event{Type: proto.EventNodeDeleted, Path: path, ACL: nodeACL},
-		Event{Type: proto.EventNodeChildrenChanged, Path: nonEmpty(parentPath), ACL: parent.acl.list})
+		Event{Type: proto.EventNodeDeleted, Path: path, ACL: nodeACL, Zxid: zxid},
+		Event{Type: proto.EventNodeChildrenChanged, Path: nonEmpty(parentPath), ACL: parent.acl.list, Zxid: zxid})
 }
 
 func (t *Tree) setData(zxid int64, txn *Txn, path string, data []byte, version int32) OpResult {
@@ -538,7 +542,7 @@ func (t *Tree) setData(zxid int64, txn *Txn, path string, data []byte, version i
 		t.dataSize -= delta
 	})
 	t.updateQuotaStats(path, 0, int64(len(data)-oldLen))
-	t.events = append(t.events, Event{Type: proto.EventNodeDataChanged, Path: path, ACL: n.acl.list})
+	t.events = append(t.events, Event{Type: proto.EventNodeDataChanged, Path: path, ACL: n.acl.list, Zxid: zxid})
 	return OpResult{Op: proto.OpSetData, Stat: n.Stat()}
 }
 

@@ -539,7 +539,7 @@ func (t *Tree) ReconfigData(data []byte, zxid, mtime int64) []Event {
 	n.version++
 	n.mzxid = zxid
 	n.mtime = mtime
-	return []Event{{Type: proto.EventNodeDataChanged, Path: ConfigPath, ACL: n.acl.list}}
+	return []Event{{Type: proto.EventNodeDataChanged, Path: ConfigPath, ACL: n.acl.list, Zxid: zxid}}
 }
 
 // SetConfigData sets the data of /zookeeper/config to the ensemble's

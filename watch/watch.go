@@ -5,10 +5,12 @@
 // getData and exists; exists on a missing node watches for its creation) and
 // child watches (set by getChildren). Persistent and persistent-recursive
 // watches (addWatch) are entered in both tables. A watcher (a client
-// connection) has at most one registration per path and table, whose mode
-// is the one set last, so a one-shot watch set on a path that already had a
-// persistent watch from the same connection turns it into a one-shot watch,
-// as in ZooKeeper.
+// connection) has one registration per path and table holding a set of
+// modes, as in ZooKeeper 3.9 (ZOOKEEPER-4466): a one-shot watch set on a
+// path where the same connection has a persistent watch is kept beside it,
+// fires once with it (one notification for both), and goes; the persistent
+// watch stays. ZooKeeper 3.8 kept one mode, the one set last, so there the
+// one-shot watch replaced the persistent one.
 //
 // Event rules:
 //   - NodeCreated, NodeDataChanged: data watches on the path; recursive
@@ -32,10 +34,13 @@ import (
 
 // Watcher receives notifications. Deliver is called by Trigger with the
 // manager's lock released, from the goroutine that called Trigger; it must
-// not block (the server appends to the connection's outgoing queue). acl is
-// the ACL the watcher must hold READ on to be told (see tree.Event).
+// not block (the server appends to the connection's outgoing queue). zxid
+// is the zxid of the transaction that caused the event, which ZooKeeper
+// 3.9 sends in the notification's reply header (ZOOKEEPER-4655; -1 where
+// there is none). acl is the ACL the watcher must hold READ on to be told
+// (see tree.Event).
 type Watcher interface {
-	Deliver(ev proto.WatcherEvent, acl []proto.ACL)
+	Deliver(ev proto.WatcherEvent, zxid int64, acl []proto.ACL)
 	// SessionID identifies the watcher in dumps (wchc, wchp).
 	SessionID() int64
 }
@@ -43,30 +48,39 @@ type Watcher interface {
 // Mode is a registration's mode.
 type Mode uint8
 
-// Modes.
+// Modes. A watcher may hold several modes on one path of one table (a
+// set of them), as ZooKeeper 3.9 keeps them (ZOOKEEPER-4466).
 const (
-	Standard Mode = iota
+	Standard Mode = 1 << iota
 	Persistent
 	PersistentRecursive
 )
 
 type table struct {
-	byPath    map[string]map[Watcher]Mode
+	byPath    map[string]map[Watcher]Mode // the modes w holds on the path
 	byWatcher map[Watcher]map[string]struct{}
-	recursive int // registrations in PersistentRecursive mode
+	recursive int // registrations holding PersistentRecursive
 }
 
 func newTable() table {
 	return table{byPath: make(map[string]map[Watcher]Mode), byWatcher: make(map[Watcher]map[string]struct{})}
 }
 
-func (t *table) add(p string, w Watcher, m Mode) {
+// add adds mode to w's modes on p.
+func (t *table) add(p string, w Watcher, mode Mode) {
 	ws := t.byPath[p]
 	if ws == nil {
 		ws = make(map[Watcher]Mode, 1)
 		t.byPath[p] = ws
 	}
-	ws[w] = m
+	old := ws[w]
+	ws[w] = old | mode
+	if old&PersistentRecursive == 0 && mode&PersistentRecursive != 0 {
+		t.recursive++
+	}
+	if old != 0 {
+		return
+	}
 	ps := t.byWatcher[w]
 	if ps == nil {
 		ps = make(map[string]struct{})
@@ -75,11 +89,20 @@ func (t *table) add(p string, w Watcher, m Mode) {
 	ps[p] = struct{}{}
 }
 
-func (t *table) remove(p string, w Watcher) (Mode, bool) {
+// clear removes the modes in mask from w's modes on p, the registration
+// with the last of them, and reports whether w held any of them.
+func (t *table) clear(p string, w Watcher, mask Mode) bool {
 	ws := t.byPath[p]
-	m, ok := ws[w]
-	if !ok {
-		return 0, false
+	old, ok := ws[w]
+	if !ok || old&mask == 0 {
+		return false
+	}
+	if old&mask&PersistentRecursive != 0 {
+		t.recursive--
+	}
+	if left := old &^ mask; left != 0 {
+		ws[w] = left
+		return true
 	}
 	delete(ws, w)
 	if len(ws) == 0 {
@@ -91,12 +114,12 @@ func (t *table) remove(p string, w Watcher) (Mode, bool) {
 			delete(t.byWatcher, w)
 		}
 	}
-	return m, true
+	return true
 }
 
-func (t *table) has(p string, w Watcher) bool {
-	_, ok := t.byPath[p][w]
-	return ok
+// has reports whether w holds one of the modes in mask on p.
+func (t *table) has(p string, w Watcher, mask Mode) bool {
+	return t.byPath[p][w]&mask != 0
 }
 
 func (t *table) count() int {
@@ -106,6 +129,8 @@ func (t *table) count() int {
 	}
 	return n
 }
+
+const allModes = Standard | Persistent | PersistentRecursive
 
 // Manager holds all watch registrations of one server. It is safe for
 // concurrent use.
@@ -130,16 +155,6 @@ func NewManager() *Manager {
 	return &Manager{data: newTable(), child: newTable()}
 }
 
-func (m *Manager) setMode(t *table, p string, w Watcher, mode Mode) {
-	if old, ok := t.byPath[p][w]; ok && old == PersistentRecursive {
-		t.recursive--
-	}
-	t.add(p, w, mode)
-	if mode == PersistentRecursive {
-		t.recursive++
-	}
-}
-
 // WatchesOf returns how many registrations w holds (a persistent watch
 // counts twice: it watches data and children).
 func (m *Manager) WatchesOf(w Watcher) int {
@@ -151,14 +166,14 @@ func (m *Manager) WatchesOf(w Watcher) int {
 // AddData registers a one-shot data/exists watch.
 func (m *Manager) AddData(p string, w Watcher) {
 	m.mu.Lock()
-	m.setMode(&m.data, p, w, Standard)
+	m.data.add(p, w, Standard)
 	m.mu.Unlock()
 }
 
 // AddChild registers a one-shot child watch.
 func (m *Manager) AddChild(p string, w Watcher) {
 	m.mu.Lock()
-	m.setMode(&m.child, p, w, Standard)
+	m.child.add(p, w, Standard)
 	m.mu.Unlock()
 }
 
@@ -169,46 +184,56 @@ func (m *Manager) AddPersistent(p string, w Watcher, recursive bool) {
 		mode = PersistentRecursive
 	}
 	m.mu.Lock()
-	m.setMode(&m.data, p, w, mode)
-	m.setMode(&m.child, p, w, mode)
+	m.data.add(p, w, mode)
+	m.child.add(p, w, mode)
 	m.mu.Unlock()
 }
 
-func (m *Manager) removeFrom(t *table, p string, w Watcher) bool {
-	mode, ok := t.remove(p, w)
-	if ok && mode == PersistentRecursive {
-		t.recursive--
-	}
-	return ok
-}
-
 // Remove removes w's registrations on p of the given type and reports
-// whether any existed (removeWatches; false means NoWatcher).
+// whether any existed (removeWatches; false means NoWatcher), as ZooKeeper
+// 3.9 does: WatcherData and WatcherChildren remove the one-shot watch of
+// their table only, WatcherPersistent and WatcherPersistentRecursive the
+// persistent watch of their mode, WatcherAny every mode. A watch of
+// another mode on the same path stays (ZOOKEEPER-4466, 4472).
 func (m *Manager) Remove(p string, w Watcher, typ proto.WatcherType) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	removed := false
-	if typ == proto.WatcherChildren || typ == proto.WatcherAny {
-		removed = m.removeFrom(&m.child, p, w) || removed
-	}
-	if typ == proto.WatcherData || typ == proto.WatcherAny {
-		removed = m.removeFrom(&m.data, p, w) || removed
+	switch typ {
+	case proto.WatcherChildren:
+		removed = m.child.clear(p, w, Standard)
+	case proto.WatcherData:
+		removed = m.data.clear(p, w, Standard)
+	case proto.WatcherPersistent, proto.WatcherPersistentRecursive, proto.WatcherAny:
+		mask := allModes
+		switch typ {
+		case proto.WatcherPersistent:
+			mask = Persistent
+		case proto.WatcherPersistentRecursive:
+			mask = PersistentRecursive
+		}
+		removed = m.child.clear(p, w, mask)
+		removed = m.data.clear(p, w, mask) || removed
 	}
 	return removed
 }
 
 // Contains reports whether w has a registration of the given type on p
-// (checkWatches).
+// (checkWatches), with Remove's meaning of the types.
 func (m *Manager) Contains(p string, w Watcher, typ proto.WatcherType) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch typ {
 	case proto.WatcherChildren:
-		return m.child.has(p, w)
+		return m.child.has(p, w, Standard)
 	case proto.WatcherData:
-		return m.data.has(p, w)
+		return m.data.has(p, w, Standard)
+	case proto.WatcherPersistent:
+		return m.data.has(p, w, Persistent)
+	case proto.WatcherPersistentRecursive:
+		return m.data.has(p, w, PersistentRecursive)
 	default:
-		return m.child.has(p, w) || m.data.has(p, w)
+		return m.child.has(p, w, allModes) || m.data.has(p, w, allModes)
 	}
 }
 
@@ -217,10 +242,10 @@ func (m *Manager) RemoveWatcher(w Watcher) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for p := range m.data.byWatcher[w] {
-		m.removeFrom(&m.data, p, w)
+		m.data.clear(p, w, allModes)
 	}
 	for p := range m.child.byWatcher[w] {
-		m.removeFrom(&m.child, p, w)
+		m.child.clear(p, w, allModes)
 	}
 }
 
@@ -232,6 +257,7 @@ func (m *Manager) Trigger(events []tree.Event) {
 	}
 	type delivery struct {
 		ev       proto.WatcherEvent
+		zxid     int64
 		watchers []Watcher
 		acl      []proto.ACL
 	}
@@ -249,13 +275,13 @@ func (m *Manager) Trigger(events []tree.Event) {
 			ws = m.collect(&m.child, ev.Path, ev.Type, nil)
 		}
 		if len(ws) > 0 {
-			out = append(out, delivery{proto.WatcherEvent{Type: ev.Type, State: proto.StateSyncConnected, Path: ev.Path}, ws, ev.ACL})
+			out = append(out, delivery{proto.WatcherEvent{Type: ev.Type, State: proto.StateSyncConnected, Path: ev.Path}, ev.Zxid, ws, ev.ACL})
 		}
 	}
 	m.mu.Unlock()
 	for _, o := range out {
 		for _, w := range o.watchers {
-			w.Deliver(o.ev, o.acl)
+			w.Deliver(o.ev, o.zxid, o.acl)
 		}
 		if m.fanOut != nil {
 			m.fanOut(o.ev.Type, len(o.watchers))
@@ -285,13 +311,11 @@ func (m *Manager) collect(t *table, p string, typ proto.EventType, already []Wat
 		already = append(already, w)
 	}
 	for w, mode := range t.byPath[p] {
-		switch mode {
-		case PersistentRecursive:
-			if typ == proto.EventNodeChildrenChanged {
-				continue
-			}
-		case Standard:
-			t.remove(p, w)
+		if typ == proto.EventNodeChildrenChanged && mode == PersistentRecursive {
+			continue // recursive watches fire for no child events
+		}
+		if mode&Standard != 0 {
+			t.clear(p, w, Standard)
 		}
 		add(w)
 	}
@@ -312,7 +336,7 @@ func (m *Manager) collect(t *table, p string, typ proto.EventType, already []Wat
 			q = q[:i]
 		}
 		for w, mode := range t.byPath[q] {
-			if mode == PersistentRecursive {
+			if mode&PersistentRecursive != 0 {
 				add(w)
 			}
 		}

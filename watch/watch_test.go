@@ -16,17 +16,19 @@ import (
 type recorder struct {
 	id int64
 
-	mu   sync.Mutex
-	got  []proto.WatcherEvent
-	acls [][]proto.ACL
+	mu    sync.Mutex
+	got   []proto.WatcherEvent
+	zxids []int64
+	acls  [][]proto.ACL
 }
 
 func newRecorder(id int64) *recorder { return &recorder{id: id} }
 
-func (r *recorder) Deliver(ev proto.WatcherEvent, acl []proto.ACL) {
+func (r *recorder) Deliver(ev proto.WatcherEvent, zxid int64, acl []proto.ACL) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.got = append(r.got, ev)
+	r.zxids = append(r.zxids, zxid)
 	r.acls = append(r.acls, acl)
 }
 
@@ -41,7 +43,7 @@ func (r *recorder) take() []string {
 	for i, ev := range r.got {
 		out[i] = fmt.Sprintf("%s %s", strings.TrimPrefix(ev.Type.String(), "Event"), ev.Path)
 	}
-	r.got, r.acls = nil, nil
+	r.got, r.zxids, r.acls = nil, nil, nil
 	return out
 }
 
@@ -180,8 +182,12 @@ func TestPersistentWatch(t *testing.T) {
 	expect(t, w, "NodeDeleted /p")
 	m.Trigger(created("/p"))
 	expect(t, w, "NodeCreated /p")
-	if !m.Contains("/p", w, proto.WatcherData) || !m.Contains("/p", w, proto.WatcherChildren) {
+	if !m.Contains("/p", w, proto.WatcherPersistent) || !m.Contains("/p", w, proto.WatcherAny) {
 		t.Fatal("persistent watch lost")
+	}
+	// Data and Children name one-shot watches only (ZooKeeper 3.9).
+	if m.Contains("/p", w, proto.WatcherData) || m.Contains("/p", w, proto.WatcherChildren) || m.Contains("/p", w, proto.WatcherPersistentRecursive) {
+		t.Fatal("a persistent watch reported as another type")
 	}
 }
 
@@ -254,56 +260,92 @@ func TestSeveralWatchersOnePath(t *testing.T) {
 }
 
 // A one-shot registration on a path where the same watcher has a persistent
-// watch replaces the mode in that table (ZooKeeper 3.8's WatcherModeManager
-// keeps one mode per watcher and path; setWatcherMode(STANDARD) drops the
-// persistent mode). The other table keeps its mode.
-func TestOneShotReplacesPersistentMode(t *testing.T) {
+// watch is kept beside it (ZooKeeper 3.9, ZOOKEEPER-4466; 3.8 kept one
+// mode per watcher and path, the one set last): the next event is told
+// once for both, the one-shot watch goes, the persistent one stays.
+func TestOneShotBesidePersistent(t *testing.T) {
 	m := NewManager()
 	w := newRecorder(1)
 	m.AddPersistent("/p", w, false)
 	m.AddData("/p", w) // getData with watch
-	m.Trigger(changed("/p"))
+	if !m.Contains("/p", w, proto.WatcherData) || !m.Contains("/p", w, proto.WatcherPersistent) {
+		t.Fatal("one of the two watches is missing")
+	}
 	m.Trigger(changed("/p"))
 	expect(t, w, "NodeDataChanged /p")
-	// The child table still holds the persistent registration.
+	if m.Contains("/p", w, proto.WatcherData) || !m.Contains("/p", w, proto.WatcherPersistent) {
+		t.Fatal("after the event: the one-shot watch must be gone, the persistent one kept")
+	}
+	m.Trigger(changed("/p"))
 	m.Trigger(created("/p/a"))
-	m.Trigger(created("/p/b"))
-	expect(t, w, "NodeChildrenChanged /p", "NodeChildrenChanged /p")
+	expect(t, w, "NodeDataChanged /p", "NodeChildrenChanged /p")
 
 	m.AddChild("/p", w) // getChildren with watch
 	m.Trigger(created("/p/c"))
 	m.Trigger(created("/p/d"))
-	expect(t, w, "NodeChildrenChanged /p")
-	if st := m.Stats(); st != (Stats{}) {
-		t.Fatalf("registrations left: %+v", st)
+	expect(t, w, "NodeChildrenChanged /p", "NodeChildrenChanged /p")
+	if m.Contains("/p", w, proto.WatcherChildren) {
+		t.Fatal("child one-shot watch left after it fired")
 	}
 
-	// And the other way round: persistent after one-shot is persistent.
+	// Removing one by its type keeps the other, both ways round.
+	m.AddData("/p", w)
+	if !m.Remove("/p", w, proto.WatcherPersistent) {
+		t.Fatal("Remove(Persistent) = false")
+	}
+	if !m.Contains("/p", w, proto.WatcherData) {
+		t.Fatal("Remove(Persistent) removed the one-shot watch")
+	}
+	m.Trigger(changed("/p"))
+	m.Trigger(changed("/p"))
+	m.Trigger(created("/p/e"))
+	expect(t, w, "NodeDataChanged /p")
+	if st := m.Stats(); st != (Stats{}) || m.Count() != 0 {
+		t.Fatalf("registrations left: %+v", st)
+	}
 	m.AddData("/q", w)
 	m.AddPersistent("/q", w, false)
+	if !m.Remove("/q", w, proto.WatcherData) {
+		t.Fatal("Remove(Data) = false")
+	}
+	if m.Remove("/q", w, proto.WatcherData) || m.Remove("/q", w, proto.WatcherChildren) || m.Remove("/q", w, proto.WatcherPersistentRecursive) {
+		t.Fatal("Remove of a type the watcher does not hold = true")
+	}
 	m.Trigger(changed("/q"))
 	m.Trigger(changed("/q"))
 	expect(t, w, "NodeDataChanged /q", "NodeDataChanged /q")
 }
 
-func TestOneShotReplacesRecursiveMode(t *testing.T) {
+// A one-shot watch beside a recursive one: the recursive watch keeps
+// watching the descendants.
+func TestOneShotBesideRecursive(t *testing.T) {
 	m := NewManager()
 	w := newRecorder(1)
 	m.AddPersistent("/r", w, true)
 	m.AddData("/r", w)
-	if m.data.recursive != 0 {
-		t.Fatalf("recursive count %d after the data registration became one-shot", m.data.recursive)
+	if m.data.recursive != 1 {
+		t.Fatalf("recursive count %d", m.data.recursive)
 	}
-	// The data table no longer watches descendants.
 	m.Trigger(created("/r/x"))
-	m.Trigger(changed("/r/x"))
-	expect(t, w)
 	m.Trigger(changed("/r"))
 	m.Trigger(changed("/r"))
-	expect(t, w, "NodeDataChanged /r")
+	expect(t, w, "NodeCreated /r/x", "NodeDataChanged /r", "NodeDataChanged /r")
+	if m.Contains("/r", w, proto.WatcherData) || !m.Contains("/r", w, proto.WatcherPersistentRecursive) {
+		t.Fatal("wrong watches left")
+	}
+	// Remove(Data) and Remove(Children) leave a recursive watch alone.
+	if m.Remove("/r", w, proto.WatcherData) || m.Remove("/r", w, proto.WatcherChildren) || m.Remove("/r", w, proto.WatcherPersistent) {
+		t.Fatal("removed a recursive watch by another type")
+	}
+	m.Trigger(deleted("/r/x"))
+	expect(t, w, "NodeDeleted /r/x")
+	if !m.Remove("/r", w, proto.WatcherPersistentRecursive) || m.data.recursive != 0 || m.child.recursive != 0 || m.Count() != 0 {
+		t.Fatalf("Remove(PersistentRecursive): recursive %d/%d, count %d", m.data.recursive, m.child.recursive, m.Count())
+	}
 }
 
-func TestSwitchingRecursiveModeKeepsCount(t *testing.T) {
+// Persistent and recursive modes on one path are kept together too.
+func TestPersistentAndRecursiveOnOnePath(t *testing.T) {
 	m := NewManager()
 	w := newRecorder(1)
 	m.AddPersistent("/r", w, true)
@@ -312,17 +354,18 @@ func TestSwitchingRecursiveModeKeepsCount(t *testing.T) {
 		t.Fatalf("recursive=%d after adding the same recursive watch twice", m.data.recursive)
 	}
 	m.AddPersistent("/r", w, false)
-	if m.data.recursive != 0 {
-		t.Fatalf("recursive=%d after switching to persistent", m.data.recursive)
+	if m.data.recursive != 1 {
+		t.Fatalf("recursive=%d after adding a persistent watch", m.data.recursive)
 	}
 	m.Trigger(created("/r/x"))
+	expect(t, w, "NodeCreated /r/x", "NodeChildrenChanged /r")
+	m.Remove("/r", w, proto.WatcherPersistentRecursive)
+	m.Trigger(created("/r/y"))
 	expect(t, w, "NodeChildrenChanged /r")
 	m.AddPersistent("/r", w, true)
-	m.Trigger(created("/r/y"))
-	expect(t, w, "NodeCreated /r/y")
 	m.Remove("/r", w, proto.WatcherAny)
-	if m.data.recursive != 0 {
-		t.Fatalf("recursive=%d after Remove", m.data.recursive)
+	if m.data.recursive != 0 || m.Count() != 0 {
+		t.Fatalf("recursive=%d count=%d after Remove(Any)", m.data.recursive, m.Count())
 	}
 }
 
@@ -368,17 +411,18 @@ func TestRemoveAndContains(t *testing.T) {
 	expect(t, w)
 	expect(t, other, "NodeDataChanged /a")
 
-	// Persistent watches sit in both tables; Remove(Children) leaves the
-	// data side, Remove(Data) the child side.
+	// A persistent watch is not a Data or Children watch (ZooKeeper 3.9):
+	// only Persistent or Any removes it.
 	m.AddPersistent("/p", w, false)
-	if !m.Remove("/p", w, proto.WatcherChildren) {
-		t.Fatal("Remove(Children) of a persistent watch = false")
+	if m.Remove("/p", w, proto.WatcherChildren) || m.Remove("/p", w, proto.WatcherData) {
+		t.Fatal("Remove(Children/Data) of a persistent watch = true")
 	}
 	m.Trigger(created("/p/x"))
 	m.Trigger(changed("/p"))
-	m.Trigger(changed("/p"))
-	expect(t, w, "NodeDataChanged /p", "NodeDataChanged /p")
-	m.Remove("/p", w, proto.WatcherData)
+	expect(t, w, "NodeChildrenChanged /p", "NodeDataChanged /p")
+	if !m.Remove("/p", w, proto.WatcherPersistent) {
+		t.Fatal("Remove(Persistent) = false")
+	}
 	m.Trigger(changed("/p"))
 	expect(t, w)
 	if st := m.Stats(); st != (Stats{}) {
@@ -477,34 +521,6 @@ func TestStatsMatchZooKeeperWchs(t *testing.T) {
 	}
 }
 
-// A recursive registration left only in the child table (after
-// Remove(WatcherData), or after a one-shot getData replaced the data table's
-// mode) still receives NodeDeleted for descendants in ZooKeeper 3.8:
-// DataTree.deleteNode calls childWatches.triggerWatch(path, NodeDeleted, ...),
-// and WatchManager.triggerWatch walks the parents (PathParentIterator.forAll,
-// as the child manager's recursive count is > 0) and adds recursive watchers
-// for any event but NodeChildrenChanged. zkgo's Trigger only consults
-// ancestors in the data table, and only when its recursive count (which
-// counts data-table registrations) is non-zero.
-func TestRecursiveInChildTableOnly(t *testing.T) {
-	for _, how := range []string{"Remove(WatcherData)", "AddData"} {
-		t.Run(how, func(t *testing.T) {
-			m := NewManager()
-			w := newRecorder(1)
-			m.AddPersistent("/r", w, true)
-			if how == "AddData" {
-				m.AddData("/r", w)
-			} else {
-				m.Remove("/r", w, proto.WatcherData)
-			}
-			m.Trigger(created("/r/x"))
-			expect(t, w) // NodeCreated goes to data watches only
-			m.Trigger(deleted("/r/x"))
-			expect(t, w, "NodeDeleted /r/x")
-		})
-	}
-}
-
 func TestDeliverGetsEventACL(t *testing.T) {
 	m := NewManager()
 	w := newRecorder(1)
@@ -530,8 +546,8 @@ type reentrant struct {
 	recorder
 }
 
-func (r *reentrant) Deliver(ev proto.WatcherEvent, acl []proto.ACL) {
-	r.recorder.Deliver(ev, acl)
+func (r *reentrant) Deliver(ev proto.WatcherEvent, zxid int64, acl []proto.ACL) {
+	r.recorder.Deliver(ev, zxid, acl)
 	r.m.AddData(ev.Path, r)
 	r.m.Stats()
 }
@@ -551,7 +567,7 @@ func TestEventsDeliveredInOrder(t *testing.T) {
 	m := NewManager()
 	w := newRecorder(1)
 	m.AddPersistent("/", w, true)
-	m.AddChild("/", w) // turns the child-table mode at "/" into one-shot
+	m.AddChild("/", w) // a one-shot child watch beside the recursive one
 	var evs []tree.Event
 	var want []string
 	for i := 0; i < 20; i++ {
@@ -665,4 +681,95 @@ func TestConcurrentUse(t *testing.T) {
 			}
 		}
 	}
+}
+
+// takeZxids returns the zxids of the deliveries since the last take, by
+// "Type path", and forgets them.
+func (r *recorder) takeZxids() map[string]int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]int64, len(r.got))
+	for i, ev := range r.got {
+		out[fmt.Sprintf("%s %s", strings.TrimPrefix(ev.Type.String(), "Event"), ev.Path)] = r.zxids[i]
+	}
+	r.got, r.zxids, r.acls = nil, nil, nil
+	return out
+}
+
+// Every notification carries the zxid of the transaction that caused it
+// (ZOOKEEPER-4655): the node's czxid for NodeCreated, its mzxid for
+// NodeDataChanged, the parent's pzxid for NodeChildrenChanged and the
+// deleting transaction's zxid for NodeDeleted, for one-shot, persistent
+// and persistent recursive watches alike, and for every event of a multi.
+func TestNotificationsCarryZxid(t *testing.T) {
+	tr := tree.New()
+	m := NewManager()
+	var zxid int64
+	apply := func(txn *tree.Txn) int64 {
+		t.Helper()
+		zxid++
+		r := tr.Apply(zxid, txn)
+		if r.Err != proto.ErrOk {
+			t.Fatalf("%v: %v", txn.Op, r.Err)
+		}
+		m.Trigger(r.Events)
+		return zxid
+	}
+	create := func(p string) *tree.Txn {
+		return &tree.Txn{Op: proto.OpCreate, Req: &proto.CreateRequest{Path: p, ACL: openACL}}
+	}
+	stat := func(p string) proto.Stat {
+		t.Helper()
+		n := tr.Get(p)
+		if n == nil {
+			t.Fatalf("%s missing", p)
+		}
+		return n.Stat()
+	}
+	check := func(r *recorder, want map[string]int64) {
+		t.Helper()
+		if got := r.takeZxids(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("watcher %d: got %v, want %v", r.id, got, want)
+		}
+	}
+	apply(create("/app"))
+	std, kids, pers, rec := newRecorder(1), newRecorder(2), newRecorder(3), newRecorder(4)
+	m.AddData("/app/x", std) // exists on a missing node
+	m.AddChild("/app", kids)
+	m.AddPersistent("/app", pers, false)
+	m.AddPersistent("/", rec, true)
+
+	apply(create("/app/x"))
+	czxid, pzxid := stat("/app/x").Czxid, stat("/app").Pzxid
+	check(std, map[string]int64{"NodeCreated /app/x": czxid})
+	check(kids, map[string]int64{"NodeChildrenChanged /app": pzxid})
+	check(pers, map[string]int64{"NodeChildrenChanged /app": pzxid})
+	check(rec, map[string]int64{"NodeCreated /app/x": czxid})
+
+	m.AddData("/app/x", std)
+	apply(&tree.Txn{Op: proto.OpSetData, Req: &proto.SetDataRequest{Path: "/app/x", Data: []byte("v"), Version: -1}})
+	check(std, map[string]int64{"NodeDataChanged /app/x": stat("/app/x").Mzxid})
+	check(rec, map[string]int64{"NodeDataChanged /app/x": stat("/app/x").Mzxid})
+	apply(&tree.Txn{Op: proto.OpSetData, Req: &proto.SetDataRequest{Path: "/app", Data: []byte("v"), Version: -1}})
+	check(pers, map[string]int64{"NodeDataChanged /app": stat("/app").Mzxid})
+	check(rec, map[string]int64{"NodeDataChanged /app": stat("/app").Mzxid})
+
+	m.AddData("/app/x", std)
+	m.AddChild("/app", kids)
+	del := apply(&tree.Txn{Op: proto.OpDelete, Req: &proto.DeleteRequest{Path: "/app/x", Version: -1}})
+	if stat("/app").Pzxid != del {
+		t.Fatalf("pzxid %d after the delete at %d", stat("/app").Pzxid, del)
+	}
+	check(std, map[string]int64{"NodeDeleted /app/x": del})
+	check(kids, map[string]int64{"NodeChildrenChanged /app": del})
+	check(pers, map[string]int64{"NodeChildrenChanged /app": del})
+	check(rec, map[string]int64{"NodeDeleted /app/x": del})
+
+	// A multi: every event carries the multi's zxid.
+	multi := apply(&tree.Txn{Op: proto.OpMulti, Req: &proto.MultiRequest{Ops: []proto.MultiOp{
+		{Type: proto.OpCreate, Req: &proto.CreateRequest{Path: "/app/a", ACL: openACL}},
+		{Type: proto.OpSetData, Req: &proto.SetDataRequest{Path: "/app/a", Data: []byte("x"), Version: -1}},
+	}}})
+	check(rec, map[string]int64{"NodeCreated /app/a": multi, "NodeDataChanged /app/a": multi})
+	check(pers, map[string]int64{"NodeChildrenChanged /app": multi})
 }

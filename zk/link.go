@@ -265,10 +265,10 @@ func (l *link) readLoop(br *bufio.Reader) {
 			}
 			if ev.Type != proto.EventNone {
 				if p, ok := l.c.clientPath(ev.Path); ok {
-					l.c.watches.dispatch(p, ev.Type)
+					l.c.watches.dispatch(p, ev.Type, rh.Zxid)
 				}
 				if l.c.chroot != "" && ev.Path == ConfigNode {
-					l.c.watches.dispatchConfig(ev.Type)
+					l.c.watches.dispatchConfig(ev.Type, rh.Zxid)
 				}
 			}
 			continue

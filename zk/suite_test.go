@@ -414,10 +414,10 @@ func testOneShotWatches(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	must(w.Create(ctx, p, []byte("1"), openACL, proto.ModePersistent))
-	if got := waitEvent(t, ev); got != (Event{Type: EventNodeCreated, Path: p}) {
+	if got := typePath(waitEvent(t, ev)); got != (Event{Type: EventNodeCreated, Path: p}) {
 		t.Fatalf("exists event %+v", got)
 	}
-	if got := waitEvent(t, cev); got != (Event{Type: EventNodeChildrenChanged, Path: root}) {
+	if got := typePath(waitEvent(t, cev)); got != (Event{Type: EventNodeChildrenChanged, Path: root}) {
 		t.Fatalf("children event %+v", got)
 	}
 	if _, ok := <-ev; ok {
@@ -512,7 +512,7 @@ func testPersistentWatches(t *testing.T, e *env) {
 		{Type: EventNodeDataChanged, Path: root},
 	}
 	for _, wev := range want {
-		if got := waitEvent(t, pw.Events()); got != wev {
+		if got := typePath(waitEvent(t, pw.Events())); got != wev {
 			t.Fatalf("persistent event %+v, want %+v", got, wev)
 		}
 	}
@@ -525,7 +525,7 @@ func testPersistentWatches(t *testing.T, e *env) {
 		{Type: EventNodeDeleted, Path: root + "/a/b"},
 	}
 	for _, wev := range rwant {
-		if got := waitEvent(t, rw.Events()); got != wev {
+		if got := typePath(waitEvent(t, rw.Events())); got != wev {
 			t.Fatalf("recursive event %+v, want %+v", got, wev)
 		}
 	}
@@ -669,7 +669,7 @@ func testChroot(t *testing.T, e *env) {
 		t.Fatalf("chroot recursive event path %q", got.Path)
 	}
 	must(plain.Create(ctx, root+"/b", nil, openACL, proto.ModePersistent))
-	if got := waitEvent(t, rev); got != (Event{Type: EventNodeChildrenChanged, Path: "/"}) {
+	if got := typePath(waitEvent(t, rev)); got != (Event{Type: EventNodeChildrenChanged, Path: "/"}) {
 		t.Fatalf("chroot root event %+v", got)
 	}
 	if sp, err := c.Sync(ctx, "/a"); err != nil || sp != "/a" {
@@ -874,20 +874,20 @@ func testWatchReregistration(t *testing.T, e *env) {
 	must(w.Create(ctx, root+"/new", nil, openACL, proto.ModePersistent))
 	nc.block(false)
 	rec.wait(t, 0, StateReconnected)
-	if got := waitEvent(t, dch); got != (Event{Type: EventNodeDataChanged, Path: p}) {
+	if got := typePath(waitEvent(t, dch)); got != (Event{Type: EventNodeDataChanged, Path: p}) {
 		t.Fatalf("missed data event %+v", got)
 	}
-	if got := waitEvent(t, ech); got != (Event{Type: EventNodeCreated, Path: root + "/new"}) {
+	if got := typePath(waitEvent(t, ech)); got != (Event{Type: EventNodeCreated, Path: root + "/new"}) {
 		t.Fatalf("missed exists event %+v", got)
 	}
-	if got := waitEvent(t, cch); got != (Event{Type: EventNodeChildrenChanged, Path: root}) {
+	if got := typePath(waitEvent(t, cch)); got != (Event{Type: EventNodeChildrenChanged, Path: root}) {
 		t.Fatalf("missed child event %+v", got)
 	}
 	// The persistent recursive watch was re-registered: later events arrive.
 	must(w.Set(ctx, root+"/new", []byte("x"), AnyVersion))
 	for {
 		got := waitEvent(t, rw.Events())
-		if got == (Event{Type: EventNodeDataChanged, Path: root + "/new"}) {
+		if typePath(got) == (Event{Type: EventNodeDataChanged, Path: root + "/new"}) {
 			break
 		}
 	}

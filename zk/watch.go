@@ -32,7 +32,18 @@ type Event struct {
 	// Err is set for EventNotWatching: ErrSessionExpired (StateLost) or
 	// ErrClosing.
 	Err error
+	// Zxid is the zxid of the transaction that caused a node event
+	// (NodeCreated, NodeDeleted, NodeDataChanged, NodeChildrenChanged),
+	// as ZooKeeper 3.9 servers and zkgo send it (ZOOKEEPER-4655): the
+	// node's czxid, mzxid or pzxid after the change, or the deletion's
+	// zxid. It is -1 (NoZxid) where the server sent none: servers before
+	// 3.9, the catch-up events a reconnection's setWatches fires, and
+	// events the client makes itself (EventNotWatching, WatchRemoved).
+	Zxid int64
 }
+
+// NoZxid is the Zxid of an Event that carries none.
+const NoZxid int64 = -1
 
 // Watcher is a persistent (AddWatchPersistent) or persistent recursive
 // (AddWatchPersistentRecursive) watch. Its events are queued without bound,
@@ -127,8 +138,8 @@ func fire(chs []chan Event, ev Event) {
 }
 
 // dispatch delivers a notification, as ZooKeeper's ZKWatchManager does.
-func (m *watchManager) dispatch(p string, t EventType) {
-	ev := Event{Type: t, Path: p}
+func (m *watchManager) dispatch(p string, t EventType, zxid int64) {
+	ev := Event{Type: t, Path: p, Zxid: zxid}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	take := func(tbl map[string][]chan Event) {
@@ -172,7 +183,7 @@ const configKey = "\x00config"
 
 // dispatchConfig delivers a notification on /zookeeper/config to GetConfigW
 // watches of a chrooted Conn.
-func (m *watchManager) dispatchConfig(t EventType) {
+func (m *watchManager) dispatchConfig(t EventType, zxid int64) {
 	if t != EventNodeDataChanged && t != EventNodeDeleted && t != EventNodeCreated {
 		return
 	}
@@ -180,7 +191,7 @@ func (m *watchManager) dispatchConfig(t EventType) {
 	defer m.mu.Unlock()
 	if chs, ok := m.data[configKey]; ok {
 		delete(m.data, configKey)
-		fire(chs, Event{Type: t, Path: ConfigNode})
+		fire(chs, Event{Type: t, Path: ConfigNode, Zxid: zxid})
 	}
 }
 
@@ -225,7 +236,7 @@ func (m *watchManager) add(k watchKind, p string, ch chan Event) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.ended {
-		fire([]chan Event{ch}, Event{Type: EventNotWatching, Path: p, Err: m.endErr})
+		fire([]chan Event{ch}, Event{Type: EventNotWatching, Path: p, Err: m.endErr, Zxid: NoZxid})
 		return
 	}
 	tbl := m.table(k)
@@ -237,7 +248,7 @@ func (m *watchManager) addPersistent(w *Watcher) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.ended {
-		w.push(Event{Type: EventNotWatching, Path: w.path, Err: m.endErr})
+		w.push(Event{Type: EventNotWatching, Path: w.path, Err: m.endErr, Zxid: NoZxid})
 		w.q.finish()
 		return
 	}
@@ -289,18 +300,18 @@ func (m *watchManager) removed(p string, typ WatcherType) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if typ == WatcherData || typ == WatcherAny {
-		ev := Event{Type: EventDataWatchRemoved, Path: p}
+		ev := Event{Type: EventDataWatchRemoved, Path: p, Zxid: NoZxid}
 		fire(m.data[p], ev)
 		fire(m.exist[p], ev)
 		delete(m.data, p)
 		delete(m.exist, p)
 	}
 	if typ == WatcherChildren || typ == WatcherAny {
-		fire(m.child[p], Event{Type: EventChildWatchRemoved, Path: p})
+		fire(m.child[p], Event{Type: EventChildWatchRemoved, Path: p, Zxid: NoZxid})
 		delete(m.child, p)
 	}
 	if typ == WatcherAny {
-		ev := Event{Type: EventPersistentWatchRemoved, Path: p}
+		ev := Event{Type: EventPersistentWatchRemoved, Path: p, Zxid: NoZxid}
 		for _, tbl := range []map[string][]*Watcher{m.persistent, m.recursive} {
 			for _, w := range tbl[p] {
 				w.push(ev)
@@ -322,14 +333,14 @@ func (m *watchManager) terminate(_ State, err error) {
 	m.ended, m.endErr = true, err
 	for _, tbl := range []map[string][]chan Event{m.data, m.exist, m.child} {
 		for p, chs := range tbl {
-			fire(chs, Event{Type: EventNotWatching, Path: p, Err: err})
+			fire(chs, Event{Type: EventNotWatching, Path: p, Err: err, Zxid: NoZxid})
 			delete(tbl, p)
 		}
 	}
 	for _, tbl := range []map[string][]*Watcher{m.persistent, m.recursive} {
 		for p, ws := range tbl {
 			for _, w := range ws {
-				w.push(Event{Type: EventNotWatching, Path: p, Err: err})
+				w.push(Event{Type: EventNotWatching, Path: p, Err: err, Zxid: NoZxid})
 				w.q.finish()
 			}
 			delete(tbl, p)
