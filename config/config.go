@@ -205,6 +205,11 @@ type Config struct {
 	// (server.Options.NoWALPrefill; docs/DESIGN.md says when to turn it
 	// off).
 	WALPrefill bool
+	// ExistsCheckRead (zkgo.exists.checkRead, zkgo's own key, default
+	// true): exists needs READ on an existing node, as in ZooKeeper 3.8.4+
+	// and 3.9.2+ (ZOOKEEPER-2590, which has no switch); false answers it
+	// as 3.8.0 did (server.Options.ExistsWithoutRead).
+	ExistsCheckRead bool
 	// AuditEnabled (audit.enable, or -Dzookeeper.audit.enable) turns on
 	// ZooKeeper's audit log; AuditFile (zkgo.audit.file, zkgo's own key)
 	// is where it goes, as given: see AuditPath.
@@ -319,6 +324,7 @@ func base() *Config {
 		GlobalOutstandingLimit:      DefaultGlobalOutstandingLimit,
 		ForceSync:                   true,
 		WALPrefill:                  true,
+		ExistsCheckRead:             true,
 		SASLSection:                 DefaultSASLSection,
 		SSL:                         TLS{HostnameVerification: true},
 		ConnectionThrottleFillTime:  time.Millisecond,

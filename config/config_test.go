@@ -93,6 +93,7 @@ func TestDefault(t *testing.T) {
 		GlobalOutstandingLimit:      1000,
 		ForceSync:                   true,
 		WALPrefill:                  true,
+		ExistsCheckRead:             true,
 		SSL:                         TLS{HostnameVerification: true},
 		ConnectionThrottleFillTime:  time.Millisecond,
 		ConnectionThrottleFillCount: 1,
@@ -551,6 +552,15 @@ func TestWALPrefill(t *testing.T) {
 		c, _, err := parseString(t, "dataDir=/tmp/x\nclientPort=2181\n"+text)
 		if err != nil || c.WALPrefill != want {
 			t.Errorf("%q: WALPrefill %v, %v; want %v", text, c.WALPrefill, err, want)
+		}
+	}
+}
+
+func TestExistsCheckRead(t *testing.T) {
+	for text, want := range map[string]bool{"": true, "zkgo.exists.checkRead=true\n": true, "zkgo.exists.checkRead=false\n": false} {
+		c, _, err := parseString(t, "dataDir=/tmp/x\nclientPort=2181\n"+text)
+		if err != nil || c.ExistsCheckRead != want {
+			t.Errorf("%q: ExistsCheckRead %v, %v; want %v", text, c.ExistsCheckRead, err, want)
 		}
 	}
 }

@@ -287,6 +287,8 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 		}
 	case k == "zkgo.wal.prefill":
 		c.WALPrefill = p.javaBool(pr)
+	case k == "zkgo.exists.checkRead":
+		c.ExistsCheckRead = p.javaBool(pr)
 	case k == "audit.enable":
 		// ZKAuditProvider: Boolean.getBoolean("zookeeper.audit.enable"),
 		// which zoo.cfg's audit.enable sets.

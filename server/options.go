@@ -96,6 +96,12 @@ type Options struct {
 	// EnforceQuota makes hard quota limits fail writes. Default true via
 	// the config package.
 	EnforceQuota bool
+	// ExistsWithoutRead answers exists on a node the session may not read
+	// (ZooKeeper 3.8.0's behaviour). By default exists needs READ on an
+	// existing node and answers NoAuth without it, as ZooKeeper 3.8.4+
+	// and 3.9.2+ do (ZOOKEEPER-2590); a missing node is NoNode whatever
+	// the ACLs. zoo.cfg: zkgo.exists.checkRead=false.
+	ExistsWithoutRead bool
 	// DisableDigestAuth turns the digest scheme off
 	// (DigestAuthenticationProvider.enabled=false).
 	DisableDigestAuth bool

@@ -122,6 +122,11 @@ func (c *Conn) readExists(r *request) (proto.ErrCode, proto.Record) {
 		return proto.ErrBadArguments, nil
 	}
 	n := t.Get(q.Path)
+	// ZOOKEEPER-2590 (3.8.4, 3.9.2): READ on an existing node, checked
+	// before the watch is set, so a refused exists sets none.
+	if n != nil && !s.opts.ExistsWithoutRead && !tree.CheckACL(n, proto.PermRead, r.auth) {
+		return proto.ErrNoAuth, nil
+	}
 	if q.Watch {
 		s.watches.AddData(strings.Clone(q.Path), c)
 	}

@@ -396,6 +396,7 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 		DataLogDir:                  cfg.DataLogDir,
 		NoSync:                      !cfg.ForceSync,
 		NoWALPrefill:                !cfg.WALPrefill,
+		ExistsWithoutRead:           !cfg.ExistsCheckRead,
 		SnapCount:                   cfg.SnapCount,
 		SnapBytes:                   snapBytesOf(cfg.SnapSizeLimitKB),
 		NoTreeDigest:                !cfg.DigestEnabled,
