@@ -9,11 +9,16 @@
 // RWMutex, Semaphore, SemaphoreMutex, MultiLock), recipe/leader (Latch,
 // Selector, Election), recipe/barrier (Barrier, DoubleBarrier),
 // recipe/shared (Value, Count, AtomicValue, AtomicLong), recipe/queue
-// (Queue, PriorityQueue, DelayQueue, IDQueue), recipe/node
+// (Queue, PriorityQueue, DelayQueue, IDQueue, Simple), recipe/node
 // (PersistentNode, TTLNode, GroupMember) and recipe/discovery (Discovery,
 // Provider: curator-x-discovery). Each depends only on the client package
 // zk, this package and, for recipe/shared's promotion to a lock,
 // recipe/lock; recipe/discovery builds on recipe/node.
+//
+// Two packages follow Python's kazoo instead of Curator, with kazoo's node
+// layouts: recipe/partition (SetPartitioner) and recipe/lease
+// (NonBlockingLease, MultiNonBlockingLease). Both use kazoo's lock
+// (recipe/internal/kazoolock), not Curator's.
 //
 // # Losing a grant
 //
