@@ -241,6 +241,10 @@ type Config struct {
 	SASLSuperUser string
 	// Kerberos is SASL GSSAPI for clients (kerberos.go).
 	Kerberos Kerberos
+	// LinearizableReads (zkgo.reads=linearizable, zkgo's own key; default
+	// sequential, ZooKeeper's) answers every read after a ReadIndex
+	// round (server.Options.LinearizableReads).
+	LinearizableReads bool
 	// QuorumAuth is quorum SASL, the members' authentication of each
 	// other (quorum.auth.*; quorumauth.go).
 	QuorumAuth QuorumAuth

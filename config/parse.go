@@ -270,6 +270,15 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 			p.warn(pr, "snapCount should be 2 or more; using 2")
 			c.SnapCount = 2
 		}
+	case k == "zkgo.reads":
+		switch strings.ToLower(v) {
+		case "linearizable":
+			c.LinearizableReads = true
+		case "sequential", "":
+			c.LinearizableReads = false
+		default:
+			return p.errorf(pr, "%q: linearizable or sequential (ZooKeeper's, the default)", v)
+		}
 	case k == "digest.enabled":
 		c.DigestEnabled = p.javaBool(pr)
 	case k == "zkgo.snapshot.maxBytes":

@@ -23,7 +23,7 @@ import (
 )
 
 type cluster struct {
-	t       *testing.T
+	t       testing.TB
 	opts    []func(*server.Options)
 	peers   []server.Peer
 	dirs    []string
@@ -32,7 +32,7 @@ type cluster struct {
 
 // startCluster starts n in-process members on loopback (the last
 // `observers` of them observers), each with its own data directory.
-func startCluster(t *testing.T, n, observers int, opts ...func(*server.Options)) *cluster {
+func startCluster(t testing.TB, n, observers int, opts ...func(*server.Options)) *cluster {
 	t.Helper()
 	c := &cluster{t: t, opts: opts}
 	lns := make([]net.Listener, n)

@@ -220,6 +220,11 @@ type Options struct {
 	// default): also the disk a snapshot stream from the leader may fill
 	// before it is checked.
 	MaxSnapshotBytes int64
+	// LinearizableReads (zkgo.reads=linearizable) answers every read
+	// after a ReadIndex round (linread.go): it sees every write
+	// acknowledged before it, on any member. Off, reads are ZooKeeper's:
+	// sequentially consistent, answered from the member's own tree.
+	LinearizableReads bool
 	// QuorumAuth configures quorum SASL, the members' authentication of
 	// each other on the peer port (quorumauth.go).
 	QuorumAuth QuorumAuthOptions

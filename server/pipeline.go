@@ -68,6 +68,9 @@ type request struct {
 	// its entry (a write; stageApply, stages.go).
 	applyAt time.Time
 	noSlot  bool // holds no outstanding-request slot (the handshake)
+	// lread marks a linearizable read (linread.go): queued like a
+	// write, it holds what follows until its read round is done.
+	lread bool
 }
 
 // handleFrame dispatches one request frame. It returns false when the
@@ -302,6 +305,9 @@ type readFunc func(*request) (proto.ErrCode, proto.Record)
 func (c *Conn) submitRead(r *request, fn readFunc) {
 	if fn != nil {
 		r.body = fixedReply(fn)
+	} else if c.s.opts.LinearizableReads && linearizableOp(r.op) {
+		c.submitLinearizableRead(r)
+		return
 	}
 	c.pipeMu.Lock()
 	if c.inflight > 0 {
@@ -344,8 +350,9 @@ func (c *Conn) writeApplied(r *request, zxid int64, res *tree.Result, b *applyBa
 	c.holdKicks(b)
 	c.pipeMu.Lock()
 	defer c.pipeMu.Unlock()
-	if len(c.queue) > 0 && c.queue[0] != r && c.queue[0].op == proto.OpReconfig && !c.queue[0].done {
-		// A reconfig before it is still being carried out (reconfig.go):
+	if len(c.queue) > 0 && c.queue[0] != r && (c.queue[0].op == proto.OpReconfig || c.queue[0].lread) && !c.queue[0].done {
+		// A reconfig before it is still being carried out (reconfig.go),
+		// or a linearizable read waiting for its round (linread.go):
 		// the reply waits for it.
 		if i := slices.Index(c.queue, r); i > 0 {
 			r.done = true
@@ -375,7 +382,7 @@ func (c *Conn) writeApplied(r *request, zxid int64, res *tree.Result, b *applyBa
 // write: reads, and writes completed outside the log (done). pipeMu is
 // held, and the tree is locked.
 func (c *Conn) drainQueueLocked() {
-	for len(c.queue) > 0 && (!c.queue[0].isWrite || c.queue[0].done) {
+	for len(c.queue) > 0 && (!c.queue[0].isWrite && !c.queue[0].lread || c.queue[0].done) {
 		rd := c.queue[0]
 		c.queue[0] = nil
 		c.queue = c.queue[1:]

@@ -105,7 +105,8 @@ type Server struct {
 	watches  *watch.Manager
 	sessions *sessionTracker
 	prop     *proposer
-	raft     *replica // raft, storage, and following the leader
+	raft     *replica    // raft, storage, and following the leader
+	reads    readBarrier // linearizable reads' rounds (linread.go)
 
 	ln      net.Listener // plaintext (or unified) client port; nil without one
 	sln     net.Listener // TLS client port; nil without one
@@ -229,6 +230,7 @@ func New(opts Options) (*Server, error) {
 		membershipChanged: s.membershipChanged, memberCh: make(chan struct{}),
 		learnFormationNow: make(chan struct{}, 1), recheck: make(chan struct{}, 1)}
 	s.raft.auth = s.raft.peerAuth()
+	s.reads.s = s
 	if opts.MetricsAddr != "" {
 		s.met = newMetrics(s)
 		s.sm.met = s.met

@@ -40,12 +40,25 @@ func linRand(t *testing.T) *rand.Rand {
 // linearizable (internal/linearize). A last session reads every znode at
 // the end, so an acknowledged write lost late shows too.
 func TestLinearizableUnderKills(t *testing.T) {
+	linearizableUnderKills(t, "", false)
+}
+
+// TestLinearizableReadsUnderKills is TestLinearizableUnderKills with
+// zkgo.reads=linearizable and reads without a sync first: plain getData
+// through any member, killed and restarted as above, is linearizable.
+func TestLinearizableReadsUnderKills(t *testing.T) {
+	linearizableUnderKills(t, "zkgo.reads=linearizable\n", true)
+}
+
+// linearizableUnderKills runs the kills with the zoo.cfg keys extra,
+// reads without a sync first if noSync.
+func linearizableUnderKills(t *testing.T, extra string, noSync bool) {
 	rng := linRand(t)
 
 	const n = 3
 	// A session timeout the clients get (the default maximum is 20
 	// ticks, 2 s here): a kill must cost them connection losses only.
-	cfgs, lines := writeEnsemble(t, t.TempDir(), n, "4lw.commands.whitelist=*\nsnapCount=500\n")
+	cfgs, lines := writeEnsemble(t, t.TempDir(), n, "4lw.commands.whitelist=*\nsnapCount=500\n"+extra)
 	var servers []string
 	for _, l := range lines {
 		_, client, _ := strings.Cut(l, ";")
@@ -61,6 +74,7 @@ func TestLinearizableUnderKills(t *testing.T) {
 		keys[i] = fmt.Sprintf("/lin/k%d", i)
 	}
 	rec := linearize.NewRecorder()
+	rec.NoSync = noSync
 	w := linearize.StartWorkload(ctx, t, rec, rng, servers, 6, keys)
 	// Between steps the clients have this many operations answered, and
 	// a random number more, so kills fall at different points.

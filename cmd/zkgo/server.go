@@ -123,6 +123,7 @@ Flags:
 	}
 	opts := optionsFromConfig(cfg, log)
 	opts.MaxSnapshotBytes = cfg.MaxSnapshotBytes
+	opts.LinearizableReads = cfg.LinearizableReads
 	qa := cfg.QuorumAuth
 	opts.QuorumAuth = server.QuorumAuthOptions{Enable: qa.EnableSASL, LearnerRequire: qa.LearnerRequire, ServerRequire: qa.ServerRequire,
 		ServerUsers: qa.ServerUsers, LearnerUser: qa.LearnerUser, LearnerPassword: qa.LearnerPassword}

@@ -10,6 +10,10 @@ import (
 // Recorder records a history of operations with their call and return
 // times on the monotonic clock. It is safe for concurrent use.
 type Recorder struct {
+	// NoSync: Client.Get reads without a sync first, for servers whose
+	// reads are linearizable by themselves. Set it before any Client.
+	NoSync bool
+
 	start time.Time    // the clock's origin; time.Since reads the monotonic clock
 	clock func() int64 // replaces the clock in tests (nil: the monotonic clock)
 
