@@ -8,6 +8,7 @@
 //	zkgo import [flags] [ZK_DATA_DIR] an Apache ZooKeeper data directory into a zkgo one
 //	zkgo export [flags] OUT_DIR     a stopped member's tree as an Apache ZooKeeper snapshot
 //	zkgo snapshot status|restore    snapshot files (Apache ZooKeeper's format)
+//	zkgo recover -config zoo.cfg    after the loss of a majority for good: a survivor's data, a new ensemble's
 //	zkgo fourlw [flags] WORD        a four-letter word, as zkServer.sh status sends it
 //	zkgo torture [flags]            faults against a local ensemble, checked (build with -tags zkgofaults)
 //	zkgo health [flags]             exit 0 if the server answers ruok with imok
@@ -45,6 +46,7 @@ func init() {
 		{"import", "import an Apache ZooKeeper data directory into a zkgo one", runImport},
 		{"export", "export a stopped member's tree as an Apache ZooKeeper snapshot", runExport},
 		{"snapshot", "status and restore of snapshot files (Apache ZooKeeper's format)", runSnapshot},
+		{"recover", "after the loss of a majority for good: one survivor's data becomes a new ensemble's", runRecover},
 		{"fourlw", "send a four-letter word (srvr, ruok, mntr, ...) and print the answer", runFourLW},
 		{"torture", "inject faults into a local ensemble while checkers watch the clients (needs -tags zkgofaults)", runTorture},
 		{"top", "a terminal view of a member's or an ensemble's live numbers (mntr), refreshed", runTop},
