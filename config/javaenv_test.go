@@ -91,9 +91,7 @@ func TestJavaEnvShellSubset(t *testing.T) {
 					other = append(other, w)
 				}
 			}
-			for _, f := range j.Flags {
-				srv = append(srv, f) // only -Xmx1000m, from SERVER_JVMFLAGS; after the properties here
-			}
+			srv = append(srv, j.Flags...) // only -Xmx1000m, from SERVER_JVMFLAGS; after the properties here
 			wantSrv, _ := SplitShellWords(tt.server)
 			wantJVM, _ := SplitShellWords(tt.jvm)
 			if strings.Join(srv, "|") != strings.Join(wantSrv, "|") || strings.Join(other, "|") != strings.Join(wantJVM, "|") {

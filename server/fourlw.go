@@ -293,24 +293,10 @@ func (s *Server) connList() []*Conn {
 	return out
 }
 
-func (s *Server) outstanding() int {
-	n := 0
-	for _, c := range s.connList() {
-		n += len(c.slots)
-	}
-	return n
-}
-
 func (s *Server) lastZxid() int64 {
 	s.sm.mu.RLock()
 	defer s.sm.mu.RUnlock()
 	return s.sm.tree.LastZxid()
-}
-
-func (s *Server) nodeCount() int {
-	s.sm.mu.RLock()
-	defer s.sm.mu.RUnlock()
-	return s.sm.tree.NodeCount()
 }
 
 // text formats a connection as ZooKeeper's cons (full) and stat do.

@@ -219,7 +219,7 @@ func TestMaxConnections(t *testing.T) {
 	c, err := rawzk.Dial(srv.Addr(), rawzk.Options{Timeout: 2 * time.Second})
 	if err == nil {
 		c.Close()
-		t.Fatal(fmt.Sprintf("a third connection was accepted with maxCnxns=2"))
+		t.Fatal("a third connection was accepted with maxCnxns=2")
 	}
 }
 

@@ -46,15 +46,6 @@ const zeroBase = 1 << 48
 // memberID returns the server id (myid) of a raft id.
 func memberID(id uint64) int64 { return int64(id & 0xff) }
 
-// incarnation returns the incarnation of a raft id: 0 for the identity
-// the member formed the ensemble with.
-func incarnation(id uint64) uint64 {
-	if id == raftID(memberID(id), 0) {
-		return 0
-	}
-	return id >> 8
-}
-
 // newIncarnation returns a random non-zero incarnation of 48 bits.
 func newIncarnation() (uint64, error) {
 	var b [8]byte

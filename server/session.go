@@ -401,13 +401,6 @@ func (t *sessionTracker) applied(txn *tree.Txn, res *tree.Result) {
 	}
 }
 
-// count returns the number of live sessions.
-func (t *sessionTracker) count() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.live)
-}
-
 // restore tracks every session of the tree (after a restart), each with a
 // fresh timeout: clients get one session timeout to come back.
 func (t *sessionTracker) restore(sm *stateMachine) {

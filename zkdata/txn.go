@@ -21,8 +21,6 @@ type txnHeader struct {
 	typ      proto.OpCode
 }
 
-const txnHeaderSize = 8 + 4 + 8 + 8 + 4
-
 // txnDigest is TxnDigest: the tree digest after the transaction.
 type txnDigest struct {
 	version int32

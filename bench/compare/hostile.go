@@ -34,7 +34,6 @@ type hostileResult struct {
 	server                            string
 	rssIdle, rssDuring, rssAfter      int64
 	idleP50, idleP99, durP50, durP99  time.Duration
-	openAfter                         int   // hostile connections still open after the wait
 	aliveAfter                        int64 // the server's zk_num_alive_connections then
 	total                             int
 	setupErr, measureErr, hostilesErr string

@@ -275,10 +275,7 @@ func (k *keeper) serve(conn *zk.Conn) bool {
 		case ev := <-watch:
 			watch = nil
 			if ev.Type == zk.EventNotWatching {
-				if k.ctx.Err() != nil {
-					return false
-				}
-				return true
+				return k.ctx.Err() == nil
 			}
 			need = true // deleted or changed: look again
 		case req := <-k.n.setc:
