@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,7 +19,7 @@ type Conn struct {
 	// Set by Connect, then read-only.
 	cfg    config
 	chroot string
-	hosts  []string // shuffled once, by Connect
+	hosts  HostProvider // WithHostProvider, or a HostList of the connect string's servers
 
 	xid         atomic.Int32
 	lastZxid    atomic.Int64
@@ -55,11 +54,12 @@ type Conn struct {
 	listeners *callQueue[State] // has its own lock; pushed to under mu
 
 	// Set by Connect, then read-only.
-	ctx     context.Context // canceled by Close, after closeSession
-	cancel  context.CancelFunc
-	first   chan error    // the first connection's outcome
-	runDone chan struct{} // closed when run returns
-	once    sync.Once     // runs Close's shutdown once; guards no field
+	ctx       context.Context // canceled by Close, after closeSession
+	cancel    context.CancelFunc
+	first     chan error    // the first connection's outcome
+	runDone   chan struct{} // closed when run returns
+	trackDone chan struct{} // closed when trackEnsemble returns (or is not to run)
+	once      sync.Once     // runs Close's shutdown once; guards no field
 }
 
 // Connect opens a session with one of the servers and returns once it is
@@ -77,30 +77,35 @@ func Connect[S string | []string](ctx context.Context, servers S, opts ...Option
 		list = v
 	}
 	cfg := defaultConfig()
-	hosts, chroot, err := parseServers(list)
-	if err != nil {
-		return nil, err
-	}
+	hosts, chroot, perr := parseServers(list)
 	cfg.chroot = chroot
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if perr != nil && (cfg.provider == nil || !errors.Is(perr, errNoServers)) {
+		return nil, perr
 	}
 	root, err := normChroot(cfg.chroot)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.shuffle {
-		rand.Shuffle(len(hosts), func(i, j int) { hosts[i], hosts[j] = hosts[j], hosts[i] })
+	provider := cfg.provider
+	if provider == nil {
+		provider = NewHostList(hosts, cfg.shuffle)
+	} else if len(hosts) > 0 {
+		provider.Update(hosts)
 	}
 	c := &Conn{
 		cfg:     cfg,
 		chroot:  root,
-		hosts:   hosts,
+		hosts:   provider,
 		ready:   make(chan struct{}),
 		auths:   append([]authInfo(nil), cfg.auths...),
 		first:   make(chan error, 1),
 		runDone: make(chan struct{}),
 	}
+	c.trackDone = make(chan struct{})
+	close(c.trackDone) // replaced below if the tracking starts
 	c.watches.init(c)
 	c.listeners = newCallQueue(func(s State) {
 		for _, fn := range c.cfg.listeners {
@@ -114,6 +119,10 @@ func Connect[S string | []string](ctx context.Context, servers S, opts ...Option
 		if err != nil {
 			c.Close()
 			return nil, err
+		}
+		if !cfg.noTrack {
+			c.trackDone = make(chan struct{})
+			go c.trackEnsemble()
 		}
 		return c, nil
 	case <-ctx.Done():
@@ -349,7 +358,7 @@ func (c *Conn) run() {
 		tries          int       // connection attempts since the last success
 		passes         int       // full passes over the host list
 		passStart      = time.Now()
-		hostIdx        int
+		preferred      string // the read-write server seekRW found, tried next
 		lastErr        error
 		lastDelay      time.Duration
 	)
@@ -376,15 +385,29 @@ func (c *Conn) run() {
 				return
 			}
 		}
-		addr := c.hosts[hostIdx%len(c.hosts)]
-		hostIdx++
-		l, resp, err := c.connect(addr)
+		var (
+			addr string
+			l    *link
+			resp *proto.ConnectResponse
+			err  error
+		)
+		if preferred != "" {
+			addr, preferred = preferred, ""
+		} else {
+			addr, err = c.hosts.Next(c.ctx)
+		}
+		if err == nil {
+			l, resp, err = c.connect(addr)
+		}
 		if err != nil {
 			lastErr = err
 			if c.ctx.Err() != nil {
 				continue
 			}
 			c.cfg.logger.Debug("zk: connect failed", "server", addr, "err", err)
+			if addr != "" {
+				c.hosts.Failed(addr, err)
+			}
 			if errors.Is(err, ErrSessionExpired) {
 				c.lose(ErrSessionExpired)
 				return
@@ -399,14 +422,15 @@ func (c *Conn) run() {
 				return
 			}
 			tries++
-			if tries%len(c.hosts) != 0 {
+			if tries < len(c.hosts.Servers()) {
 				continue
 			}
+			tries = 0
 			passes++
 			delay, ok := c.cfg.retry.Next(passes, time.Since(passStart))
 			if !ok {
 				if !connected {
-					c.first <- fmt.Errorf("zk: could not connect to %v: %w", c.hosts, err)
+					c.first <- fmt.Errorf("zk: could not connect to %v: %w", c.hosts.Servers(), err)
 					c.finishRun(ErrClosing)
 					return
 				}
@@ -430,6 +454,7 @@ func (c *Conn) run() {
 			continue
 		}
 		tries, passes, passStart = 0, 0, time.Now()
+		c.hosts.Connected(addr)
 		c.mu.Lock()
 		c.link = l
 		c.openReadyLocked()
@@ -451,7 +476,7 @@ func (c *Conn) run() {
 			stopSeek chan struct{}
 			seekDone chan struct{}
 		)
-		if resp.ReadOnly && len(c.hosts) > 1 {
+		if resp.ReadOnly && len(c.hosts.Servers()) > 1 {
 			rwFound, stopSeek, seekDone = make(chan string, 1), make(chan struct{}), make(chan struct{})
 			go c.seekRW(addr, stopSeek, rwFound, seekDone)
 		}
@@ -462,11 +487,7 @@ func (c *Conn) run() {
 		case rw := <-rwFound:
 			c.cfg.logger.Info("zk: found a read-write server; leaving the read-only one", "server", rw, "readOnly", addr)
 			l.fail(connLoss(errFoundRW))
-			for i, h := range c.hosts {
-				if h == rw {
-					hostIdx = i
-				}
-			}
+			preferred = rw
 		}
 		if stopSeek != nil {
 			close(stopSeek)
@@ -509,7 +530,7 @@ func (c *Conn) seekRW(current string, stop <-chan struct{}, found chan<- string,
 			t.Stop()
 			return
 		}
-		for _, h := range c.hosts {
+		for _, h := range c.hosts.Servers() {
 			if h == current {
 				continue
 			}
@@ -570,7 +591,7 @@ func (c *Conn) connect(addr string) (*link, *proto.ConnectResponse, error) {
 	}
 	auths := append([]authInfo(nil), c.auths...)
 	c.mu.Unlock()
-	connTimeout := max(to/time.Duration(len(c.hosts)), 100*time.Millisecond)
+	connTimeout := max(to/time.Duration(max(len(c.hosts.Servers()), 1)), 100*time.Millisecond)
 	ctx, cancel := context.WithTimeout(c.ctx, connTimeout)
 	defer cancel()
 	nc, err := c.cfg.dial(ctx, "tcp", addr)
@@ -707,6 +728,7 @@ func (c *Conn) Close() error {
 		c.cancel()
 		<-c.runDone
 		c.watches.terminate(StateClosed, ErrClosing)
+		<-c.trackDone
 		c.mu.Lock()
 		c.setStateLocked(StateClosed)
 		subs := c.subs

@@ -3,6 +3,7 @@ package zk
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -38,6 +39,8 @@ type config struct {
 	retry          RetryPolicy
 	listeners      []func(State)
 	maxFrame       int
+	provider       HostProvider // WithHostProvider (hosts.go)
+	noTrack        bool         // WithEnsembleTracking(false)
 }
 
 func defaultConfig() config {
@@ -113,8 +116,8 @@ func WithLogger(l *slog.Logger) Option {
 // fail with ErrNotReadOnly.
 func WithReadOnly(ro bool) Option { return func(c *config) { c.readOnly = ro } }
 
-// WithHostShuffle controls whether the server list is shuffled (once, at
-// Connect). Default true.
+// WithHostShuffle controls whether the server list is shuffled: at Connect,
+// and each time ensemble tracking changes it (see HostList). Default true.
 func WithHostShuffle(shuffle bool) Option { return func(c *config) { c.shuffle = shuffle } }
 
 // WithConnectRetry sets the delay between passes over the server list while
@@ -158,6 +161,8 @@ func WithMaxFrameSize(n int) Option {
 	}
 }
 
+var errNoServers = errors.New("zk: no server addresses")
+
 // parseServers splits "host:port,host:port/chroot" (or a list of such
 // entries) into addresses and a chroot.
 func parseServers(servers []string) (addrs []string, chroot string, err error) {
@@ -181,7 +186,7 @@ func parseServers(servers []string) (addrs []string, chroot string, err error) {
 		}
 	}
 	if len(addrs) == 0 {
-		return nil, "", fmt.Errorf("zk: no server addresses")
+		return nil, chroot, errNoServers
 	}
 	return addrs, chroot, nil
 }
