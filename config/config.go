@@ -202,8 +202,8 @@ type Config struct {
 	ParkAfter time.Duration
 	// WALPrefill (zkgo.wal.prefill, zkgo's own key, default true) writes
 	// zeros into the WAL's preallocated space ahead of the log
-	// (server.Options.NoWALPrefill; docs/DESIGN.md says when to turn it
-	// off).
+	// (server.Options.NoWALPrefill; docs/decisions/0008-wal-prefill-and-quiet-deletes.md
+	// says when to turn it off).
 	WALPrefill bool
 	// ExistsCheckRead (zkgo.exists.checkRead, zkgo's own key, default
 	// true): exists needs READ on an existing node, as in ZooKeeper 3.8.4+
