@@ -173,6 +173,15 @@ func TestEnsembleTrackingGrowShrink(t *testing.T) {
 		t.Fatal(err)
 	}
 	sid := c.SessionID()
+	// A Redialer given the first member starts its next session through
+	// the members its Conn learned.
+	var redialLogs logBuffer
+	r, err := Redial(ctx, e.ClientAddrs[0]+"/track", WithSessionTimeout(15*time.Second),
+		WithLogger(slog.New(slog.NewTextHandler(&redialLogs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
 	waitServers(t, c, e.ClientAddrs[:3], 10*time.Second)
 
 	// 3 -> 5.
@@ -221,6 +230,23 @@ func TestEnsembleTrackingGrowShrink(t *testing.T) {
 	}
 	if s := c.Server(); s != e.ClientAddrs[3] && s != e.ClientAddrs[4] {
 		t.Fatalf("connected to %s, want %s or %s", s, e.ClientAddrs[3], e.ClientAddrs[4])
+	}
+
+	old := r.Current()
+	retryUntil(t, time.Minute, "the Redialer's Conn reading", func() error {
+		_, err := old.Exists(ctx, "/after")
+		return err
+	})
+	e.Members[3].ExpireSession(old.SessionID())
+	e.Members[4].ExpireSession(old.SessionID())
+	nctx, ncancel := context.WithTimeout(ctx, 30*time.Second)
+	defer ncancel()
+	next, err := r.Next(nctx, old)
+	if err != nil {
+		t.Fatalf("the Redialer's next session: %v (old session state %v)\n%s", err, old.State(), redialLogs.String())
+	}
+	if st, err := next.Exists(ctx, "/after"); err != nil || st == nil {
+		t.Fatalf("the Redialer's next session: %v, %v", st, err)
 	}
 }
 

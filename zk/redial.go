@@ -53,7 +53,8 @@ type SetupFunc func(ctx context.Context, c *Conn) error
 
 // Redialer keeps a process connected across session expiries, as Curator's
 // client does: when its Conn reports StateLost it closes that Conn, connects
-// again with the same servers and options (a new session), runs the
+// again with the same servers (and the members its Conn learned by
+// ensemble tracking) and options (a new session), runs the
 // registered setup functions on the new Conn in registration order, and
 // only then makes it Current. Programs that run for a long time then need
 // no restart logic of their own.
@@ -213,7 +214,7 @@ func (r *Redialer) run() {
 		}
 		stop()
 		c.Close()
-		next := r.dial()
+		next := r.dial(c)
 		if next == nil {
 			return // closed
 		}
@@ -227,11 +228,17 @@ func (r *Redialer) run() {
 	}
 }
 
-// dial connects until it succeeds or the Redialer is closed (nil).
-func (r *Redialer) dial() *Conn {
+// dial connects until it succeeds or the Redialer is closed (nil). With
+// ensemble tracking, the servers the previous Conn knew last (the members
+// it learned) are tried along with the original ones.
+func (r *Redialer) dial(prev *Conn) *Conn {
+	servers := r.servers
+	if tracked := prev.Servers(); !prev.cfg.noTrack && len(tracked) > 0 {
+		servers = append(r.servers[:len(r.servers):len(r.servers)], tracked...)
+	}
 	pause := 10 * time.Millisecond
 	for {
-		c, err := Connect(r.ctx, r.servers, r.opts...)
+		c, err := Connect(r.ctx, servers, r.opts...)
 		if err == nil {
 			return c
 		}
