@@ -31,13 +31,38 @@
 // (the read deadline is two thirds of the session timeout; pings go out
 // after a third of it without traffic) the Conn reports StateSuspended,
 // fails the requests in flight with ErrConnectionLoss, and reconnects to the
-// next server of the list (shuffled once, at Connect) presenting the session
-// id and password. Requests issued while disconnected wait for the
+// next server of the list (see Servers below) presenting the session id and
+// password. Requests issued while disconnected wait for the
 // reconnection or their context. After the handshake it authenticates
 // again with SASL (WithSASL, DIGEST-MD5), re-sends the
 // credentials (WithAuth, AddAuth), re-registers every watch with
 // setWatches2 and the last zxid it saw, so that the server fires at once the
 // events missed while disconnected, and reports StateReconnected.
+//
+// # Servers
+//
+// The Conn takes the server to try from a HostProvider, asked again at
+// every connection attempt. The default, HostList, hands out the connect
+// string's servers in turn, shuffled (WithHostShuffle). Names are not
+// resolved at Connect: each attempt gives "host:port" to the dialer
+// (WithDialer; net.Dialer looks the name up every time), so a member whose
+// name moves to another address is reached at the new one.
+//
+// The Conn follows the ensemble, as Curator's EnsembleTracker does: once
+// connected it reads the dynamic configuration (/zookeeper/config, outside
+// any chroot; ZooKeeper 3.5+ and zkgo) with a watch, and each time a
+// reconfig changes it replaces the list with the members' client addresses
+// (ConfigClientAddrs: a member whose client address is a wildcard, or a
+// port alone, is reached at its server.N host). The watch is re-registered
+// on reconnection like any other. A client given one member thus learns
+// the others, and members added later, and keeps its session when the
+// ones it knew leave. If the session may not read the configuration (an
+// ACL on /zookeeper/config, or an older server without it), the Conn keeps
+// its list and logs it once. WithEnsembleTracking(false) pins the list
+// (members whose configured addresses the client cannot reach, through
+// NAT or a proxy); Conn.Servers shows it. WithHostProvider plugs in other
+// discovery (DNS SRV records, a registry): its Update is given the
+// members when tracking is on.
 //
 // # States
 //
