@@ -108,10 +108,12 @@ func Ctx(t testing.TB) context.Context {
 }
 
 // Connect opens a Conn (session timeout 4 s unless opts say otherwise)
-// closed when the test ends.
+// closed when the test ends. Its ensemble tracking is off unless opts
+// turn it on: the server is a single one, and tests that count a
+// session's watches (wchc) see only the recipe's.
 func (e *Env) Connect(t testing.TB, opts ...zk.Option) *zk.Conn {
 	t.Helper()
-	opts = append([]zk.Option{zk.WithSessionTimeout(4 * time.Second)}, opts...)
+	opts = append([]zk.Option{zk.WithSessionTimeout(4 * time.Second), zk.WithEnsembleTracking(false)}, opts...)
 	c, err := zk.Connect(Ctx(t), e.Addr, opts...)
 	if err != nil {
 		t.Fatalf("connect %s: %v", e.Addr, err)
