@@ -1,7 +1,7 @@
 // Package zktest runs an in-process zkgo server for tests: yours and ours.
 //
 //	srv := zktest.Start(t)
-//	conn, _, err := zk.Connect([]string{srv.Addr()}, time.Second)
+//	conn, err := zk.Connect(ctx, srv.Addr())
 //
 // The server listens on a free loopback port, uses a short tick time so
 // sessions expire quickly, keeps its data in memory, and is closed by
