@@ -48,8 +48,26 @@
 // a check operation on the holder's node that makes a multi fail once the
 // node is gone.
 //
-// A zk.Conn whose session is lost stays lost; recipes built on it stop with
-// an error, and a new Conn (a new session) is needed to take part again.
-// recipe/node and recipe/discovery also accept a zk.Redialer, which starts
-// that new session itself, and then carry on in it.
+// # Sessions
+//
+// Every recipe constructor takes a zk.Sessions: a *zk.Conn or a
+// *zk.Redialer. A zk.Conn whose session is lost stays lost; recipes built on
+// it stop with an error, and a new Conn (a new session) is needed to take
+// part again. A Redialer starts that new session itself, and the recipes
+// carry on in it: each Lock, Acquire, queue or counter operation runs in
+// the session current at the time; a leader.Latch or leader.Selector takes
+// part again in the next session; caches read the tree again and deliver
+// the differences (Lost, then Resynced); recipe/node and recipe/discovery
+// create their nodes again. What a recipe held in the old session (a lock,
+// leadership) is lost with it, as the Grant's Err says. A DoubleBarrier
+// member, a SetPartitioner, a leader.Election and a shared Value or Count
+// live in the session current when they are created (or started).
+//
+// # Connection state
+//
+// To follow the connection state beside a recipe, use the Conn's
+// NotifyState (a channel of every transition, and a stop function), on
+// src.Current() and, with a Redialer, again on the Conn that src.Next
+// returns after an expiry. zk.WithStateListener and Conn.StateChanges are
+// older forms of the same stream (see CHANGES.md).
 package recipe

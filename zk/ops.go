@@ -3,6 +3,7 @@ package zk
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/zkgo/zkgo/proto"
 )
@@ -21,7 +22,13 @@ const maxTTL = 1<<40 - 1
 // ModePersistentWithTTL or ModePersistentSequentialWithTTL (the server must
 // have extended types enabled). A TTL node with no children is deleted once
 // it has not been modified for ttl.
+//
+// WithTTLDuration is the same with a time.Duration, the unit of every other
+// duration in zkgo's API.
 func WithTTL(ttlMs int64) CreateOption { return func(o *createOpts) { o.ttl = ttlMs } }
+
+// WithTTLDuration is WithTTL(ttl.Milliseconds()).
+func WithTTLDuration(ttl time.Duration) CreateOption { return WithTTL(ttl.Milliseconds()) }
 
 // createRequest validates a create and builds its op, body and response.
 // withStat selects create2 for plain modes.

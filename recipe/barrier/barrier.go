@@ -32,14 +32,14 @@ func buildOptions(opts []Option) options {
 // (Curator's DistributedBarrier). The barrier is up while its node exists.
 // Its methods are safe for concurrent use.
 type Barrier struct {
-	conn *zk.Conn
+	src  zk.Sessions
 	path string
 	opts options
 }
 
 // New returns the barrier whose node is path.
-func New(conn *zk.Conn, path string, opts ...Option) *Barrier {
-	return &Barrier{conn: conn, path: path, opts: buildOptions(opts)}
+func New(src zk.Sessions, path string, opts ...Option) *Barrier {
+	return &Barrier{src: src, path: path, opts: buildOptions(opts)}
 }
 
 // Path returns the barrier's node path.
@@ -49,7 +49,7 @@ func (b *Barrier) Path() string { return b.path }
 // containers). A barrier that is already up is not an error.
 func (b *Barrier) Set(ctx context.Context) error {
 	for {
-		_, err := b.conn.CreateAll(ctx, b.path, nil, b.opts.acl, zk.ModePersistent, zk.AsContainers())
+		_, err := b.src.Current().CreateAll(ctx, b.path, nil, b.opts.acl, zk.ModePersistent, zk.AsContainers())
 		switch {
 		case err == nil, errors.Is(err, zk.ErrNodeExists):
 			return nil
@@ -65,7 +65,7 @@ func (b *Barrier) Set(ctx context.Context) error {
 // not up is not an error.
 func (b *Barrier) Remove(ctx context.Context) error {
 	for {
-		err := b.conn.Delete(ctx, b.path, zk.AnyVersion)
+		err := b.src.Current().Delete(ctx, b.path, zk.AnyVersion)
 		switch {
 		case err == nil, errors.Is(err, zk.ErrNoNode):
 			return nil
@@ -80,7 +80,7 @@ func (b *Barrier) Remove(ctx context.Context) error {
 // IsSet reports whether the barrier is up now.
 func (b *Barrier) IsSet(ctx context.Context) (bool, error) {
 	for {
-		st, err := b.conn.Exists(ctx, b.path)
+		st, err := b.src.Current().Exists(ctx, b.path)
 		if errors.Is(err, zk.ErrConnectionLoss) {
 			continue
 		}
@@ -94,7 +94,7 @@ func (b *Barrier) IsSet(ctx context.Context) (bool, error) {
 // longer watch.
 func (b *Barrier) Wait(ctx context.Context) error {
 	for {
-		st, ev, err := b.conn.ExistsW(ctx, b.path)
+		st, ev, err := b.src.Current().ExistsW(ctx, b.path)
 		if errors.Is(err, zk.ErrConnectionLoss) {
 			continue
 		}

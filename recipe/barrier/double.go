@@ -51,7 +51,8 @@ type DoubleBarrier struct {
 
 // NewDouble returns a member of the double barrier at path that waits for
 // n members (n > 0; a threshold, not a limit).
-func NewDouble(conn *zk.Conn, path string, n int, opts ...Option) (*DoubleBarrier, error) {
+func NewDouble(src zk.Sessions, path string, n int, opts ...Option) (*DoubleBarrier, error) {
+	conn := src.Current() // a member lives in one session
 	if n <= 0 {
 		return nil, fmt.Errorf("barrier: member count %d must be positive", n)
 	}

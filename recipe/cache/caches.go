@@ -13,10 +13,12 @@ import (
 // WithMaxDepth levels. Its methods are safe for concurrent use.
 type TreeCache struct{ e *engine }
 
-// NewTree returns a cache of the subtree at path, read through conn. It
+// NewTree returns a cache of the subtree at path, read through src (a
+// *zk.Conn, or a *zk.Redialer: the cache then follows it to each new
+// session after an expiry, as with WithRedial). It
 // does nothing until Start.
-func NewTree(conn *zk.Conn, path string, opts ...Option) *TreeCache {
-	return &TreeCache{e: newEngine(conn, path, kindTree, opts)}
+func NewTree(src zk.Sessions, path string, opts ...Option) *TreeCache {
+	return &TreeCache{e: newEngine(src, path, kindTree, opts)}
 }
 
 // Start reads the subtree and returns once the initial snapshot is in
@@ -68,8 +70,8 @@ func (c *TreeCache) Close() error { return c.e.close() }
 type NodeCache struct{ e *engine }
 
 // NewNode returns a cache of the node at path (which need not exist).
-func NewNode(conn *zk.Conn, path string, opts ...Option) *NodeCache {
-	return &NodeCache{e: newEngine(conn, path, kindNode, opts)}
+func NewNode(src zk.Sessions, path string, opts ...Option) *NodeCache {
+	return &NodeCache{e: newEngine(src, path, kindNode, opts)}
 }
 
 // Start: see TreeCache.Start.
@@ -97,8 +99,8 @@ type ChildrenCache struct{ e *engine }
 
 // NewChildren returns a cache of the children of path (which need not
 // exist).
-func NewChildren(conn *zk.Conn, path string, opts ...Option) *ChildrenCache {
-	return &ChildrenCache{e: newEngine(conn, path, kindChildren, opts)}
+func NewChildren(src zk.Sessions, path string, opts ...Option) *ChildrenCache {
+	return &ChildrenCache{e: newEngine(src, path, kindChildren, opts)}
 }
 
 // Start: see TreeCache.Start.

@@ -51,7 +51,8 @@ type engine struct {
 	// Owned by run (Start sets conn, states and unsub before run starts);
 	// conn is also written under mu, for currentConn.
 	conn        *zk.Conn
-	owned       bool // conn came from redial: the cache closes it
+	owned       bool        // conn came from redial: the cache closes it
+	src         zk.Sessions // what the constructor was given
 	states      <-chan zk.State
 	unsub       func()
 	watcher     *zk.Watcher // persistent mode; nil while not watching
@@ -63,9 +64,9 @@ type engine struct {
 	zxid        int64       // the zxid of the committed state
 }
 
-func newEngine(conn *zk.Conn, root string, k kind, opts []Option) *engine {
+func newEngine(src zk.Sessions, root string, k kind, opts []Option) *engine {
 	o := buildOptions(opts)
-	e := &engine{root: root, kind: k, opts: o, conn: conn, store: newStore(), oneShot: o.oneShot,
+	e := &engine{root: root, kind: k, opts: o, src: src, conn: src.Current(), store: newStore(), oneShot: o.oneShot,
 		initDone: make(chan struct{}), done: make(chan struct{})}
 	switch k {
 	case kindNode:
@@ -418,8 +419,15 @@ func (e *engine) lost() error {
 	e.setSynced(false)
 	e.suspended = false
 	e.send(Event{Type: Lost, Err: zk.ErrSessionExpired})
-	if e.opts.redial == nil {
-		return zk.ErrSessionExpired
+	redial, owned := e.opts.redial, true
+	if redial == nil {
+		if _, plain := e.src.(*zk.Conn); plain {
+			return zk.ErrSessionExpired
+		}
+		// A Redialer (or other Sessions): follow it to its next session;
+		// its Conns stay its own.
+		prev := e.conn
+		redial, owned = func(ctx context.Context) (*zk.Conn, error) { return e.src.Next(ctx, prev) }, false
 	}
 	e.dropWatches()
 	e.unsub()
@@ -429,10 +437,10 @@ func (e *engine) lost() error {
 	}
 	policy := zk.ExponentialBackoff{Base: 50 * time.Millisecond, Max: 5 * time.Second}
 	for n := 1; ; n++ {
-		c, err := e.opts.redial(e.ctx)
+		c, err := redial(e.ctx)
 		if err == nil && c != nil {
 			e.mu.Lock()
-			e.conn, e.owned = c, true
+			e.conn, e.owned = c, owned
 			e.mu.Unlock()
 			e.states, e.unsub = c.NotifyState()
 			return nil

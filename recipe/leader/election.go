@@ -57,7 +57,8 @@ const offerPrefix = "n_"
 // again; a create whose reply was lost is found again by the session's
 // ephemeral owner instead of being left behind.
 type Election struct {
-	conn *zk.Conn
+	src  zk.Sessions
+	conn *zk.Conn // src.Current() at Start
 	root string
 	host string
 	opts options
@@ -74,8 +75,8 @@ type Election struct {
 
 // NewElection returns an election under root for a participant named
 // hostName.
-func NewElection(conn *zk.Conn, root, hostName string, opts ...Option) *Election {
-	return &Election{conn: conn, root: root, host: hostName, opts: buildOptions(opts), events: recipe.NewStream[ElectionEvent]()}
+func NewElection(src zk.Sessions, root, hostName string, opts ...Option) *Election {
+	return &Election{src: src, conn: src.Current(), root: root, host: hostName, opts: buildOptions(opts), events: recipe.NewStream[ElectionEvent]()}
 }
 
 // Events returns the election's events; receive until it is closed (after
@@ -91,6 +92,7 @@ func (e *Election) Start() error {
 		return ErrLatchState
 	}
 	e.started = true
+	e.conn = e.src.Current()
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel, e.loopDone = cancel, make(chan struct{})
 	e.events.Send(ElectionEvent{Type: ElectionStart})

@@ -70,7 +70,7 @@ var ErrLatchState = errors.New("leader: latch already started or closed")
 
 // Latch is a participant in a leader election (Curator's LeaderLatch).
 type Latch struct {
-	conn *zk.Conn
+	src  zk.Sessions
 	path string
 	id   string
 	opts options
@@ -89,8 +89,8 @@ type Latch struct {
 
 // NewLatch returns a latch for the election at path; id is stored in its
 // node (and shown by Participants).
-func NewLatch(conn *zk.Conn, path, id string, opts ...Option) *Latch {
-	return &Latch{conn: conn, path: path, id: id, opts: buildOptions(opts), changed: make(chan struct{})}
+func NewLatch(src zk.Sessions, path, id string, opts ...Option) *Latch {
+	return &Latch{src: src, path: path, id: id, opts: buildOptions(opts), changed: make(chan struct{})}
 }
 
 // ID returns the latch's id.
@@ -166,7 +166,7 @@ func (l *Latch) Await(ctx context.Context) (*recipe.Grant, error) {
 // Participants returns the election's participants in order; the first is
 // the leader.
 func (l *Latch) Participants(ctx context.Context) ([]recipe.Participant, error) {
-	return recipe.Participants(ctx, l.conn, l.path, []string{latchName}, nil)
+	return recipe.Participants(ctx, l.src.Current(), l.path, []string{latchName}, nil)
 }
 
 // Leader returns the current leader (ok false if there is none).
@@ -208,7 +208,7 @@ func (l *Latch) Close(ctx context.Context) error {
 	}
 	var err error
 	if p != "" {
-		err = recipe.DeleteNode(ctx, l.conn, p)
+		err = recipe.DeleteNode(ctx, l.src.Current(), p)
 	}
 	if ev != nil {
 		ev.Close()
@@ -251,9 +251,38 @@ func permanent(err error) bool {
 }
 
 // run is the latch's one goroutine: it owns the node and the leadership.
+// It takes part in one session after the other, as long as src has a next
+// one (a *zk.Redialer does; a *zk.Conn does not).
 func (l *Latch) run(ctx context.Context) {
 	defer close(l.loopDone)
-	states, stop := l.conn.NotifyState()
+	conn := l.src.Current()
+	for {
+		l.runSession(ctx, conn)
+		if ctx.Err() != nil {
+			return
+		}
+		next, err := l.src.Next(ctx, conn)
+		if err != nil {
+			return
+		}
+		l.mu.Lock()
+		l.failed, l.ourPath = nil, ""
+		l.mu.Unlock()
+		conn = next
+	}
+}
+
+// nextSession waits for the session that follows conn's in src; false if
+// there is none (src is a *zk.Conn, or closed) or ctx ends first.
+func nextSession(ctx context.Context, src zk.Sessions, conn *zk.Conn) bool {
+	_, err := src.Next(ctx, conn)
+	return err == nil
+}
+
+// runSession takes part in the election in conn's session, until the
+// session ends, a permanent error, or ctx ends.
+func (l *Latch) runSession(ctx context.Context, conn *zk.Conn) {
+	states, stop := conn.NotifyState()
 	defer stop()
 	var czxid int64
 	retry := func(err error) bool {
@@ -279,7 +308,7 @@ func (l *Latch) run(ctx context.Context) {
 		ours := l.ourPath
 		l.mu.Unlock()
 		if ours == "" {
-			p, st, err := recipe.CreateNode(ctx, l.conn, l.path, latchName, []byte(l.id), l.opts.acl)
+			p, st, err := recipe.CreateNode(ctx, conn, l.path, latchName, []byte(l.id), l.opts.acl)
 			if err != nil {
 				if retry(err) {
 					continue
@@ -290,7 +319,7 @@ func (l *Latch) run(ctx context.Context) {
 			l.ourPath, ours, czxid = p, p, st.Czxid
 			l.mu.Unlock()
 		}
-		children, _, err := l.conn.Children(ctx, l.path)
+		children, _, err := conn.Children(ctx, l.path)
 		if err != nil {
 			if retry(err) {
 				continue
@@ -308,7 +337,7 @@ func (l *Latch) run(ctx context.Context) {
 			continue
 		}
 		if i == 0 {
-			g, err := recipe.Hold(ctx, l.conn, ours, czxid, recipe.HoldOptions{Policy: l.opts.policy})
+			g, err := recipe.Hold(ctx, conn, ours, czxid, recipe.HoldOptions{Policy: l.opts.policy})
 			if err != nil {
 				if errors.Is(err, recipe.ErrNodeDeleted) {
 					l.mu.Lock()
@@ -318,7 +347,7 @@ func (l *Latch) run(ctx context.Context) {
 				}
 				if errors.Is(err, recipe.ErrSuspended) {
 					if !waitReconnected(ctx, states) {
-						l.failIfLost()
+						l.failIfLost(conn)
 						return
 					}
 					continue
@@ -345,7 +374,7 @@ func (l *Latch) run(ctx context.Context) {
 				// look again once it is back (the node survives if the
 				// session does).
 				if !waitReconnected(ctx, states) {
-					l.failIfLost()
+					l.failIfLost(conn)
 					return
 				}
 			case permanent(why):
@@ -355,7 +384,7 @@ func (l *Latch) run(ctx context.Context) {
 			continue
 		}
 		// Wait for the node just ahead of ours.
-		_, _, ev, err := l.conn.GetW(ctx, l.path+"/"+children[i-1])
+		_, _, ev, err := conn.GetW(ctx, l.path+"/"+children[i-1])
 		if errors.Is(err, zk.ErrNoNode) {
 			continue
 		}
@@ -378,8 +407,8 @@ func (l *Latch) run(ctx context.Context) {
 }
 
 // failIfLost records the session's end if that is why waiting stopped.
-func (l *Latch) failIfLost() {
-	if s := l.conn.State(); s == zk.StateLost || s == zk.StateClosed {
+func (l *Latch) failIfLost(conn *zk.Conn) {
+	if s := conn.State(); s == zk.StateLost || s == zk.StateClosed {
 		l.fail(zk.ErrSessionExpired)
 	}
 }

@@ -20,7 +20,7 @@ type LeaderFunc func(ctx context.Context, g *recipe.Grant) error
 // same path (Curator's LeaderSelector): participants queue in arrival order
 // (a Curator InterProcessMutex), and each in turn runs its LeaderFunc.
 type Selector struct {
-	conn *zk.Conn
+	src  zk.Sessions
 	path string
 	id   string
 	fn   LeaderFunc
@@ -39,8 +39,8 @@ type Selector struct {
 }
 
 // NewSelector returns a selector on path; id is stored in its node.
-func NewSelector(conn *zk.Conn, path, id string, fn LeaderFunc, opts ...Option) *Selector {
-	return &Selector{conn: conn, path: path, id: id, fn: fn, opts: buildOptions(opts), requeue: make(chan struct{}, 1)}
+func NewSelector(src zk.Sessions, path, id string, fn LeaderFunc, opts ...Option) *Selector {
+	return &Selector{src: src, path: path, id: id, fn: fn, opts: buildOptions(opts), requeue: make(chan struct{}, 1)}
 }
 
 // Start joins the queue once (and again after each turn with
@@ -100,7 +100,7 @@ func (s *Selector) Err() error {
 
 // Participants returns the queue in order; the first is the leader.
 func (s *Selector) Participants(ctx context.Context) ([]recipe.Participant, error) {
-	return recipe.Participants(ctx, s.conn, s.path, []string{"lock-"}, nil)
+	return recipe.Participants(ctx, s.src.Current(), s.path, []string{"lock-"}, nil)
 }
 
 // Leader returns the current leader (ok false if there is none).
@@ -132,7 +132,7 @@ func (s *Selector) Close() error {
 
 func (s *Selector) run(ctx context.Context) {
 	defer close(s.loopDone)
-	m := lock.NewMutex(s.conn, s.path, lock.WithData([]byte(s.id)), lock.WithPolicy(s.opts.policy), lock.WithACL(s.opts.acl))
+	m := lock.NewMutex(s.src, s.path, lock.WithData([]byte(s.id)), lock.WithPolicy(s.opts.policy), lock.WithACL(s.opts.acl))
 	for ctx.Err() == nil {
 		s.mu.Lock()
 		queued := s.queued
@@ -145,6 +145,7 @@ func (s *Selector) run(ctx context.Context) {
 				return
 			}
 		}
+		conn := s.src.Current()
 		g, err := m.Lock(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -152,7 +153,10 @@ func (s *Selector) run(ctx context.Context) {
 			}
 			s.setErr(err)
 			if permanent(err) {
-				return
+				if !nextSession(ctx, s.src, conn) {
+					return
+				}
+				continue
 			}
 			t := time.NewTimer(50 * time.Millisecond)
 			select {
@@ -186,11 +190,16 @@ func (s *Selector) run(ctx context.Context) {
 		uerr := m.Unlock(context.WithoutCancel(ctx))
 		if uerr != nil && permanent(uerr) {
 			s.setErr(uerr)
-			return
+			if !nextSession(ctx, s.src, conn) {
+				return
+			}
+			continue
 		}
 		if permanent(g.Err()) {
 			s.setErr(g.Err())
-			return
+			if !nextSession(ctx, s.src, conn) {
+				return
+			}
 		}
 	}
 }

@@ -83,17 +83,18 @@ func build(opts []Option) (options, error) {
 // NonBlocking tries once to obtain (or renew) the lease at path for
 // duration (kazoo's NonBlockingLease). It waits only for the lease's lock,
 // which other contenders hold briefly.
-func NonBlocking(ctx context.Context, conn *zk.Conn, path string, duration time.Duration, opts ...Option) (Lease, error) {
+func NonBlocking(ctx context.Context, src zk.Sessions, path string, duration time.Duration, opts ...Option) (Lease, error) {
 	o, err := build(opts)
 	if err != nil {
 		return Lease{}, err
 	}
-	return attempt(ctx, conn, path, duration, o)
+	return attempt(ctx, src.Current(), path, duration, o)
 }
 
 // MultiNonBlocking tries the leases "<path>/0" to "<path>/<count-1>" in
 // turn and stops at the first obtained (kazoo's MultiNonBlockingLease).
-func MultiNonBlocking(ctx context.Context, conn *zk.Conn, count int, path string, duration time.Duration, opts ...Option) (Lease, error) {
+func MultiNonBlocking(ctx context.Context, src zk.Sessions, count int, path string, duration time.Duration, opts ...Option) (Lease, error) {
+	conn := src.Current()
 	o, err := build(opts)
 	if err != nil {
 		return Lease{}, err
@@ -109,8 +110,8 @@ func MultiNonBlocking(ctx context.Context, conn *zk.Conn, count int, path string
 }
 
 // Read returns the record of the lease at path; nil if there is none.
-func Read(ctx context.Context, conn *zk.Conn, path string) (*Record, error) {
-	data, _, err := conn.Get(ctx, path+"/"+HolderNode)
+func Read(ctx context.Context, src zk.Sessions, path string) (*Record, error) {
+	data, _, err := src.Current().Get(ctx, path+"/"+HolderNode)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, nil
 	}

@@ -48,7 +48,7 @@ func buildOptions(opts []Option) options {
 // internals is the acquire/release machinery shared by the locks (Curator's
 // LockInternals).
 type internals struct {
-	conn      *zk.Conn
+	src       zk.Sessions
 	base      string
 	lockName  string
 	sortNames []string
@@ -64,17 +64,19 @@ func (in *internals) acquire(ctx context.Context, wait bool) (*recipe.Grant, err
 		data = nil
 	}
 	for attempt := 0; ; attempt++ {
-		path, st, err := recipe.CreateNode(ctx, in.conn, in.base, in.lockName, data, in.opts.acl)
+		// Each attempt runs in one session: the current one.
+		conn := in.src.Current()
+		path, st, err := recipe.CreateNode(ctx, conn, in.base, in.lockName, data, in.opts.acl)
 		if err != nil {
 			return nil, err
 		}
 		ours := path[len(in.base)+1:]
 		var ok bool
 		if wait {
-			err = recipe.WaitTurn(ctx, in.conn, in.base, in.sortNames, ours, in.decide)
+			err = recipe.WaitTurn(ctx, conn, in.base, in.sortNames, ours, in.decide)
 			ok = err == nil
 		} else {
-			ok, err = recipe.CheckTurn(ctx, in.conn, in.base, in.sortNames, ours, in.decide)
+			ok, err = recipe.CheckTurn(ctx, conn, in.base, in.sortNames, ours, in.decide)
 		}
 		if err == nil && ok {
 			var hold recipe.HoldOptions
@@ -86,14 +88,14 @@ func (in *internals) acquire(ctx context.Context, wait bool) (*recipe.Grant, err
 					}
 				}
 			}
-			g, herr := recipe.Hold(ctx, in.conn, path, st.Czxid, hold)
+			g, herr := recipe.Hold(ctx, conn, path, st.Czxid, hold)
 			if herr == nil {
 				return g, nil
 			}
 			err = herr
 		}
 		// Not ours (try-lock), cancelled, or failed: never leave the node.
-		derr := recipe.DeleteNode(ctx, in.conn, path)
+		derr := recipe.DeleteNode(ctx, conn, path)
 		if err == nil {
 			return nil, derr
 		}
@@ -109,7 +111,9 @@ func (in *internals) acquire(ctx context.Context, wait bool) (*recipe.Grant, err
 // release gives the grant back and deletes its node.
 func (in *internals) release(ctx context.Context, g *recipe.Grant) error {
 	g.Release()
-	return recipe.DeleteNode(ctx, in.conn, g.Path())
+	// The current session's: if the grant's session has ended since, its
+	// node went with it and the delete finds nothing.
+	return recipe.DeleteNode(ctx, in.src.Current(), g.Path())
 }
 
 // Mutex is a reentrant distributed mutex (Curator's InterProcessMutex).
@@ -126,13 +130,15 @@ type Mutex struct {
 }
 
 // NewMutex returns a mutex on path (its nodes are "<path>/..lock-<seq>").
-func NewMutex(conn *zk.Conn, path string, opts ...Option) *Mutex {
-	return newMutex(conn, path, "lock-", []string{"lock-"}, recipe.FirstN(1), buildOptions(opts))
+// src is a *zk.Conn or a *zk.Redialer: each Lock runs in the session
+// current at the time.
+func NewMutex(src zk.Sessions, path string, opts ...Option) *Mutex {
+	return newMutex(src, path, "lock-", []string{"lock-"}, recipe.FirstN(1), buildOptions(opts))
 }
 
-func newMutex(conn *zk.Conn, path, lockName string, sortNames []string, decide recipe.Decide, o options) *Mutex {
+func newMutex(src zk.Sessions, path, lockName string, sortNames []string, decide recipe.Decide, o options) *Mutex {
 	return &Mutex{
-		in:  internals{conn: conn, base: path, lockName: lockName, sortNames: sortNames, decide: decide, opts: o},
+		in:  internals{src: src, base: path, lockName: lockName, sortNames: sortNames, decide: decide, opts: o},
 		acq: make(chan struct{}, 1),
 	}
 }
@@ -225,14 +231,14 @@ func (m *Mutex) IsHeld() bool {
 // Participants returns the lock's queue: the holder first, then the
 // waiters in order.
 func (m *Mutex) Participants(ctx context.Context) ([]recipe.Participant, error) {
-	return recipe.Participants(ctx, m.in.conn, m.in.base, m.in.sortNames, nil)
+	return recipe.Participants(ctx, m.in.src.Current(), m.in.base, m.in.sortNames, nil)
 }
 
 // AttemptRevoke asks the holder of the lock node at nodePath to release it,
 // as Curator's Revoker does (it writes "__REVOKE__" into the node). Only
 // holders that made their lock revocable react.
-func AttemptRevoke(ctx context.Context, conn *zk.Conn, nodePath string) error {
-	_, err := conn.Set(ctx, nodePath, recipe.RevokeMessage, -1)
+func AttemptRevoke(ctx context.Context, src zk.Sessions, nodePath string) error {
+	_, err := src.Current().Set(ctx, nodePath, recipe.RevokeMessage, -1)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}

@@ -26,12 +26,12 @@ type RWMutex struct {
 }
 
 // NewRWMutex returns a read-write lock on path.
-func NewRWMutex(conn *zk.Conn, path string, opts ...Option) *RWMutex {
+func NewRWMutex(src zk.Sessions, path string, opts ...Option) *RWMutex {
 	o := buildOptions(opts)
 	names := []string{readLockName, writeLockName}
 	rw := &RWMutex{}
-	rw.w = newMutex(conn, path, writeLockName, names, recipe.FirstN(1), o)
-	rw.r = newMutex(conn, path, readLockName, names, rw.readDecide, o)
+	rw.w = newMutex(src, path, writeLockName, names, recipe.FirstN(1), o)
+	rw.r = newMutex(src, path, readLockName, names, rw.readDecide, o)
 	return rw
 }
 
@@ -92,5 +92,5 @@ func (rw *RWMutex) ReadMutex() *Mutex { return rw.r }
 // Participants returns the queue of readers and writers in order; the first
 // entry is marked Leader.
 func (rw *RWMutex) Participants(ctx context.Context) ([]recipe.Participant, error) {
-	return recipe.Participants(ctx, rw.w.in.conn, rw.w.in.base, rw.w.in.sortNames, nil)
+	return recipe.Participants(ctx, rw.w.in.src.Current(), rw.w.in.base, rw.w.in.sortNames, nil)
 }

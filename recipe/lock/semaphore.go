@@ -20,7 +20,7 @@ import (
 // agree on (NewSharedSemaphore, Curator's SharedCount: a 4-byte big-endian
 // integer).
 type Semaphore struct {
-	conn      *zk.Conn
+	src       zk.Sessions
 	base      string
 	leases    string
 	max       int
@@ -37,24 +37,25 @@ type Lease struct {
 // Release returns the lease (deleting its node).
 func (l *Lease) Release(ctx context.Context) error {
 	l.Grant.Release()
-	return recipe.DeleteNode(ctx, l.s.conn, l.Path())
+	return recipe.DeleteNode(ctx, l.s.src.Current(), l.Path())
 }
 
 // NewSemaphore returns a semaphore on path with maxLeases permits.
-func NewSemaphore(conn *zk.Conn, path string, maxLeases int, opts ...Option) *Semaphore {
-	return &Semaphore{conn: conn, base: path, leases: path + "/leases", max: maxLeases, opts: buildOptions(opts)}
+func NewSemaphore(src zk.Sessions, path string, maxLeases int, opts ...Option) *Semaphore {
+	return &Semaphore{src: src, base: path, leases: path + "/leases", max: maxLeases, opts: buildOptions(opts)}
 }
 
 // NewSharedSemaphore returns a semaphore on path whose limit is the integer
 // stored at countPath (4 bytes, big-endian, as Curator's SharedCount writes
 // it). A change of the count takes effect for waiting acquirers at once.
-func NewSharedSemaphore(conn *zk.Conn, path, countPath string, opts ...Option) *Semaphore {
-	return &Semaphore{conn: conn, base: path, leases: path + "/leases", countPath: countPath, opts: buildOptions(opts)}
+func NewSharedSemaphore(src zk.Sessions, path, countPath string, opts ...Option) *Semaphore {
+	return &Semaphore{src: src, base: path, leases: path + "/leases", countPath: countPath, opts: buildOptions(opts)}
 }
 
 // SetSharedCount writes n to a shared count node (creating it), in Curator's
 // SharedCount format.
-func SetSharedCount(ctx context.Context, conn *zk.Conn, countPath string, n int32) error {
+func SetSharedCount(ctx context.Context, src zk.Sessions, countPath string, n int32) error {
+	conn := src.Current()
 	b := binary.BigEndian.AppendUint32(nil, uint32(n))
 	_, err := conn.Set(ctx, countPath, b, -1)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -67,11 +68,11 @@ func SetSharedCount(ctx context.Context, conn *zk.Conn, countPath string, n int3
 }
 
 // limit returns the current limit and, for a shared count, a watch on it.
-func (s *Semaphore) limit(ctx context.Context) (int, <-chan zk.Event, error) {
+func (s *Semaphore) limit(ctx context.Context, conn *zk.Conn) (int, <-chan zk.Event, error) {
 	if s.countPath == "" {
 		return s.max, nil, nil
 	}
-	data, _, ev, err := s.conn.GetW(ctx, s.countPath)
+	data, _, ev, err := conn.GetW(ctx, s.countPath)
 	if err != nil {
 		return 0, nil, fmt.Errorf("semaphore count %s: %w", s.countPath, err)
 	}
@@ -120,26 +121,27 @@ func (s *Semaphore) TryAcquire(ctx context.Context) (l *Lease, ok bool, err erro
 func (s *Semaphore) acquire1(ctx context.Context, wait bool) (*Lease, error) {
 	// A Mutex per call: Semaphore methods may run concurrently, and a
 	// shared reentrant Mutex would let them in together.
-	m := newMutex(s.conn, s.base+"/locks", "lock-", []string{"lock-"}, recipe.FirstN(1), options{policy: recipe.Session, acl: s.opts.acl})
+	conn := s.src.Current() // one session for the whole acquisition
+	m := newMutex(conn, s.base+"/locks", "lock-", []string{"lock-"}, recipe.FirstN(1), options{policy: recipe.Session, acl: s.opts.acl})
 	if _, err := m.Lock(ctx); err != nil {
 		return nil, err
 	}
 	defer m.Unlock(ctx)
 	for attempt := 0; ; attempt++ {
-		path, st, err := recipe.CreateNode(ctx, s.conn, s.leases, "lease-", s.opts.data, s.opts.acl)
+		path, st, err := recipe.CreateNode(ctx, conn, s.leases, "lease-", s.opts.data, s.opts.acl)
 		if err != nil {
 			return nil, err
 		}
 		name := path[len(s.leases)+1:]
-		got, err := s.waitLease(ctx, name, wait)
+		got, err := s.waitLease(ctx, conn, name, wait)
 		if err == nil && got {
-			g, herr := recipe.Hold(ctx, s.conn, path, st.Czxid, recipe.HoldOptions{Policy: s.opts.policy})
+			g, herr := recipe.Hold(ctx, conn, path, st.Czxid, recipe.HoldOptions{Policy: s.opts.policy})
 			if herr == nil {
 				return &Lease{Grant: g, s: s}, nil
 			}
 			err = herr
 		}
-		derr := recipe.DeleteNode(ctx, s.conn, path)
+		derr := recipe.DeleteNode(ctx, conn, path)
 		if err == nil { // not waiting and no lease free
 			return nil, derr
 		}
@@ -151,13 +153,13 @@ func (s *Semaphore) acquire1(ctx context.Context, wait bool) (*Lease, error) {
 }
 
 // waitLease waits until the leases (ours included) are within the limit.
-func (s *Semaphore) waitLease(ctx context.Context, name string, wait bool) (bool, error) {
+func (s *Semaphore) waitLease(ctx context.Context, conn *zk.Conn, name string, wait bool) (bool, error) {
 	for {
-		limit, countEv, err := s.limit(ctx)
+		limit, countEv, err := s.limit(ctx, conn)
 		if err != nil {
 			return false, err
 		}
-		children, _, ev, err := s.conn.ChildrenW(ctx, s.leases)
+		children, _, ev, err := conn.ChildrenW(ctx, s.leases)
 		if err != nil {
 			return false, err
 		}
@@ -187,7 +189,7 @@ func (s *Semaphore) waitLease(ctx context.Context, name string, wait bool) (bool
 
 // Participants returns the current leases.
 func (s *Semaphore) Participants(ctx context.Context) ([]recipe.Participant, error) {
-	return recipe.Participants(ctx, s.conn, s.leases, []string{"lease-"}, nil)
+	return recipe.Participants(ctx, s.src.Current(), s.leases, []string{"lease-"}, nil)
 }
 
 // SemaphoreMutex is a non-reentrant distributed mutex (Curator's
@@ -202,8 +204,8 @@ type SemaphoreMutex struct {
 }
 
 // NewSemaphoreMutex returns a non-reentrant mutex on path.
-func NewSemaphoreMutex(conn *zk.Conn, path string, opts ...Option) *SemaphoreMutex {
-	return &SemaphoreMutex{s: NewSemaphore(conn, path, 1, opts...)}
+func NewSemaphoreMutex(src zk.Sessions, path string, opts ...Option) *SemaphoreMutex {
+	return &SemaphoreMutex{s: NewSemaphore(src, path, 1, opts...)}
 }
 
 // Lock acquires the mutex.

@@ -356,7 +356,7 @@ func (k *keeper) confirm() {
 func (k *keeper) create(conn *zk.Conn) (string, error) {
 	var copts []zk.CreateOption
 	if k.n.opts.ttl > 0 {
-		copts = append(copts, zk.WithTTL(k.n.opts.ttl.Milliseconds()))
+		copts = append(copts, zk.WithTTLDuration(k.n.opts.ttl))
 	}
 	do := func() (string, error) {
 		if k.n.opts.protected {

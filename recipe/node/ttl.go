@@ -116,7 +116,7 @@ func (t *TTLNode) run() {
 // is left to the PersistentNode to create again.
 func (t *TTLNode) touch(ctx context.Context) {
 	conn := t.src.Current()
-	_, err := conn.Create(ctx, t.child, nil, t.opts.acl, zk.ModePersistentWithTTL, zk.WithTTL(t.ttl.Milliseconds()))
+	_, err := conn.Create(ctx, t.child, nil, t.opts.acl, zk.ModePersistentWithTTL, zk.WithTTLDuration(t.ttl))
 	if errors.Is(err, zk.ErrNodeExists) {
 		_, err = conn.Set(ctx, t.child, nil, zk.AnyVersion)
 	}

@@ -117,7 +117,8 @@ type SetPartitioner struct {
 // New joins the party at path and starts allocating (in the background;
 // see WaitForAcquire, State and Changed). The items must be valid node
 // names.
-func New(ctx context.Context, conn *zk.Conn, path string, set []string, opts ...Option) (*SetPartitioner, error) {
+func New(ctx context.Context, src zk.Sessions, path string, set []string, opts ...Option) (*SetPartitioner, error) {
+	conn := src.Current() // a member lives in one session
 	o := options{boundary: 30 * time.Second, reaction: time.Second, fn: Default, acl: zk.OpenACLUnsafe}
 	for _, fn := range opts {
 		fn(&o)

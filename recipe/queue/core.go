@@ -107,14 +107,17 @@ func buildOptions(opts []Option) options {
 
 // core is what the four queues share: putting, taking, consuming.
 type core struct {
-	conn *zk.Conn
+	src  zk.Sessions
 	path string
 	kind kind
 	opts options
 }
 
-func newCore(conn *zk.Conn, path string, k kind, opts []Option) core {
-	return core{conn: conn, path: path, kind: k, opts: buildOptions(opts)}
+// conn returns the Conn of the current session.
+func (q *core) conn() *zk.Conn { return q.src.Current() }
+
+func newCore(src zk.Sessions, path string, k kind, opts []Option) core {
+	return core{src: src, path: path, kind: k, opts: buildOptions(opts)}
 }
 
 func (q *core) lockSafe() bool { return q.opts.lockPath != "" }
@@ -133,7 +136,7 @@ func (q *core) put(ctx context.Context, infix string, values [][]byte) error {
 	}
 	p := q.path + "/" + itemPrefix + infix
 	for attempt := 0; ; attempt++ {
-		_, err := q.conn.Create(ctx, p, data, q.opts.acl, zk.ModePersistentSequential)
+		_, err := q.conn().Create(ctx, p, data, q.opts.acl, zk.ModePersistentSequential)
 		switch {
 		case err == nil:
 			return nil
@@ -155,7 +158,7 @@ func (q *core) put(ctx context.Context, infix string, values [][]byte) error {
 // containers), as Curator's DistributedQueue.start does.
 func (q *core) ensure(ctx context.Context, p string) error {
 	for {
-		_, err := q.conn.CreateAll(ctx, p, nil, q.opts.acl, zk.ModePersistent, zk.AsContainers())
+		_, err := q.conn().CreateAll(ctx, p, nil, q.opts.acl, zk.ModePersistent, zk.AsContainers())
 		if err == nil || errors.Is(err, zk.ErrNodeExists) {
 			return nil
 		}
@@ -171,7 +174,7 @@ func (q *core) waitRoom(ctx context.Context) error {
 		return nil
 	}
 	for {
-		children, _, ev, err := q.conn.ChildrenW(ctx, q.path)
+		children, _, ev, err := q.conn().ChildrenW(ctx, q.path)
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			return nil
@@ -196,7 +199,7 @@ func (q *core) waitRoom(ctx context.Context) error {
 // length counts the items.
 func (q *core) length(ctx context.Context) (int, error) {
 	for {
-		children, _, err := q.conn.Children(ctx, q.path)
+		children, _, err := q.conn().Children(ctx, q.path)
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			return 0, nil
@@ -213,10 +216,10 @@ func (q *core) length(ctx context.Context) (int, error) {
 // consumer. With wait false it returns (nil, nil) when there is none.
 func (q *core) take(ctx context.Context, wait bool) (*Message, error) {
 	for {
-		children, _, ev, err := q.conn.ChildrenW(ctx, q.path)
+		children, _, ev, err := q.conn().ChildrenW(ctx, q.path)
 		if errors.Is(err, zk.ErrNoNode) {
 			var st *zk.Stat
-			st, ev, err = q.conn.ExistsW(ctx, q.path)
+			st, ev, err = q.conn().ExistsW(ctx, q.path)
 			if err == nil && st != nil {
 				continue // created meanwhile
 			}
@@ -252,7 +255,7 @@ func (q *core) take(ctx context.Context, wait bool) (*Message, error) {
 		if locked {
 			// Wake when a lock goes: its holder may have died without
 			// finishing the item.
-			_, _, lockEv, err = q.conn.ChildrenW(ctx, q.opts.lockPath)
+			_, _, lockEv, err = q.conn().ChildrenW(ctx, q.opts.lockPath)
 			if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrConnectionLoss) {
 				return nil, err
 			}
@@ -294,7 +297,7 @@ func (q *core) claim(ctx context.Context, name string) (*Message, bool, error) {
 	}
 	itemPath := q.path + "/" + name
 	for {
-		data, st, err := q.conn.Get(ctx, itemPath)
+		data, st, err := q.conn().Get(ctx, itemPath)
 		if errors.Is(err, zk.ErrNoNode) {
 			return nil, false, nil
 		}
@@ -304,7 +307,7 @@ func (q *core) claim(ctx context.Context, name string) (*Message, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
-		err = q.conn.Delete(ctx, itemPath, st.Version)
+		err = q.conn().Delete(ctx, itemPath, st.Version)
 		if errors.Is(err, zk.ErrConnectionLoss) {
 			// Did our delete land? If the item is still there it did
 			// not; if it is gone, someone's did. It is counted as
@@ -338,7 +341,7 @@ func (q *core) claimLocked(ctx context.Context, name string) (*Message, bool, er
 	var czxid int64
 	lost := false
 	for attempt := 0; ; attempt++ {
-		_, st, err := q.conn.Create2(ctx, lockNode, token, q.opts.acl, zk.ModeEphemeral)
+		_, st, err := q.conn().Create2(ctx, lockNode, token, q.opts.acl, zk.ModeEphemeral)
 		if err == nil {
 			czxid = st.Czxid
 			break
@@ -356,7 +359,7 @@ func (q *core) claimLocked(ctx context.Context, name string) (*Message, bool, er
 			if !lost {
 				return nil, true, nil // another consumer's
 			}
-			data, st, err := q.conn.Get(ctx, lockNode)
+			data, st, err := q.conn().Get(ctx, lockNode)
 			if errors.Is(err, zk.ErrConnectionLoss) || errors.Is(err, zk.ErrNoNode) {
 				continue // try again (a lock released meanwhile is free)
 			}
@@ -374,16 +377,16 @@ func (q *core) claimLocked(ctx context.Context, name string) (*Message, bool, er
 	}
 	itemPath := q.path + "/" + name
 	for {
-		data, _, err := q.conn.Get(ctx, itemPath)
+		data, _, err := q.conn().Get(ctx, itemPath)
 		if errors.Is(err, zk.ErrConnectionLoss) {
 			continue
 		}
 		if errors.Is(err, zk.ErrNoNode) {
 			// Finished by the consumer that held the lock before us.
-			return nil, false, recipe.DeleteNode(ctx, q.conn, lockNode)
+			return nil, false, recipe.DeleteNode(ctx, q.conn(), lockNode)
 		}
 		if err != nil {
-			recipe.DeleteNode(ctx, q.conn, lockNode)
+			recipe.DeleteNode(ctx, q.conn(), lockNode)
 			return nil, false, err
 		}
 		m := &Message{Name: name, q: q, data: data, lockNode: lockNode}
@@ -394,7 +397,7 @@ func (q *core) claimLocked(ctx context.Context, name string) (*Message, bool, er
 			return nil, false, fmt.Errorf("item %s dropped: %w", name, derr)
 		}
 		m.Values = values
-		g, err := recipe.Hold(ctx, q.conn, lockNode, czxid, recipe.HoldOptions{Policy: q.opts.policy})
+		g, err := recipe.Hold(ctx, q.conn(), lockNode, czxid, recipe.HoldOptions{Policy: q.opts.policy})
 		if err != nil {
 			if errors.Is(err, recipe.ErrNodeDeleted) {
 				return nil, false, nil
@@ -402,7 +405,7 @@ func (q *core) claimLocked(ctx context.Context, name string) (*Message, bool, er
 			if errors.Is(err, recipe.ErrSuspended) {
 				// The lock may still be ours; give it up and look
 				// again once reconnected.
-				recipe.DeleteNode(ctx, q.conn, lockNode)
+				recipe.DeleteNode(ctx, q.conn(), lockNode)
 				return nil, false, nil
 			}
 			return nil, false, err
@@ -534,7 +537,7 @@ func (m *Message) Release(ctx context.Context) error {
 		return err
 	}
 	m.releaseGrant()
-	return recipe.DeleteNode(ctx, m.q.conn, m.lockNode)
+	return recipe.DeleteNode(ctx, m.q.conn(), m.lockNode)
 }
 
 // transact runs ops behind the deletion of our lock node. A transaction
@@ -546,7 +549,7 @@ func (m *Message) transact(ctx context.Context, ops ...zk.Op) error {
 	all := append([]zk.Op{zk.DeleteOp(m.lockNode, zk.AnyVersion)}, ops...)
 	unknown := false
 	for {
-		res, err := m.q.conn.Multi(ctx, all...)
+		res, err := m.q.conn().Multi(ctx, all...)
 		if err == nil {
 			return nil
 		}
@@ -559,7 +562,7 @@ func (m *Message) transact(ctx context.Context, ops ...zk.Op) error {
 		}
 		if res[0].Err != nil { // our lock is gone
 			if unknown {
-				st, serr := m.q.conn.Exists(ctx, itemPath)
+				st, serr := m.q.conn().Exists(ctx, itemPath)
 				if serr != nil {
 					return serr
 				}
@@ -570,7 +573,7 @@ func (m *Message) transact(ctx context.Context, ops ...zk.Op) error {
 			return ErrLockLost
 		}
 		// The item is gone but our lock is not.
-		derr := recipe.DeleteNode(ctx, m.q.conn, m.lockNode)
+		derr := recipe.DeleteNode(ctx, m.q.conn(), m.lockNode)
 		return errors.Join(ErrItemGone, derr)
 	}
 }

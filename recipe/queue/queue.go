@@ -16,8 +16,8 @@ import (
 type Queue struct{ c core }
 
 // New returns the queue whose items are the children of path.
-func New(conn *zk.Conn, path string, opts ...Option) *Queue {
-	return &Queue{c: newCore(conn, path, fifo, opts)}
+func New(src zk.Sessions, path string, opts ...Option) *Queue {
+	return &Queue{c: newCore(src, path, fifo, opts)}
 }
 
 // Put adds value to the end of the queue. It waits while a bounded queue
@@ -67,8 +67,8 @@ type PriorityQueue struct{ c core }
 
 // NewPriority returns the priority queue whose items are the children of
 // path.
-func NewPriority(conn *zk.Conn, path string, opts ...Option) *PriorityQueue {
-	return &PriorityQueue{c: newCore(conn, path, priority, opts)}
+func NewPriority(src zk.Sessions, path string, opts ...Option) *PriorityQueue {
+	return &PriorityQueue{c: newCore(src, path, priority, opts)}
 }
 
 // Put adds value with priority; see Queue.Put.
@@ -107,8 +107,8 @@ func (q *PriorityQueue) Len(ctx context.Context) (int, error) { return q.c.lengt
 type DelayQueue struct{ c core }
 
 // NewDelay returns the delay queue whose items are the children of path.
-func NewDelay(conn *zk.Conn, path string, opts ...Option) *DelayQueue {
-	return &DelayQueue{c: newCore(conn, path, delay, opts)}
+func NewDelay(src zk.Sessions, path string, opts ...Option) *DelayQueue {
+	return &DelayQueue{c: newCore(src, path, delay, opts)}
 }
 
 func checkDue(until time.Time) error {
@@ -161,11 +161,11 @@ type IDQueue struct{ c core }
 
 // NewID returns the id queue whose items are the children of path, which
 // must not contain "|".
-func NewID(conn *zk.Conn, path string, opts ...Option) (*IDQueue, error) {
+func NewID(src zk.Sessions, path string, opts ...Option) (*IDQueue, error) {
 	if strings.Contains(path, "|") {
 		return nil, fmt.Errorf("queue: id queue path %q contains |", path)
 	}
-	return &IDQueue{c: newCore(conn, path, byID, opts)}, nil
+	return &IDQueue{c: newCore(src, path, byID, opts)}, nil
 }
 
 // Put adds value with id (not empty; "/" and "|" in it are stored as
@@ -210,7 +210,7 @@ func (q *IDQueue) Remove(ctx context.Context, id string) (int, error) {
 	want := FixID(id)
 	var children []string
 	for {
-		ch, _, err := q.c.conn.Children(ctx, q.c.path)
+		ch, _, err := q.c.conn().Children(ctx, q.c.path)
 		if errors.Is(err, zk.ErrNoNode) {
 			return 0, nil
 		}
@@ -242,7 +242,7 @@ func (q *IDQueue) Remove(ctx context.Context, id string) (int, error) {
 func (q *IDQueue) remove(ctx context.Context, name string) (bool, error) {
 	if !q.c.lockSafe() {
 		for {
-			err := q.c.conn.Delete(ctx, q.c.path+"/"+name, zk.AnyVersion)
+			err := q.c.conn().Delete(ctx, q.c.path+"/"+name, zk.AnyVersion)
 			switch {
 			case err == nil:
 				return true, nil

@@ -32,7 +32,7 @@ var ErrEmpty = errors.New("queue: empty")
 // gets it, the others go on to the next item. Delivery is at most once:
 // a value whose consumer fails after taking it is lost.
 type Simple struct {
-	conn *zk.Conn
+	src  zk.Sessions
 	path string
 	acl  []zk.ACL
 }
@@ -41,9 +41,9 @@ type Simple struct {
 // path. Of the options, only WithACL applies (to the item nodes and to
 // the queue node and its parents, which the first use creates as
 // containers, as Curator 5 does).
-func NewSimple(conn *zk.Conn, path string, opts ...Option) *Simple {
+func NewSimple(src zk.Sessions, path string, opts ...Option) *Simple {
 	o := buildOptions(opts)
-	return &Simple{conn: conn, path: path, acl: o.acl}
+	return &Simple{src: src, path: path, acl: o.acl}
 }
 
 // Offer adds value at the end of the queue (Curator's offer). As with
@@ -56,7 +56,7 @@ func (q *Simple) Offer(ctx context.Context, value []byte) error {
 	}
 	p := q.path + "/" + SimplePrefix
 	for attempt := 0; ; attempt++ {
-		_, err := q.conn.Create(ctx, p, value, q.acl, zk.ModePersistentSequential)
+		_, err := q.src.Current().Create(ctx, p, value, q.acl, zk.ModePersistentSequential)
 		switch {
 		case err == nil:
 			return nil
@@ -76,7 +76,7 @@ func (q *Simple) Offer(ctx context.Context, value []byte) error {
 // ensure creates the queue node and its missing parents as containers.
 func (q *Simple) ensure(ctx context.Context) error {
 	for {
-		err := q.conn.EnsurePath(ctx, q.path, q.acl, zk.AsContainers())
+		err := q.src.Current().EnsurePath(ctx, q.path, q.acl, zk.AsContainers())
 		if !errors.Is(err, zk.ErrConnectionLoss) {
 			return err
 		}
@@ -139,7 +139,7 @@ func (q *Simple) Take(ctx context.Context) ([]byte, error) {
 // Len returns the number of items.
 func (q *Simple) Len(ctx context.Context) (int, error) {
 	for {
-		names, _, err := q.conn.Children(ctx, q.path)
+		names, _, err := q.src.Current().Children(ctx, q.path)
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			return 0, nil
@@ -177,9 +177,9 @@ func (q *Simple) first(ctx context.Context, remove, watch bool) ([]byte, bool, <
 		var ev <-chan zk.Event
 		var err error
 		if watch {
-			names, _, ev, err = q.conn.ChildrenW(ctx, q.path)
+			names, _, ev, err = q.src.Current().ChildrenW(ctx, q.path)
 		} else {
-			names, _, err = q.conn.Children(ctx, q.path)
+			names, _, err = q.src.Current().Children(ctx, q.path)
 		}
 		if errors.Is(err, zk.ErrNoNode) {
 			if !watch {
@@ -210,7 +210,7 @@ func (q *Simple) first(ctx context.Context, remove, watch bool) ([]byte, bool, <
 // the item is gone (someone else took it).
 func (q *Simple) read(ctx context.Context, p string, remove bool) ([]byte, bool, error) {
 	for {
-		data, st, err := q.conn.Get(ctx, p)
+		data, st, err := q.src.Current().Get(ctx, p)
 		if errors.Is(err, zk.ErrNoNode) {
 			return nil, false, nil
 		}
@@ -223,7 +223,7 @@ func (q *Simple) read(ctx context.Context, p string, remove bool) ([]byte, bool,
 		if !remove {
 			return data, true, nil
 		}
-		err = q.conn.Delete(ctx, p, st.Version)
+		err = q.src.Current().Delete(ctx, p, st.Version)
 		switch {
 		case err == nil:
 			return data, true, nil

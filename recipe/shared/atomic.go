@@ -66,20 +66,20 @@ type Result[T any] struct {
 // (Curator's DistributedAtomicValue). Its methods are safe for concurrent
 // use; it keeps no state between calls.
 type AtomicValue struct {
-	conn *zk.Conn
+	src  zk.Sessions
 	path string
 	opts options
 }
 
 // NewAtomicValue returns the atomic value at path.
-func NewAtomicValue(conn *zk.Conn, path string, opts ...Option) *AtomicValue {
-	return &AtomicValue{conn: conn, path: path, opts: buildOptions(opts)}
+func NewAtomicValue(src zk.Sessions, path string, opts ...Option) *AtomicValue {
+	return &AtomicValue{src: src, path: path, opts: buildOptions(opts)}
 }
 
 // get reads the node; exists is false when it is missing.
 func (a *AtomicValue) get(ctx context.Context) (data []byte, st *zk.Stat, exists bool, err error) {
 	for {
-		data, st, err = a.conn.Get(ctx, a.path)
+		data, st, err = a.src.Current().Get(ctx, a.path)
 		switch {
 		case err == nil:
 			return data, st, true, nil
@@ -106,9 +106,9 @@ func (a *AtomicValue) Get(ctx context.Context) (Result[[]byte], error) {
 // ForceSet writes data unconditionally, creating the node if needed.
 func (a *AtomicValue) ForceSet(ctx context.Context, data []byte) error {
 	for {
-		_, err := a.conn.Set(ctx, a.path, data, zk.AnyVersion)
+		_, err := a.src.Current().Set(ctx, a.path, data, zk.AnyVersion)
 		if errors.Is(err, zk.ErrNoNode) {
-			_, err = a.conn.CreateAll(ctx, a.path, data, a.opts.acl, zk.ModePersistent, zk.AsContainers())
+			_, err = a.src.Current().CreateAll(ctx, a.path, data, a.opts.acl, zk.ModePersistent, zk.AsContainers())
 			if errors.Is(err, zk.ErrNodeExists) {
 				continue
 			}
@@ -123,7 +123,7 @@ func (a *AtomicValue) ForceSet(ctx context.Context, data []byte) error {
 // Initialize creates the node with data if it does not exist; it reports
 // whether it did.
 func (a *AtomicValue) Initialize(ctx context.Context, data []byte) (bool, error) {
-	_, err := a.conn.CreateAll(ctx, a.path, data, a.opts.acl, zk.ModePersistent, zk.AsContainers())
+	_, err := a.src.Current().CreateAll(ctx, a.path, data, a.opts.acl, zk.ModePersistent, zk.AsContainers())
 	switch {
 	case err == nil:
 		return true, nil
@@ -149,7 +149,7 @@ func (a *AtomicValue) CompareAndSet(ctx context.Context, expected, data []byte) 
 	if !exists || !bytes.Equal(expected, cur) {
 		return r, nil
 	}
-	_, err = a.conn.Set(ctx, a.path, data, st.Version)
+	_, err = a.src.Current().Set(ctx, a.path, data, st.Version)
 	switch {
 	case err == nil:
 		r.Succeeded, r.Post = true, bytes.Clone(data)
@@ -200,7 +200,7 @@ func (a *AtomicValue) promoted(ctx context.Context, r *Result[[]byte], fn func([
 		defer cancel()
 	}
 	// A Mutex per call: a shared one would be reentrant across callers.
-	m := lock.NewMutex(a.conn, p.lockPath, lock.WithACL(a.opts.acl))
+	m := lock.NewMutex(a.src, p.lockPath, lock.WithACL(a.opts.acl))
 	if _, err := m.Lock(lctx); err != nil {
 		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 			return nil // the mutex was not free in time: not succeeded
@@ -251,9 +251,9 @@ func (a *AtomicValue) tryOnce(ctx context.Context, r *Result[[]byte], fn func([]
 		return false, err
 	}
 	if exists {
-		_, err = a.conn.Set(ctx, a.path, next, st.Version)
+		_, err = a.src.Current().Set(ctx, a.path, next, st.Version)
 	} else {
-		_, err = a.conn.CreateAll(ctx, a.path, next, a.opts.acl, zk.ModePersistent, zk.AsContainers())
+		_, err = a.src.Current().CreateAll(ctx, a.path, next, a.opts.acl, zk.ModePersistent, zk.AsContainers())
 	}
 	switch {
 	case err == nil:
@@ -292,8 +292,8 @@ func DecodeLong(b []byte) (int64, error) {
 type AtomicLong struct{ v *AtomicValue }
 
 // NewAtomicLong returns the atomic long at path.
-func NewAtomicLong(conn *zk.Conn, path string, opts ...Option) *AtomicLong {
-	return &AtomicLong{v: NewAtomicValue(conn, path, opts...)}
+func NewAtomicLong(src zk.Sessions, path string, opts ...Option) *AtomicLong {
+	return &AtomicLong{v: NewAtomicValue(src, path, opts...)}
 }
 
 func longResult(r Result[[]byte], err error) (Result[int64], error) {

@@ -30,8 +30,8 @@ type Count struct{ c *cell[int32] }
 
 // NewCount returns the shared count at path; seed is written if the node
 // does not exist when Start runs.
-func NewCount(conn *zk.Conn, path string, seed int32, opts ...Option) *Count {
-	return &Count{c: newCell(conn, path, seed, EncodeCount, DecodeCount, buildOptions(opts))}
+func NewCount(src zk.Sessions, path string, seed int32, opts ...Option) *Count {
+	return &Count{c: newCell(src.Current(), path, seed, EncodeCount, DecodeCount, buildOptions(opts))}
 }
 
 // Start creates the node with the seed count if it does not exist (its

@@ -406,11 +406,11 @@ type Value struct{ c *cell[[]byte] }
 
 // NewValue returns the shared value at path; seed is written if the node
 // does not exist when Start runs.
-func NewValue(conn *zk.Conn, path string, seed []byte, opts ...Option) *Value {
+func NewValue(src zk.Sessions, path string, seed []byte, opts ...Option) *Value {
 	o := buildOptions(opts)
 	ident := func(b []byte) []byte { return b }
 	dec := func(b []byte) ([]byte, error) { return bytes.Clone(b), nil }
-	return &Value{c: newCell(conn, path, bytes.Clone(seed), ident, dec, o)}
+	return &Value{c: newCell(src.Current(), path, bytes.Clone(seed), ident, dec, o)}
 }
 
 // Start creates the node with the seed value if it does not exist (its
