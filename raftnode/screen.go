@@ -3,6 +3,7 @@ package raftnode
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,12 +29,14 @@ import (
 //   - a leader's message (append, heartbeat, snapshot, timeout-now,
 //     read-index answer) at this member's term from another member than
 //     the leader raft follows at that term: one term has one leader;
-//   - a leader's message of a higher term while this member leads, or
-//     follows a leader it heard from within the election timeout: raft
-//     would step down or follow at once, so one forged heartbeat would
-//     force an election. A real new leader is followed once the old one
-//     has been silent for an election timeout, as raft's own vote lease
-//     (CheckQuorum) makes members wait before voting;
+//   - a leader's message of a higher term from a member that is not in
+//     the configuration, while this member leads or follows a leader it
+//     heard from within the election timeout: raft would step down or
+//     follow at once, so one heartbeat would force an election. From a
+//     member of the configuration it is taken: after a leadership
+//     transfer, the new leader's first append reaches members that still
+//     hear the old one (dropping it stalled writes for an election
+//     timeout);
 //   - an append whose entries contradict committed ones: raft panics
 //     on it (no leader sends one). A heartbeat committing past the log
 //     is not dropped: the leader sends one to a member restored from an
@@ -103,8 +106,8 @@ func (n *Node) screen(rn *raft.RawNode, m *raftpb.Message, received bool) (why s
 		if st.Lead != raft.None && st.Lead != m.From {
 			return "a second leader of the term", fmt.Errorf("%v from %x at term %d, which %x leads", m.Type, m.From, m.Term, st.Lead)
 		}
-	case n.inLease(st.Lead):
-		return "a higher term while the leader is heard", fmt.Errorf("%v from %x at term %d; this member is at term %d with leader %x, heard within the election timeout",
+	case n.inLease(st.Lead) && !n.inConfig(m.From):
+		return "a higher term from a non-member", fmt.Errorf("%v from %x at term %d, not in this member's configuration; this member is at term %d with leader %x, heard within the election timeout",
 			m.Type, m.From, m.Term, st.Term, st.Lead)
 	}
 	if m.Type == raftpb.MsgApp {
@@ -120,6 +123,16 @@ func (n *Node) screen(rn *raft.RawNode, m *raftpb.Message, received bool) (why s
 		}
 	}
 	return "", nil
+}
+
+// inConfig reports whether id is a voter or learner of the configuration
+// this member applied.
+func (n *Node) inConfig(id uint64) bool {
+	n.confMu.Lock()
+	defer n.confMu.Unlock()
+	cs := &n.confState
+	return slices.Contains(cs.Voters, id) || slices.Contains(cs.Learners, id) ||
+		slices.Contains(cs.VotersOutgoing, id) || slices.Contains(cs.LearnersNext, id)
 }
 
 // inLease reports whether this member leads, or follows lead and heard

@@ -133,22 +133,24 @@ func (s *Server) RequestLeadership(ctx context.Context) error {
 
 // handOverBeforeStop is Shutdown's first step: a leader of an ensemble
 // hands leadership over, within ctx and two election timeouts, so that
-// the others do not wait an election timeout once it is gone.
-func (s *Server) handOverBeforeStop(ctx context.Context) {
+// the others do not wait an election timeout once it is gone. It reports
+// whether it did.
+func (s *Server) handOverBeforeStop(ctx context.Context) bool {
 	node := s.raft.raft()
 	if node == nil || !s.clustered() {
-		return
+		return false
 	}
 	if st := node.Status(); st.Leader != st.ID || len(st.Voters) < 2 {
-		return
+		return false
 	}
 	start := time.Now()
 	to, err := s.TransferLeadership(ctx, -1)
 	if err != nil {
 		s.log.Warn("stopping the leader without handing leadership over", "err", err)
-		return
+		return false
 	}
 	s.log.Info("handed leadership over before stopping", "to", to, "took", time.Since(start).Round(time.Millisecond))
+	return true
 }
 
 // leadershipWord answers ydld, rqld, csnp and lgif.

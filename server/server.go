@@ -744,10 +744,17 @@ const drainTimeout = 3 * time.Second
 // their timeout. Shutdown returns ctx.Err() if ctx ends before the
 // server has stopped; it goes on stopping.
 func (s *Server) Shutdown(ctx context.Context) error {
+	handedOver := false
 	if !s.draining.Load() {
-		s.handOverBeforeStop(ctx)
+		if handedOver = s.handOverBeforeStop(ctx); handedOver {
+			// A write proposed here around the handover may have been
+			// dropped on its way to the new leader: its connection
+			// closes now (outcome unknown), and its client goes on
+			// through another member instead of waiting for drain.
+			s.abortPendingWrites(0)
+		}
 	}
-	s.drain(ctx)
+	s.drain(ctx, handedOver)
 	ch := make(chan struct{})
 	go func() { s.Close(); close(ch) }()
 	select {
@@ -759,7 +766,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // drain is the graceful part of Shutdown.
-func (s *Server) drain(ctx context.Context) {
+//
+// handedOver: this member led and handed leadership over; what it
+// proposed and was not applied by then is lost (its outcome is unknown
+// to its clients), so drain does not wait for it: the connections close
+// once their queued replies are written, and their clients go on
+// through another member at once.
+func (s *Server) drain(ctx context.Context, handedOver bool) {
 	if s.draining.Swap(true) || s.closing.Load() {
 		return
 	}
@@ -768,6 +781,20 @@ func (s *Server) drain(ctx context.Context) {
 	}
 	if s.sln != nil {
 		s.sln.Close()
+	}
+	// A connection still in its handshake gets no session here: it
+	// closes at once, and its client connects to another member instead
+	// of waiting for this one to stop.
+	s.connsMu.Lock()
+	var handshaking []*Conn
+	for c := range s.conns {
+		if !c.handshaken.Load() {
+			handshaking = append(handshaking, c)
+		}
+	}
+	s.connsMu.Unlock()
+	for _, c := range handshaking {
+		c.close("server shutting down")
 	}
 	deadline := time.Now().Add(drainTimeout)
 	if d, ok := ctx.Deadline(); ok {
@@ -788,7 +815,7 @@ func (s *Server) drain(ctx context.Context) {
 		}
 		return true
 	}
-	if !wait(func() bool { return s.prop.waiting() == 0 }) {
+	if !handedOver && !wait(func() bool { return s.prop.waiting() == 0 }) {
 		s.log.Warn("shutting down with writes proposed here not yet applied: their clients see the connection close", "waiting", s.prop.waiting())
 	}
 	// Each connection closes once its queued replies are written.

@@ -135,9 +135,14 @@ func rollingRestartStall(b *testing.B, im impl) time.Duration {
 	mu.Lock()
 	defer mu.Unlock()
 	b.Logf("%s: longest stall %v (%s)", im, worst, worstWhen)
-	if os.Getenv("ZKGO_STALL_LOGS") != "" && worst > 500*time.Millisecond {
+	// ZKGO_STALL_LOGS=DIR keeps the members' logs of a run that stalled
+	// longer than half a second.
+	if dir := os.Getenv("ZKGO_STALL_LOGS"); dir != "" && worst > 500*time.Millisecond {
 		for _, mb := range e {
-			b.Logf("--- server.%d ---\n%s", mb.id, lastLines(mb.output(), 40))
+			name := fmt.Sprintf("%s/%s-%d-server%d.log", dir, im, time.Now().UnixNano(), mb.id)
+			if err := os.WriteFile(name, []byte(mb.output()), 0o644); err != nil {
+				b.Log(err)
+			}
 		}
 	}
 	return worst
