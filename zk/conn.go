@@ -179,6 +179,9 @@ func (c *Conn) LastZxid() int64 { return c.lastZxid.Load() }
 // now on, in order, and is closed after StateClosed. Nothing is dropped: the
 // queue behind the channel is unbounded, so receive until it is closed (a
 // goroutine feeds the channel while a backlog exists).
+//
+// Deprecated: Use NotifyState, whose stop function ends the subscription;
+// a StateChanges channel lives as long as the Conn.
 func (c *Conn) StateChanges() <-chan State {
 	q := newQueue[State](16)
 	c.mu.Lock()
@@ -191,9 +194,14 @@ func (c *Conn) StateChanges() <-chan State {
 	return q.ch
 }
 
-// NotifyState is StateChanges with an end: stop removes the subscription
-// and closes the channel (undelivered states are discarded). Recipes use it
-// to follow the connection only while they hold something.
+// NotifyState returns a channel that receives every state transition from
+// now on, in order, and is closed after StateClosed, and a stop function
+// that removes the subscription and closes the channel (undelivered states
+// are discarded). Nothing is dropped before that: the queue behind the
+// channel is unbounded, so receive until it is closed or call stop (a
+// goroutine feeds the channel while a backlog exists). The states before
+// Connect returned are not delivered; read State for where the Conn is.
+// Recipes use it to follow the connection only while they hold something.
 func (c *Conn) NotifyState() (ch <-chan State, stop func()) {
 	q := newQueue[State](16)
 	c.mu.Lock()

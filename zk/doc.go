@@ -66,8 +66,9 @@
 //
 // # States
 //
-// Listeners (WithStateListener, StateChanges) receive every transition, in
-// order, never dropped:
+// Conn.NotifyState delivers every transition, in order, never dropped
+// (WithStateListener and Conn.StateChanges, its older forms, are
+// deprecated):
 //
 //	Connected      the first session is established
 //	Suspended      the connection is lost; the session may still be alive

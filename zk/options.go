@@ -143,6 +143,10 @@ func WithConnectBackoff(min, max time.Duration) Option {
 // WithStateListener registers fn to be called with every state transition,
 // in order, from one goroutine (so fn should not block for long; it must
 // not call Close and then wait for a later transition).
+//
+// Deprecated: Use Conn.NotifyState on the Conn that Connect returns (and
+// Conn.State for the state it returned in); unlike a listener, its
+// subscription can be ended.
 func WithStateListener(fn func(State)) Option {
 	return func(c *config) {
 		if fn != nil {

@@ -213,17 +213,11 @@ func (s *Shell) Connect(ctx context.Context, server string) error {
 	gen := s.gen
 	s.state = zk.StateConnecting
 	s.mu.Unlock()
-	first := true
 	opts := []zk.Option{
 		zk.WithSessionTimeout(s.cfg.Timeout),
 		zk.WithReadOnly(s.cfg.ReadOnly),
 		zk.WithTLS(s.cfg.TLS),
 		zk.WithConnectRetry(connectRetry{s.cfg.Timeout}),
-		zk.WithStateListener(func(st zk.State) {
-			initial := first
-			first = false
-			s.stateChanged(gen, st, initial)
-		}),
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
@@ -241,11 +235,19 @@ func (s *Shell) Connect(ctx context.Context, server string) error {
 		}
 		return fmt.Errorf("Unable to connect to %s: %v", server, err)
 	}
+	// Subscribe before reading the state: a transition after the read is
+	// then delivered; the channel closes after StateClosed.
+	states, _ := conn.NotifyState()
 	s.mu.Lock()
 	s.conn = conn
 	st := conn.State()
 	s.state = st
 	s.mu.Unlock()
+	go func() {
+		for st := range states {
+			s.stateChanged(gen, st)
+		}
+	}()
 	if s.cfg.StateEvents && s.printWatches.Load() {
 		name := "SyncConnected"
 		if st == zk.StateReadOnly {
@@ -259,7 +261,7 @@ func (s *Shell) Connect(ctx context.Context, server string) error {
 // stateChanged follows the session's state and prints the changes as
 // zkCli's default watcher does. The first state (printed by Connect) and
 // Closed (printed by close/quit) are not printed here.
-func (s *Shell) stateChanged(gen int, st zk.State, initial bool) {
+func (s *Shell) stateChanged(gen int, st zk.State) {
 	s.mu.Lock()
 	if gen != s.gen {
 		s.mu.Unlock()
@@ -274,9 +276,7 @@ func (s *Shell) stateChanged(gen int, st zk.State, initial bool) {
 	case zk.StateReconnected:
 		name = "SyncConnected"
 	case zk.StateReadOnly:
-		if !initial {
-			name = "ConnectedReadOnly"
-		}
+		name = "ConnectedReadOnly"
 	case zk.StateLost:
 		name = "Expired"
 	}
