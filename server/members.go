@@ -493,20 +493,23 @@ func forgetOldJoiners(js map[int64]joiner) {
 // was replaced (a data directory older than the member's rejoin), or one
 // this member has not learned of yet (it retries).
 func (r *replica) admitPeer(from uint64) error {
-	if _, ok := r.peer(memberID(from)); !ok {
-		// Not in zoo.cfg nor in the membership the log holds: whoever
-		// it is, its messages must not reach raft (a forged heartbeat
-		// of a higher term would force an election).
-		return fmt.Errorf("server.%d is not a member of this ensemble", memberID(from))
-	}
 	node := r.raft()
-	if node == nil {
-		return nil
+	var all []uint64
+	if node != nil {
+		s := node.Status()
+		all = append(slices.Clone(s.Voters), s.Learners...)
+		if slices.Contains(all, from) {
+			// In raft's configuration (both halves of a joint one:
+			// members a reconfig removes still vote until raft leaves
+			// it, and refusing them stalled the change for good).
+			return nil
+		}
 	}
-	s := node.Status()
-	all := append(slices.Clone(s.Voters), s.Learners...)
-	if slices.Contains(all, from) {
-		return nil
+	if _, ok := r.peer(memberID(from)); !ok {
+		// Not in zoo.cfg, the membership the log holds, nor raft's
+		// configuration: whoever it is, its messages must not reach
+		// raft (a heartbeat of a higher term would force an election).
+		return fmt.Errorf("server.%d is not a member of this ensemble", memberID(from))
 	}
 	for _, id := range all {
 		if memberID(id) == memberID(from) {
