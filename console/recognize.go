@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zkgo/zkgo/recipe"
+	"github.com/zkgo/zkgo/recipe/recipeutil"
 )
 
 // Recognition of coordination recipes from node names alone, following
@@ -21,7 +21,7 @@ import (
 //	LeaderElectionSupport               <base>/n_<seq>
 //
 // <seq> is ZooKeeper's ten-digit sequence suffix. Participants are ordered
-// as Curator orders them (recipe.SortKey: the text after the last
+// as Curator orders them (recipeutil.SortKey: the text after the last
 // occurrence of the lock name, compared as strings, stably). A
 // LeaderSelector's mutex cannot be told from an InterProcessMutex by its
 // names; its node data holds the participant id, which the console shows.
@@ -267,11 +267,11 @@ func participant(parent string, n NodeInfo, now time.Time) Participant {
 	}
 }
 
-// sortParticipants orders nodes as Curator does (recipe.SortNodes).
+// sortParticipants orders nodes as Curator does (recipeutil.SortNodes).
 func sortParticipants(g []NodeInfo, markers ...string) {
 	key := func(n string) string {
 		for _, m := range markers {
-			n = recipe.SortKey(n, m)
+			n = recipeutil.SortKey(n, m)
 		}
 		return n
 	}

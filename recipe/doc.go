@@ -1,9 +1,13 @@
 // Package recipe holds what every zkgo recipe shares: the Grant (something
 // held — a lock, a lease, leadership — with its fencing token and a channel
 // that closes when it is lost), the error policy that decides when a
-// connection problem counts as a loss, and the node naming and ordering of
-// Apache Curator's recipes, so that Go and Java processes can take part in
-// the same lock or election.
+// connection problem counts as a loss, and the options every recipe
+// package takes (Options, Option).
+//
+// The building blocks for writing recipes — Apache Curator's node naming
+// and ordering (so that Go and Java processes can take part in the same
+// lock or election), waiting for a turn, Hold, Stream — are in package
+// recipe/recipeutil; the names this package had for them are deprecated.
 //
 // The recipes themselves live in the sub-packages: recipe/lock (Mutex,
 // RWMutex, Semaphore, SemaphoreMutex, MultiLock), recipe/leader (Latch,
@@ -12,8 +16,25 @@
 // (Queue, PriorityQueue, DelayQueue, IDQueue, Simple), recipe/node
 // (PersistentNode, TTLNode, GroupMember) and recipe/discovery (Discovery,
 // Provider: curator-x-discovery). Each depends only on the client package
-// zk, this package and, for recipe/shared's promotion to a lock,
-// recipe/lock; recipe/discovery builds on recipe/node.
+// zk, this package, recipe/recipeutil and, for recipe/shared's promotion
+// to a lock, recipe/lock; recipe/discovery builds on recipe/node.
+//
+// # Options
+//
+// Every recipe package's Option type is Option, so one list configures
+// recipes of several packages:
+//
+//	opts := []recipe.Option{recipe.WithACL(acl), recipe.WithPolicy(recipe.Session)}
+//	mu := lock.NewMutex(conn, "/app/lock", opts...)
+//	latch := leader.NewLatch(conn, "/app/leader", id, opts...)
+//
+// The shared settings are in Options: the ACL of the nodes created
+// (WithACL), the error policy (WithPolicy; see "Losing a grant") and the
+// retry policy of optimistic updates (WithRetry). The packages keep their
+// own names for them (lock.WithACL is WithACL) and add settings of their
+// own (lock.WithData, leader.WithCloseMode, cache.WithMaxDepth, ...) with
+// Extend, which a recipe of another package ignores, as it ignores the
+// shared settings it has no use for.
 //
 // Two packages follow Python's kazoo instead of Curator, with kazoo's node
 // layouts: recipe/partition (SetPartitioner) and recipe/lease
@@ -69,5 +90,5 @@
 // NotifyState (a channel of every transition, and a stop function), on
 // src.Current() and, with a Redialer, again on the Conn that src.Next
 // returns after an expiry. zk.WithStateListener and Conn.StateChanges are
-// older forms of the same stream (see CHANGES.md).
+// deprecated older forms of the same stream (see CHANGES.md).
 package recipe

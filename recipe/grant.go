@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/zkgo/zkgo/recipe/internal/link"
+	"github.com/zkgo/zkgo/recipe/internal/turn"
 	"github.com/zkgo/zkgo/zk"
 )
 
@@ -26,7 +28,7 @@ var (
 	ErrClosed = errors.New("recipe: closed")
 	// ErrNodeMissing: our own sequential node vanished while we waited
 	// (the session ended, or someone deleted it).
-	ErrNodeMissing = errors.New("recipe: our node is gone")
+	ErrNodeMissing = turn.ErrNodeMissing
 )
 
 // Policy decides which connection states end a grant.
@@ -91,22 +93,28 @@ type Grant struct {
 }
 
 // HoldOptions configure Hold.
+//
+// Deprecated: Use recipeutil.HoldOptions (a HoldOptions converts to it).
 type HoldOptions struct {
 	// Policy decides which connection states end the grant.
 	Policy Policy
 	// OnData, if set, is called (on the grant's own goroutine) with the
-	// node's data when it changes; the lock recipes use it for Curator's
-	// revocation request.
+	// node's data when it changes.
 	OnData func(data []byte)
 }
 
-// Hold starts watching the node at path (created by this Conn's session,
-// with creation zxid czxid) and returns a Grant for it. The Grant is lost as
-// described in the package documentation. The caller must call Release when
-// it gives the grant back. Hold reads the node once (setting a watch on it);
-// if the node is already gone it returns ErrNodeDeleted.
+// Hold starts watching the node at path and returns a Grant for it.
+//
+// Deprecated: Use recipeutil.Hold.
 func Hold(ctx context.Context, conn *zk.Conn, path string, czxid int64, opts HoldOptions) (*Grant, error) {
-	g := &Grant{conn: conn, path: path, token: czxid, policy: opts.Policy,
+	return hold(ctx, conn, path, czxid, opts.Policy, opts.OnData)
+}
+
+func init() { link.Hold = hold }
+
+// hold is recipeutil.Hold, which documents it.
+func hold(ctx context.Context, conn *zk.Conn, path string, czxid int64, policy Policy, onData func([]byte)) (*Grant, error) {
+	g := &Grant{conn: conn, path: path, token: czxid, policy: policy,
 		done: make(chan struct{}), stop: make(chan struct{}), monDone: make(chan struct{})}
 	states, unsub := conn.NotifyState()
 	g.epoch = conn.Suspensions()
@@ -123,22 +131,22 @@ func Hold(ctx context.Context, conn *zk.Conn, path string, czxid int64, opts Hol
 		}
 		return nil, err
 	}
-	if end, why := opts.Policy.Ends(conn.State()); end {
+	if end, why := policy.Ends(conn.State()); end {
 		unsub()
 		return nil, why
 	}
-	if opts.Policy == Strict && conn.Suspensions() != g.epoch {
+	if policy == Strict && conn.Suspensions() != g.epoch {
 		unsub()
 		return nil, ErrSuspended
 	}
-	if opts.OnData != nil && len(data) > 0 {
-		opts.OnData(data)
+	if onData != nil && len(data) > 0 {
+		onData(data)
 	}
-	go g.monitor(states, unsub, ev, opts)
+	go g.monitor(states, unsub, ev, policy, onData)
 	return g, nil
 }
 
-func (g *Grant) monitor(states <-chan zk.State, unsub func(), ev <-chan zk.Event, opts HoldOptions) {
+func (g *Grant) monitor(states <-chan zk.State, unsub func(), ev <-chan zk.Event, policy Policy, onData func([]byte)) {
 	defer close(g.monDone)
 	defer unsub()
 	rearmed := make(chan (<-chan zk.Event), 1)
@@ -154,7 +162,7 @@ func (g *Grant) monitor(states <-chan zk.State, unsub func(), ev <-chan zk.Event
 				g.end(zk.ErrClosing)
 				return
 			}
-			if end, why := opts.Policy.Ends(s); end {
+			if end, why := policy.Ends(s); end {
 				g.end(why)
 				return
 			}
@@ -184,8 +192,8 @@ func (g *Grant) monitor(states <-chan zk.State, unsub func(), ev <-chan zk.Event
 						// which the state channel reports.
 						return
 					}
-					if opts.OnData != nil {
-						opts.OnData(data)
+					if onData != nil {
+						onData(data)
 					}
 					rearmed <- ch
 				}()

@@ -2,181 +2,64 @@ package recipe
 
 import (
 	"context"
-	"errors"
-	"slices"
-	"strings"
-	"time"
 
+	"github.com/zkgo/zkgo/recipe/internal/turn"
 	"github.com/zkgo/zkgo/zk"
 )
 
-// SortKey returns what Curator sorts a lock node name by
-// (StandardLockInternalsDriver.standardFixForSorting): the part after the
-// last occurrence of lockName, or the whole name if it does not occur. For
-// "_c_<uuid>-lock-0000000007" and "lock-" that is "0000000007".
-func SortKey(name, lockName string) string {
-	if i := strings.LastIndex(name, lockName); i >= 0 {
-		return name[i+len(lockName):]
-	}
-	return name
-}
+// This file keeps the building blocks for writing recipes that moved to
+// package recipe/recipeutil, for one release. Each is the recipeutil one.
 
-// SortNodes sorts node names as Curator does: stably, by the key left after
-// applying SortKey with each lock name in turn (the read-write lock passes
-// both "__READ__" and "__WRIT__").
-func SortNodes(names []string, lockNames ...string) {
-	key := func(n string) string {
-		for _, l := range lockNames {
-			n = SortKey(n, l)
-		}
-		return n
-	}
-	slices.SortStableFunc(names, func(a, b string) int { return strings.Compare(key(a), key(b)) })
-}
+// SortKey returns what Curator sorts a lock node name by.
+//
+// Deprecated: Use recipeutil.SortKey.
+func SortKey(name, lockName string) string { return turn.SortKey(name, lockName) }
 
-// CreateNode creates the protected ephemeral-sequential node
-// base/_c_<uuid>-<lockName><seq> with data, creating base and its missing
-// ancestors as containers first if needed (Curator's
-// creatingParentContainersIfNeeded().withProtection()). It returns the
-// node's path and Stat.
+// SortNodes sorts node names as Curator does.
+//
+// Deprecated: Use recipeutil.SortNodes.
+func SortNodes(names []string, lockNames ...string) { turn.SortNodes(names, lockNames...) }
+
+// CreateNode creates a protected ephemeral-sequential lock node.
+//
+// Deprecated: Use recipeutil.CreateNode.
 func CreateNode(ctx context.Context, conn *zk.Conn, base, lockName string, data []byte, acl []zk.ACL) (string, *zk.Stat, error) {
-	if acl == nil {
-		acl = zk.OpenACLUnsafe
-	}
-	p := base + "/" + lockName
-	path, st, err := conn.CreateProtected(ctx, p, data, acl, zk.ModeEphemeralSequential)
-	if errors.Is(err, zk.ErrNoNode) {
-		if err := conn.EnsurePath(ctx, base, zk.OpenACLUnsafe, zk.AsContainers()); err != nil {
-			return "", nil, err
-		}
-		path, st, err = conn.CreateProtected(ctx, p, data, acl, zk.ModeEphemeralSequential)
-	}
-	return path, st, err
+	return turn.CreateNode(ctx, conn, base, lockName, data, acl)
 }
 
-// DeleteNode deletes our node, also when ctx is already done (a cancelled
-// acquire must still clean up): it retries across connection losses for up
-// to the session timeout, and if the outcome is still unknown then, goes on
-// in the background (zk.Conn.DeleteGuaranteed, Curator's guaranteed
-// delete) until the node is gone or the session ends. A node left behind
-// by a live session would block every later waiter of its lock for good:
-// a reconnection can take longer than the session timeout while the
-// session lives on (a new leader gives every session a fresh timeout).
-// A node that is already gone is not an error.
+// DeleteNode deletes our node, also when ctx is already done.
+//
+// Deprecated: Use recipeutil.DeleteNode.
 func DeleteNode(ctx context.Context, conn *zk.Conn, path string) error {
-	to := conn.SessionTimeout()
-	if to <= 0 {
-		to = 10 * time.Second
-	}
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupBound(to))
-	defer cancel()
-	for {
-		err := conn.Delete(dctx, path, -1)
-		if err == nil || errors.Is(err, zk.ErrNoNode) {
-			return nil
-		}
-		if dctx.Err() != nil && (zk.IsRetryable(err) || errors.Is(err, dctx.Err())) {
-			// dctx is done: DeleteGuaranteed's first try fails at once
-			// and the delete goes on in the background.
-			conn.DeleteGuaranteed(dctx, path, -1)
-			return err
-		}
-		// A connection loss, or SessionMoved (the session was resumed on
-		// another server, which refused the delete; Curator's RetryLoop
-		// retries it too): try again on the next connection.
-		if !zk.IsRetryable(err) {
-			return err
-		}
-	}
+	return turn.DeleteNode(ctx, conn, path)
 }
 
-// cleanupBound is how long DeleteNode waits for its delete before handing
-// it to the background (tests shorten it).
-var cleanupBound = func(sessionTimeout time.Duration) time.Duration { return sessionTimeout }
+// Decide says whether our node gets the grant.
+//
+// Deprecated: Use recipeutil.Decide (the same type).
+type Decide = turn.Decide
 
-// Decide looks at the sorted children of a lock's base node and says
-// whether our node (ours, a name) gets the grant; if not, it names the
-// node to wait for. It returns ErrNodeMissing if ours is not among them.
-type Decide func(sorted []string, ours string) (ok bool, watch string, err error)
+// FirstN is Curator's standard decision.
+//
+// Deprecated: Use recipeutil.FirstN.
+func FirstN(n int) Decide { return turn.FirstN(n) }
 
-// FirstN is Curator's standard decision: the first n nodes hold the grant;
-// any other node waits for the node n places before it. With n = 1 each
-// waiter watches only its immediate predecessor, so a release wakes one
-// waiter (no herd effect).
-func FirstN(n int) Decide {
-	return func(sorted []string, ours string) (bool, string, error) {
-		i := slices.Index(sorted, ours)
-		if i < 0 {
-			return false, "", ErrNodeMissing
-		}
-		if i < n {
-			return true, "", nil
-		}
-		return false, sorted[i-n], nil
-	}
-}
-
-// WaitTurn lists base's children, sorts them (SortNodes with lockNames) and
-// asks decide, until it says ours gets the grant; in between it waits for
-// the node decide named to change or go (a getData watch, as Curator uses).
-// It returns ctx's error when ctx is done, and the session's error (or
-// ErrNodeMissing) when our node can no longer get the grant. The caller
-// deletes its node if WaitTurn fails.
+// WaitTurn waits until our node gets the grant.
+//
+// Deprecated: Use recipeutil.WaitTurn.
 func WaitTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []string, ours string, decide Decide) error {
-	return waitTurn(ctx, conn, base, lockNames, ours, decide, true)
+	return turn.WaitTurn(ctx, conn, base, lockNames, ours, decide)
 }
 
-// CheckTurn is WaitTurn without waiting: it reports whether ours gets the
-// grant now.
+// CheckTurn reports whether our node gets the grant now.
+//
+// Deprecated: Use recipeutil.CheckTurn.
 func CheckTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []string, ours string, decide Decide) (bool, error) {
-	err := waitTurn(ctx, conn, base, lockNames, ours, decide, false)
-	if errors.Is(err, errNotYet) {
-		return false, nil
-	}
-	return err == nil, err
+	return turn.CheckTurn(ctx, conn, base, lockNames, ours, decide)
 }
 
-var errNotYet = errors.New("not yet")
-
-func waitTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []string, ours string, decide Decide, wait bool) error {
-	for {
-		children, _, err := conn.Children(ctx, base)
-		if err != nil {
-			if errors.Is(err, zk.ErrNoNode) {
-				return ErrNodeMissing
-			}
-			if zk.IsRetryable(err) && ctx.Err() == nil {
-				continue // the session may live: ask again once reconnected
-			}
-			return err
-		}
-		SortNodes(children, lockNames...)
-		ok, watch, err := decide(children, ours)
-		if err != nil || ok {
-			return err
-		}
-		if !wait {
-			return errNotYet
-		}
-		_, _, ev, err := conn.GetW(ctx, base+"/"+watch)
-		if errors.Is(err, zk.ErrNoNode) || (zk.IsRetryable(err) && ctx.Err() == nil) {
-			continue // already gone, or the connection broke: look again
-		}
-		if err != nil {
-			return err
-		}
-		select {
-		case e := <-ev:
-			if e.Type == zk.EventNotWatching {
-				return e.Err
-			}
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
-// Participant is a member of a lock or election queue.
+// Participant is a member of a lock or election queue, as the recipes'
+// Participants methods (lock.Mutex, leader.Latch, ...) return them.
 type Participant struct {
 	// ID is the node's data as a string (the participant id of Curator's
 	// LeaderLatch and LeaderSelector).
@@ -187,31 +70,32 @@ type Participant struct {
 	Leader bool
 }
 
-// Participants returns the members of base's queue in order, reading each
-// node's data as its id. Nodes that vanish while being read are skipped.
-// filter, if set, keeps only the names it accepts.
+// Participants returns the members of base's queue in order.
+//
+// Deprecated: Use recipeutil.Participants.
 func Participants(ctx context.Context, conn *zk.Conn, base string, lockNames []string, filter func(string) bool) ([]Participant, error) {
-	children, _, err := conn.Children(ctx, base)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	SortNodes(children, lockNames...)
-	var out []Participant
-	for _, name := range children {
-		if filter != nil && !filter(name) {
-			continue
-		}
-		data, _, err := conn.Get(ctx, base+"/"+name)
-		if errors.Is(err, zk.ErrNoNode) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, Participant{ID: string(data), Path: base + "/" + name, Leader: len(out) == 0})
-	}
-	return out, nil
+	ps, err := turn.Participants(ctx, conn, base, lockNames, filter)
+	return convertParticipants(ps), err
 }
+
+func convertParticipants(ps []turn.Participant) []Participant {
+	if ps == nil {
+		return nil
+	}
+	out := make([]Participant, len(ps))
+	for i, p := range ps {
+		out[i] = Participant(p)
+	}
+	return out
+}
+
+// Stream delivers values over a channel in order without blocking the
+// sender and without dropping anything.
+//
+// Deprecated: Use recipeutil.Stream (the same type).
+type Stream[T any] = turn.Stream[T]
+
+// NewStream returns an open stream.
+//
+// Deprecated: Use recipeutil.NewStream.
+func NewStream[T any]() *Stream[T] { return turn.NewStream[T]() }

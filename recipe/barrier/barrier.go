@@ -4,24 +4,25 @@ import (
 	"context"
 	"errors"
 
+	"github.com/zkgo/zkgo/recipe"
 	"github.com/zkgo/zkgo/zk"
 )
 
-// Option configures a Barrier or DoubleBarrier.
-type Option func(*options)
+// Option configures a Barrier or DoubleBarrier. It is recipe.Option: of the
+// settings every recipe shares, barriers use the ACL (recipe.WithACL); the
+// others, and the options of other recipe packages, are ignored.
+type Option = recipe.Option
 
 type options struct {
 	acl []zk.ACL
 }
 
 // WithACL sets the ACL of the nodes the barrier creates (default: open).
-func WithACL(acl []zk.ACL) Option { return func(o *options) { o.acl = acl } }
+// It is recipe.WithACL.
+func WithACL(acl []zk.ACL) Option { return recipe.WithACL(acl) }
 
 func buildOptions(opts []Option) options {
-	o := options{acl: zk.OpenACLUnsafe}
-	for _, fn := range opts {
-		fn(&o)
-	}
+	o := options{acl: recipe.Build(opts).ACL}
 	if o.acl == nil {
 		o.acl = zk.OpenACLUnsafe
 	}

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkgo/zkgo/recipe"
+	"github.com/zkgo/zkgo/recipe/recipeutil"
 	"github.com/zkgo/zkgo/zk"
 )
 
@@ -24,7 +24,7 @@ const (
 // goroutine (run) owns the session, the watch and the reading; the cached
 // state lives in store, which readers reach under its own lock.
 //
-// Lock order: engine.mu, then recipe.Stream's lock (send). store.mu is
+// Lock order: engine.mu, then recipeutil.Stream's lock (send). store.mu is
 // never held with engine.mu.
 type engine struct {
 	// Set by newEngine, then read-only.
@@ -40,7 +40,7 @@ type engine struct {
 
 	// mu guards the fields from events to initClosed.
 	mu         sync.Mutex
-	events     *recipe.Stream[Event] // nil until Events is called
+	events     *recipeutil.Stream[Event] // nil until Events is called
 	started    bool
 	closed     bool  // Close was called
 	finished   bool  // finish ran: nothing more is sent or served
@@ -158,7 +158,7 @@ func (e *engine) eventsChan() <-chan Event {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.events == nil {
-		e.events = recipe.NewStream[Event]()
+		e.events = recipeutil.NewStream[Event]()
 		if e.finished {
 			e.events.Close()
 		}

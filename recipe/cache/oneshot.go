@@ -1,7 +1,7 @@
 package cache
 
 import (
-	"github.com/zkgo/zkgo/recipe"
+	"github.com/zkgo/zkgo/recipe/recipeutil"
 	"github.com/zkgo/zkgo/zk"
 )
 
@@ -36,13 +36,13 @@ type armed struct{ data, child, exist uint64 }
 // only inbox is shared with the forwarding goroutines.
 type shots struct {
 	armed  map[string]*armed
-	inbox  *recipe.Stream[shot]
+	inbox  *recipeutil.Stream[shot]
 	nextID uint64
 	gen    uint64 // incremented when the session is replaced
 }
 
 func newShots() *shots {
-	return &shots{armed: make(map[string]*armed), inbox: recipe.NewStream[shot]()}
+	return &shots{armed: make(map[string]*armed), inbox: recipeutil.NewStream[shot]()}
 }
 
 // reset forgets every watch (a new session has none); events of the old

@@ -3,11 +3,14 @@ package cache
 import (
 	"context"
 
+	"github.com/zkgo/zkgo/recipe"
 	"github.com/zkgo/zkgo/zk"
 )
 
-// Option configures a cache.
-type Option func(*options)
+// Option configures a cache. It is recipe.Option; the caches use none of
+// the settings every recipe shares, and ignore the options of other recipe
+// packages.
+type Option = recipe.Option
 
 type options struct {
 	maxDepth    int
@@ -25,9 +28,7 @@ const unlimited = 1 << 30
 
 func buildOptions(opts []Option) options {
 	o := options{maxDepth: unlimited, concurrency: DefaultConcurrency}
-	for _, fn := range opts {
-		fn(&o)
-	}
+	recipe.ApplyExtensions(recipe.Build(opts), &o)
 	return o
 }
 
@@ -35,11 +36,11 @@ func buildOptions(opts []Option) options {
 // its root (0: the root alone, 1: the root and its children). Default:
 // no limit. NodeCache and ChildrenCache ignore it.
 func WithMaxDepth(depth int) Option {
-	return func(o *options) {
+	return recipe.Extend(func(o *options) {
 		if depth >= 0 {
 			o.maxDepth = depth
 		}
-	}
+	})
 }
 
 // WithRedial makes the cache survive the expiry of its session: after
@@ -53,7 +54,7 @@ func WithMaxDepth(depth int) Option {
 // Without it, a cache whose session expires stops: Lost, then Stopped with
 // zk.ErrSessionExpired.
 func WithRedial(redial func(ctx context.Context) (*zk.Conn, error)) Option {
-	return func(o *options) { o.redial = redial }
+	return recipe.Extend(func(o *options) { o.redial = redial })
 }
 
 // WithOneShotWatches makes the cache use one-shot watches (getData and
@@ -62,15 +63,15 @@ func WithRedial(redial func(ctx context.Context) (*zk.Conn, error)) Option {
 // back to them by itself when the server answers addWatch with
 // Unimplemented (ZooKeeper before 3.6). See the package documentation for
 // what they cost and guarantee.
-func WithOneShotWatches() Option { return func(o *options) { o.oneShot = true } }
+func WithOneShotWatches() Option { return recipe.Extend(func(o *options) { o.oneShot = true }) }
 
 // WithConcurrency sets how many reads the cache keeps in flight at once
 // (default DefaultConcurrency). All of them are pipelined on the Conn's
 // one connection.
 func WithConcurrency(n int) Option {
-	return func(o *options) {
+	return recipe.Extend(func(o *options) {
 		if n > 0 {
 			o.concurrency = n
 		}
-	}
+	})
 }

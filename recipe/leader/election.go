@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/recipe"
+	"github.com/zkgo/zkgo/recipe/recipeutil"
 	"github.com/zkgo/zkgo/zk"
 )
 
@@ -68,7 +69,7 @@ type Election struct {
 	stopped  bool
 	offer    string // our node's path
 	grant    *recipe.Grant
-	events   *recipe.Stream[ElectionEvent]
+	events   *recipeutil.Stream[ElectionEvent]
 	cancel   context.CancelFunc
 	loopDone chan struct{}
 }
@@ -76,7 +77,7 @@ type Election struct {
 // NewElection returns an election under root for a participant named
 // hostName.
 func NewElection(src zk.Sessions, root, hostName string, opts ...Option) *Election {
-	return &Election{src: src, conn: src.Current(), root: root, host: hostName, opts: buildOptions(opts), events: recipe.NewStream[ElectionEvent]()}
+	return &Election{src: src, conn: src.Current(), root: root, host: hostName, opts: buildOptions(opts), events: recipeutil.NewStream[ElectionEvent]()}
 }
 
 // Events returns the election's events; receive until it is closed (after
@@ -125,7 +126,7 @@ func (e *Election) Stop(ctx context.Context) error {
 	}
 	var err error
 	if offer != "" {
-		err = recipe.DeleteNode(ctx, e.conn, offer)
+		err = recipeutil.DeleteNode(ctx, e.conn, offer)
 	}
 	if err != nil {
 		e.events.Send(ElectionEvent{Type: ElectionFailed, Err: err})
@@ -277,7 +278,7 @@ func (e *Election) run(ctx context.Context) {
 		e.events.Send(ElectionEvent{Type: ElectionDetermineComplete})
 		if i == 0 {
 			e.events.Send(ElectionEvent{Type: ElectionElectedStart})
-			g, err := recipe.Hold(ctx, e.conn, offer, czxid, recipe.HoldOptions{Policy: e.opts.policy})
+			g, err := recipeutil.Hold(ctx, e.conn, offer, czxid, recipeutil.HoldOptions{Policy: e.opts.policy})
 			if err != nil {
 				if errors.Is(err, recipe.ErrNodeDeleted) {
 					e.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/recipe"
+	"github.com/zkgo/zkgo/recipe/recipeutil"
 	"github.com/zkgo/zkgo/zk"
 )
 
@@ -24,8 +25,10 @@ const (
 	NotifyLeader
 )
 
-// Option configures a Latch, Selector or Election.
-type Option func(*options)
+// Option configures a Latch, Selector or Election. It is recipe.Option:
+// the settings every recipe shares (recipe.WithACL, recipe.WithPolicy)
+// apply; the options of other recipe packages are ignored.
+type Option = recipe.Option
 
 type options struct {
 	policy      recipe.Policy
@@ -34,24 +37,27 @@ type options struct {
 	autoRequeue bool
 }
 
-// WithPolicy sets the error policy (default recipe.Strict).
-func WithPolicy(p recipe.Policy) Option { return func(o *options) { o.policy = p } }
+// WithPolicy sets the error policy (default recipe.Strict). It is
+// recipe.WithPolicy.
+func WithPolicy(p recipe.Policy) Option { return recipe.WithPolicy(p) }
 
-// WithACL sets the ACL of the election nodes (default: open).
-func WithACL(acl []zk.ACL) Option { return func(o *options) { o.acl = acl } }
+// WithACL sets the ACL of the election nodes (default: open). It is
+// recipe.WithACL.
+func WithACL(acl []zk.ACL) Option { return recipe.WithACL(acl) }
 
 // WithCloseMode sets the Latch's close mode (default Silent).
-func WithCloseMode(m CloseMode) Option { return func(o *options) { o.closeMode = m } }
+func WithCloseMode(m CloseMode) Option {
+	return recipe.Extend(func(o *options) { o.closeMode = m })
+}
 
 // WithAutoRequeue makes a Selector rejoin the queue each time its function
 // returns (Curator's autoRequeue).
-func WithAutoRequeue() Option { return func(o *options) { o.autoRequeue = true } }
+func WithAutoRequeue() Option { return recipe.Extend(func(o *options) { o.autoRequeue = true }) }
 
 func buildOptions(opts []Option) options {
-	var o options
-	for _, fn := range opts {
-		fn(&o)
-	}
+	ro := recipe.Build(opts)
+	o := options{policy: ro.Policy, acl: ro.ACL}
+	recipe.ApplyExtensions(ro, &o)
 	return o
 }
 
@@ -82,7 +88,7 @@ type Latch struct {
 	changed  chan struct{} // closed and replaced on every change of grant
 	failed   error         // the latch stopped for good (session lost)
 	ourPath  string
-	events   *recipe.Stream[LatchEvent]
+	events   *recipeutil.Stream[LatchEvent]
 	cancel   context.CancelFunc
 	loopDone chan struct{}
 }
@@ -117,7 +123,7 @@ func (l *Latch) Events() <-chan LatchEvent {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.events == nil {
-		l.events = recipe.NewStream[LatchEvent]()
+		l.events = recipeutil.NewStream[LatchEvent]()
 		if l.closed {
 			l.events.Close()
 		}
@@ -166,7 +172,7 @@ func (l *Latch) Await(ctx context.Context) (*recipe.Grant, error) {
 // Participants returns the election's participants in order; the first is
 // the leader.
 func (l *Latch) Participants(ctx context.Context) ([]recipe.Participant, error) {
-	return recipe.Participants(ctx, l.src.Current(), l.path, []string{latchName}, nil)
+	return recipeutil.Participants(ctx, l.src.Current(), l.path, []string{latchName}, nil)
 }
 
 // Leader returns the current leader (ok false if there is none).
@@ -208,7 +214,7 @@ func (l *Latch) Close(ctx context.Context) error {
 	}
 	var err error
 	if p != "" {
-		err = recipe.DeleteNode(ctx, l.src.Current(), p)
+		err = recipeutil.DeleteNode(ctx, l.src.Current(), p)
 	}
 	if ev != nil {
 		ev.Close()
@@ -308,7 +314,7 @@ func (l *Latch) runSession(ctx context.Context, conn *zk.Conn) {
 		ours := l.ourPath
 		l.mu.Unlock()
 		if ours == "" {
-			p, st, err := recipe.CreateNode(ctx, conn, l.path, latchName, []byte(l.id), l.opts.acl)
+			p, st, err := recipeutil.CreateNode(ctx, conn, l.path, latchName, []byte(l.id), l.opts.acl)
 			if err != nil {
 				if retry(err) {
 					continue
@@ -326,7 +332,7 @@ func (l *Latch) runSession(ctx context.Context, conn *zk.Conn) {
 			}
 			return
 		}
-		recipe.SortNodes(children, latchName)
+		recipeutil.SortNodes(children, latchName)
 		name := ours[len(l.path)+1:]
 		i := slices.Index(children, name)
 		if i < 0 {
@@ -337,7 +343,7 @@ func (l *Latch) runSession(ctx context.Context, conn *zk.Conn) {
 			continue
 		}
 		if i == 0 {
-			g, err := recipe.Hold(ctx, conn, ours, czxid, recipe.HoldOptions{Policy: l.opts.policy})
+			g, err := recipeutil.Hold(ctx, conn, ours, czxid, recipeutil.HoldOptions{Policy: l.opts.policy})
 			if err != nil {
 				if errors.Is(err, recipe.ErrNodeDeleted) {
 					l.mu.Lock()

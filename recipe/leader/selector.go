@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkgo/zkgo/recipe"
 	"github.com/zkgo/zkgo/recipe/lock"
+	"github.com/zkgo/zkgo/recipe/recipeutil"
 	"github.com/zkgo/zkgo/zk"
 )
 
@@ -100,7 +101,7 @@ func (s *Selector) Err() error {
 
 // Participants returns the queue in order; the first is the leader.
 func (s *Selector) Participants(ctx context.Context) ([]recipe.Participant, error) {
-	return recipe.Participants(ctx, s.src.Current(), s.path, []string{"lock-"}, nil)
+	return recipeutil.Participants(ctx, s.src.Current(), s.path, []string{"lock-"}, nil)
 }
 
 // Leader returns the current leader (ok false if there is none).

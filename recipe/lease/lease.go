@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/zkgo/zkgo/recipe"
 	"github.com/zkgo/zkgo/recipe/internal/kazoolock"
 	"github.com/zkgo/zkgo/zk"
 )
@@ -45,8 +46,10 @@ type Lease struct {
 	End    time.Time
 }
 
-// Option configures an attempt.
-type Option func(*options)
+// Option configures an attempt. It is recipe.Option: of the settings every
+// recipe shares, leases use the ACL (recipe.WithACL); the others, and the
+// options of other recipe packages, are ignored.
+type Option = recipe.Option
 
 type options struct {
 	id  string
@@ -56,19 +59,24 @@ type options struct {
 
 // WithIdentifier sets the holder identity (default: the host name, as
 // kazoo's socket.gethostname()). Reuse it to renew a lease.
-func WithIdentifier(id string) Option { return func(o *options) { o.id = id } }
+func WithIdentifier(id string) Option { return recipe.Extend(func(o *options) { o.id = id }) }
 
 // WithClock sets the clock the lease is computed with (default
 // time.Now; kazoo's utcnow).
-func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+func WithClock(now func() time.Time) Option {
+	return recipe.Extend(func(o *options) { o.now = now })
+}
 
-// WithACL sets the ACL of the nodes created (default: open).
-func WithACL(acl []zk.ACL) Option { return func(o *options) { o.acl = acl } }
+// WithACL sets the ACL of the nodes created (default: open). It is
+// recipe.WithACL.
+func WithACL(acl []zk.ACL) Option { return recipe.WithACL(acl) }
 
 func build(opts []Option) (options, error) {
-	o := options{now: time.Now, acl: zk.OpenACLUnsafe}
-	for _, fn := range opts {
-		fn(&o)
+	ro := recipe.Build(opts)
+	o := options{now: time.Now, acl: ro.ACL}
+	recipe.ApplyExtensions(ro, &o)
+	if o.acl == nil {
+		o.acl = zk.OpenACLUnsafe
 	}
 	if o.id == "" {
 		h, err := os.Hostname()

@@ -7,11 +7,15 @@ import (
 	"sync"
 
 	"github.com/zkgo/zkgo/recipe"
+	"github.com/zkgo/zkgo/recipe/recipeutil"
 	"github.com/zkgo/zkgo/zk"
 )
 
-// Option configures a lock.
-type Option func(*options)
+// Option configures a lock. It is recipe.Option: the settings every recipe
+// shares (recipe.WithACL, recipe.WithPolicy) apply, and the options of this
+// package are recipe.Options too; a lock ignores the options of other
+// recipe packages.
+type Option = recipe.Option
 
 type options struct {
 	data     []byte
@@ -22,26 +26,26 @@ type options struct {
 
 // WithData sets the data stored in the lock node (Curator stores the
 // client's address by default; zkgo stores nothing unless told).
-func WithData(data []byte) Option { return func(o *options) { o.data = data } }
+func WithData(data []byte) Option { return recipe.Extend(func(o *options) { o.data = data }) }
 
-// WithACL sets the ACL of the lock nodes (default: open).
-func WithACL(acl []zk.ACL) Option { return func(o *options) { o.acl = acl } }
+// WithACL sets the ACL of the lock nodes (default: open). It is
+// recipe.WithACL.
+func WithACL(acl []zk.ACL) Option { return recipe.WithACL(acl) }
 
 // WithPolicy sets the error policy that decides when a held lock counts as
-// lost (default recipe.Strict).
-func WithPolicy(p recipe.Policy) Option { return func(o *options) { o.policy = p } }
+// lost (default recipe.Strict). It is recipe.WithPolicy.
+func WithPolicy(p recipe.Policy) Option { return recipe.WithPolicy(p) }
 
 // WithRevocation makes the lock revocable, as Curator's makeRevocable: fn is
 // called (on a recipe goroutine) when another process asks the holder to
 // release it with AttemptRevoke. fn should arrange for Unlock to be called.
 // Revocable lock nodes carry no data, as with Curator.
-func WithRevocation(fn func()) Option { return func(o *options) { o.onRevoke = fn } }
+func WithRevocation(fn func()) Option { return recipe.Extend(func(o *options) { o.onRevoke = fn }) }
 
 func buildOptions(opts []Option) options {
-	var o options
-	for _, fn := range opts {
-		fn(&o)
-	}
+	ro := recipe.Build(opts)
+	o := options{acl: ro.ACL, policy: ro.Policy}
+	recipe.ApplyExtensions(ro, &o)
 	return o
 }
 
@@ -52,7 +56,7 @@ type internals struct {
 	base      string
 	lockName  string
 	sortNames []string
-	decide    recipe.Decide
+	decide    recipeutil.Decide
 	opts      options
 }
 
@@ -66,20 +70,20 @@ func (in *internals) acquire(ctx context.Context, wait bool) (*recipe.Grant, err
 	for attempt := 0; ; attempt++ {
 		// Each attempt runs in one session: the current one.
 		conn := in.src.Current()
-		path, st, err := recipe.CreateNode(ctx, conn, in.base, in.lockName, data, in.opts.acl)
+		path, st, err := recipeutil.CreateNode(ctx, conn, in.base, in.lockName, data, in.opts.acl)
 		if err != nil {
 			return nil, err
 		}
 		ours := path[len(in.base)+1:]
 		var ok bool
 		if wait {
-			err = recipe.WaitTurn(ctx, conn, in.base, in.sortNames, ours, in.decide)
+			err = recipeutil.WaitTurn(ctx, conn, in.base, in.sortNames, ours, in.decide)
 			ok = err == nil
 		} else {
-			ok, err = recipe.CheckTurn(ctx, conn, in.base, in.sortNames, ours, in.decide)
+			ok, err = recipeutil.CheckTurn(ctx, conn, in.base, in.sortNames, ours, in.decide)
 		}
 		if err == nil && ok {
-			var hold recipe.HoldOptions
+			var hold recipeutil.HoldOptions
 			hold.Policy = in.opts.policy
 			if fn := in.opts.onRevoke; fn != nil {
 				hold.OnData = func(d []byte) {
@@ -88,14 +92,14 @@ func (in *internals) acquire(ctx context.Context, wait bool) (*recipe.Grant, err
 					}
 				}
 			}
-			g, herr := recipe.Hold(ctx, conn, path, st.Czxid, hold)
+			g, herr := recipeutil.Hold(ctx, conn, path, st.Czxid, hold)
 			if herr == nil {
 				return g, nil
 			}
 			err = herr
 		}
 		// Not ours (try-lock), cancelled, or failed: never leave the node.
-		derr := recipe.DeleteNode(ctx, conn, path)
+		derr := recipeutil.DeleteNode(ctx, conn, path)
 		if err == nil {
 			return nil, derr
 		}
@@ -113,7 +117,7 @@ func (in *internals) release(ctx context.Context, g *recipe.Grant) error {
 	g.Release()
 	// The current session's: if the grant's session has ended since, its
 	// node went with it and the delete finds nothing.
-	return recipe.DeleteNode(ctx, in.src.Current(), g.Path())
+	return recipeutil.DeleteNode(ctx, in.src.Current(), g.Path())
 }
 
 // Mutex is a reentrant distributed mutex (Curator's InterProcessMutex).
@@ -133,10 +137,10 @@ type Mutex struct {
 // src is a *zk.Conn or a *zk.Redialer: each Lock runs in the session
 // current at the time.
 func NewMutex(src zk.Sessions, path string, opts ...Option) *Mutex {
-	return newMutex(src, path, "lock-", []string{"lock-"}, recipe.FirstN(1), buildOptions(opts))
+	return newMutex(src, path, "lock-", []string{"lock-"}, recipeutil.FirstN(1), buildOptions(opts))
 }
 
-func newMutex(src zk.Sessions, path, lockName string, sortNames []string, decide recipe.Decide, o options) *Mutex {
+func newMutex(src zk.Sessions, path, lockName string, sortNames []string, decide recipeutil.Decide, o options) *Mutex {
 	return &Mutex{
 		in:  internals{src: src, base: path, lockName: lockName, sortNames: sortNames, decide: decide, opts: o},
 		acq: make(chan struct{}, 1),
@@ -231,7 +235,7 @@ func (m *Mutex) IsHeld() bool {
 // Participants returns the lock's queue: the holder first, then the
 // waiters in order.
 func (m *Mutex) Participants(ctx context.Context) ([]recipe.Participant, error) {
-	return recipe.Participants(ctx, m.in.src.Current(), m.in.base, m.in.sortNames, nil)
+	return recipeutil.Participants(ctx, m.in.src.Current(), m.in.base, m.in.sortNames, nil)
 }
 
 // AttemptRevoke asks the holder of the lock node at nodePath to release it,

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/zkgo/zkgo/recipe"
+	"github.com/zkgo/zkgo/recipe/recipeutil"
 	"github.com/zkgo/zkgo/zk"
 )
 
@@ -30,7 +31,7 @@ func NewRWMutex(src zk.Sessions, path string, opts ...Option) *RWMutex {
 	o := buildOptions(opts)
 	names := []string{readLockName, writeLockName}
 	rw := &RWMutex{}
-	rw.w = newMutex(src, path, writeLockName, names, recipe.FirstN(1), o)
+	rw.w = newMutex(src, path, writeLockName, names, recipeutil.FirstN(1), o)
 	rw.r = newMutex(src, path, readLockName, names, rw.readDecide, o)
 	return rw
 }
@@ -92,5 +93,5 @@ func (rw *RWMutex) ReadMutex() *Mutex { return rw.r }
 // Participants returns the queue of readers and writers in order; the first
 // entry is marked Leader.
 func (rw *RWMutex) Participants(ctx context.Context) ([]recipe.Participant, error) {
-	return recipe.Participants(ctx, rw.w.in.src.Current(), rw.w.in.base, rw.w.in.sortNames, nil)
+	return recipeutil.Participants(ctx, rw.w.in.src.Current(), rw.w.in.base, rw.w.in.sortNames, nil)
 }

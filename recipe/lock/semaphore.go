@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/zkgo/zkgo/recipe"
+	"github.com/zkgo/zkgo/recipe/recipeutil"
 	"github.com/zkgo/zkgo/zk"
 )
 
@@ -37,7 +38,7 @@ type Lease struct {
 // Release returns the lease (deleting its node).
 func (l *Lease) Release(ctx context.Context) error {
 	l.Grant.Release()
-	return recipe.DeleteNode(ctx, l.s.src.Current(), l.Path())
+	return recipeutil.DeleteNode(ctx, l.s.src.Current(), l.Path())
 }
 
 // NewSemaphore returns a semaphore on path with maxLeases permits.
@@ -122,26 +123,26 @@ func (s *Semaphore) acquire1(ctx context.Context, wait bool) (*Lease, error) {
 	// A Mutex per call: Semaphore methods may run concurrently, and a
 	// shared reentrant Mutex would let them in together.
 	conn := s.src.Current() // one session for the whole acquisition
-	m := newMutex(conn, s.base+"/locks", "lock-", []string{"lock-"}, recipe.FirstN(1), options{policy: recipe.Session, acl: s.opts.acl})
+	m := newMutex(conn, s.base+"/locks", "lock-", []string{"lock-"}, recipeutil.FirstN(1), options{policy: recipe.Session, acl: s.opts.acl})
 	if _, err := m.Lock(ctx); err != nil {
 		return nil, err
 	}
 	defer m.Unlock(ctx)
 	for attempt := 0; ; attempt++ {
-		path, st, err := recipe.CreateNode(ctx, conn, s.leases, "lease-", s.opts.data, s.opts.acl)
+		path, st, err := recipeutil.CreateNode(ctx, conn, s.leases, "lease-", s.opts.data, s.opts.acl)
 		if err != nil {
 			return nil, err
 		}
 		name := path[len(s.leases)+1:]
 		got, err := s.waitLease(ctx, conn, name, wait)
 		if err == nil && got {
-			g, herr := recipe.Hold(ctx, conn, path, st.Czxid, recipe.HoldOptions{Policy: s.opts.policy})
+			g, herr := recipeutil.Hold(ctx, conn, path, st.Czxid, recipeutil.HoldOptions{Policy: s.opts.policy})
 			if herr == nil {
 				return &Lease{Grant: g, s: s}, nil
 			}
 			err = herr
 		}
-		derr := recipe.DeleteNode(ctx, conn, path)
+		derr := recipeutil.DeleteNode(ctx, conn, path)
 		if err == nil { // not waiting and no lease free
 			return nil, derr
 		}
@@ -189,7 +190,7 @@ func (s *Semaphore) waitLease(ctx context.Context, conn *zk.Conn, name string, w
 
 // Participants returns the current leases.
 func (s *Semaphore) Participants(ctx context.Context) ([]recipe.Participant, error) {
-	return recipe.Participants(ctx, s.src.Current(), s.leases, []string{"lease-"}, nil)
+	return recipeutil.Participants(ctx, s.src.Current(), s.leases, []string{"lease-"}, nil)
 }
 
 // SemaphoreMutex is a non-reentrant distributed mutex (Curator's

@@ -9,12 +9,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkgo/zkgo/recipe"
 	"github.com/zkgo/zkgo/zk"
 )
 
 // Option configures a PersistentNode (and the nodes of the other types of
-// this package).
-type Option func(*options)
+// this package). It is recipe.Option: of the settings every recipe shares,
+// the nodes use the ACL (recipe.WithACL); the others, and the options of
+// other recipe packages, are ignored.
+type Option = recipe.Option
 
 type options struct {
 	acl       []zk.ACL
@@ -22,19 +25,30 @@ type options struct {
 	ttl       time.Duration
 }
 
-// WithACL sets the node's ACL (default zk.OpenACLUnsafe).
-func WithACL(acl []zk.ACL) Option { return func(o *options) { o.acl = acl } }
+// WithACL sets the node's ACL (default zk.OpenACLUnsafe). It is
+// recipe.WithACL.
+func WithACL(acl []zk.ACL) Option { return recipe.WithACL(acl) }
 
 // WithProtection gives the node Curator's protected name:
 // parent/_c_<uuid>-<name>[seq]. A create whose reply is lost with the
 // connection is then found by its prefix instead of being created twice.
 // Use it with the sequential modes, whose names cannot be known otherwise.
-func WithProtection() Option { return func(o *options) { o.protected = true } }
+func WithProtection() Option { return recipe.Extend(func(o *options) { o.protected = true }) }
 
 // WithTTL sets the time to live of a node created in one of the TTL modes
 // (zk.ModePersistentWithTTL, zk.ModePersistentSequentialWithTTL; the
 // server must enable extended types).
-func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
+func WithTTL(d time.Duration) Option { return recipe.Extend(func(o *options) { o.ttl = d }) }
+
+func buildOptions(opts []Option) options {
+	ro := recipe.Build(opts)
+	o := options{acl: ro.ACL}
+	recipe.ApplyExtensions(ro, &o)
+	if o.acl == nil {
+		o.acl = zk.OpenACLUnsafe
+	}
+	return o
+}
 
 // PersistentNode is Curator's PersistentNode: a node that stays in
 // ZooKeeper, holding the latest data given to it, for as long as it is not
@@ -83,10 +97,7 @@ var ErrClosed = errors.New("node: closed")
 // or a *zk.Redialer (the node is created again in each new session).
 // Creation happens in the background: WaitCreated waits for it.
 func New(src zk.Sessions, path string, mode zk.CreateMode, data []byte, opts ...Option) *PersistentNode {
-	o := options{acl: zk.OpenACLUnsafe}
-	for _, fn := range opts {
-		fn(&o)
-	}
+	o := buildOptions(opts)
 	n := &PersistentNode{
 		src: src, base: path, mode: mode, opts: o,
 		setc:    make(chan setReq),

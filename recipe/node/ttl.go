@@ -45,10 +45,7 @@ type touchCount struct {
 // NewTTL starts keeping the container node at path with data and its
 // touched child with time to live ttl.
 func NewTTL(src zk.Sessions, path string, data []byte, ttl time.Duration, opts ...Option) *TTLNode {
-	o := options{acl: zk.OpenACLUnsafe}
-	for _, fn := range opts {
-		fn(&o)
-	}
+	o := buildOptions(opts)
 	t := &TTLNode{
 		node:  New(src, path, zk.ModeContainer, data, opts...),
 		src:   src,

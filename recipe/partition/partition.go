@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkgo/zkgo/recipe"
 	"github.com/zkgo/zkgo/recipe/internal/kazoolock"
 	"github.com/zkgo/zkgo/zk"
 )
@@ -61,8 +62,10 @@ func Default(identifier string, members, set []string) []string {
 	return out
 }
 
-// Option configures a SetPartitioner.
-type Option func(*options)
+// Option configures a SetPartitioner. It is recipe.Option: of the settings
+// every recipe shares, it uses the ACL (recipe.WithACL); the others, and
+// the options of other recipe packages, are ignored.
+type Option = recipe.Option
 
 type options struct {
 	id       string
@@ -74,21 +77,26 @@ type options struct {
 
 // WithIdentifier sets this member's identifier (default "<host>-<pid>",
 // as kazoo's). It must be unique in the party and a valid node name part.
-func WithIdentifier(id string) Option { return func(o *options) { o.id = id } }
+func WithIdentifier(id string) Option { return recipe.Extend(func(o *options) { o.id = id }) }
 
 // WithPartitionFunc replaces Default. Every member must use the same.
-func WithPartitionFunc(fn Func) Option { return func(o *options) { o.fn = fn } }
+func WithPartitionFunc(fn Func) Option { return recipe.Extend(func(o *options) { o.fn = fn }) }
 
 // WithTimeBoundary sets how long the party must stay unchanged before
 // the set is divided (kazoo's time_boundary, default 30 s).
-func WithTimeBoundary(d time.Duration) Option { return func(o *options) { o.boundary = d } }
+func WithTimeBoundary(d time.Duration) Option {
+	return recipe.Extend(func(o *options) { o.boundary = d })
+}
 
 // WithMaxReactionTime bounds each wait for an item's lock, after which a
 // party change is noticed (kazoo's max_reaction_time, default 1 s).
-func WithMaxReactionTime(d time.Duration) Option { return func(o *options) { o.reaction = d } }
+func WithMaxReactionTime(d time.Duration) Option {
+	return recipe.Extend(func(o *options) { o.reaction = d })
+}
 
-// WithACL sets the ACL of the nodes created (default: open).
-func WithACL(acl []zk.ACL) Option { return func(o *options) { o.acl = acl } }
+// WithACL sets the ACL of the nodes created (default: open). It is
+// recipe.WithACL.
+func WithACL(acl []zk.ACL) Option { return recipe.WithACL(acl) }
 
 // SetPartitioner is one member's share of a set (kazoo's SetPartitioner).
 // Its methods are safe for concurrent use.
@@ -119,9 +127,11 @@ type SetPartitioner struct {
 // names.
 func New(ctx context.Context, src zk.Sessions, path string, set []string, opts ...Option) (*SetPartitioner, error) {
 	conn := src.Current() // a member lives in one session
-	o := options{boundary: 30 * time.Second, reaction: time.Second, fn: Default, acl: zk.OpenACLUnsafe}
-	for _, fn := range opts {
-		fn(&o)
+	ro := recipe.Build(opts)
+	o := options{boundary: 30 * time.Second, reaction: time.Second, fn: Default, acl: ro.ACL}
+	recipe.ApplyExtensions(ro, &o)
+	if o.acl == nil {
+		o.acl = zk.OpenACLUnsafe
 	}
 	if o.id == "" {
 		h, err := os.Hostname()

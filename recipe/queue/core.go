@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/recipe"
+	"github.com/zkgo/zkgo/recipe/recipeutil"
 	"github.com/zkgo/zkgo/zk"
 )
 
@@ -53,8 +54,10 @@ const (
 // of the create request.
 const DefaultMaxNodeBytes = 1<<20 - 4096
 
-// Option configures a queue.
-type Option func(*options)
+// Option configures a queue. It is recipe.Option: the settings every
+// recipe shares (recipe.WithACL, recipe.WithPolicy) apply; the options of
+// other recipe packages are ignored.
+type Option = recipe.Option
 
 type options struct {
 	lockPath  string
@@ -71,34 +74,35 @@ type options struct {
 // (or requeued). If the consumer's session ends first, the lock node goes
 // with it and the item is taken again by another consumer. Every consumer
 // of the queue, Go or Java, must use the same lock path.
-func WithLockPath(p string) Option { return func(o *options) { o.lockPath = p } }
+func WithLockPath(p string) Option { return recipe.Extend(func(o *options) { o.lockPath = p }) }
 
 // WithMaxItems bounds the queue (Curator's maxItems): a put waits while
 // the queue node has n or more children. Producers do not coordinate, so
 // concurrent puts can overshoot the bound a little, as with Curator.
-func WithMaxItems(n int) Option { return func(o *options) { o.maxItems = n } }
+func WithMaxItems(n int) Option { return recipe.Extend(func(o *options) { o.maxItems = n }) }
 
 // WithErrorMode sets what Consume does when its function fails (default
 // Requeue). Without a lock path the item is gone already and the mode has
 // no effect.
-func WithErrorMode(m ErrorMode) Option { return func(o *options) { o.errorMode = m } }
+func WithErrorMode(m ErrorMode) Option { return recipe.Extend(func(o *options) { o.errorMode = m }) }
 
-// WithACL sets the ACL of the nodes created (default: open).
-func WithACL(acl []zk.ACL) Option { return func(o *options) { o.acl = acl } }
+// WithACL sets the ACL of the nodes created (default: open). It is
+// recipe.WithACL.
+func WithACL(acl []zk.ACL) Option { return recipe.WithACL(acl) }
 
 // WithPolicy sets when a taken message's Grant counts as lost (default
-// recipe.Strict: already when the connection is suspended).
-func WithPolicy(p recipe.Policy) Option { return func(o *options) { o.policy = p } }
+// recipe.Strict: already when the connection is suspended). It is
+// recipe.WithPolicy.
+func WithPolicy(p recipe.Policy) Option { return recipe.WithPolicy(p) }
 
 // WithMaxNodeBytes sets the limit on an encoded item node (default
 // DefaultMaxNodeBytes); puts above it fail with ErrTooLarge.
-func WithMaxNodeBytes(n int) Option { return func(o *options) { o.maxBytes = n } }
+func WithMaxNodeBytes(n int) Option { return recipe.Extend(func(o *options) { o.maxBytes = n }) }
 
 func buildOptions(opts []Option) options {
-	o := options{maxBytes: DefaultMaxNodeBytes}
-	for _, fn := range opts {
-		fn(&o)
-	}
+	ro := recipe.Build(opts)
+	o := options{maxBytes: DefaultMaxNodeBytes, acl: ro.ACL, policy: ro.Policy}
+	recipe.ApplyExtensions(ro, &o)
 	if o.acl == nil {
 		o.acl = zk.OpenACLUnsafe
 	}
@@ -383,10 +387,10 @@ func (q *core) claimLocked(ctx context.Context, name string) (*Message, bool, er
 		}
 		if errors.Is(err, zk.ErrNoNode) {
 			// Finished by the consumer that held the lock before us.
-			return nil, false, recipe.DeleteNode(ctx, q.conn(), lockNode)
+			return nil, false, recipeutil.DeleteNode(ctx, q.conn(), lockNode)
 		}
 		if err != nil {
-			recipe.DeleteNode(ctx, q.conn(), lockNode)
+			recipeutil.DeleteNode(ctx, q.conn(), lockNode)
 			return nil, false, err
 		}
 		m := &Message{Name: name, q: q, data: data, lockNode: lockNode}
@@ -397,7 +401,7 @@ func (q *core) claimLocked(ctx context.Context, name string) (*Message, bool, er
 			return nil, false, fmt.Errorf("item %s dropped: %w", name, derr)
 		}
 		m.Values = values
-		g, err := recipe.Hold(ctx, q.conn(), lockNode, czxid, recipe.HoldOptions{Policy: q.opts.policy})
+		g, err := recipeutil.Hold(ctx, q.conn(), lockNode, czxid, recipeutil.HoldOptions{Policy: q.opts.policy})
 		if err != nil {
 			if errors.Is(err, recipe.ErrNodeDeleted) {
 				return nil, false, nil
@@ -405,7 +409,7 @@ func (q *core) claimLocked(ctx context.Context, name string) (*Message, bool, er
 			if errors.Is(err, recipe.ErrSuspended) {
 				// The lock may still be ours; give it up and look
 				// again once reconnected.
-				recipe.DeleteNode(ctx, q.conn(), lockNode)
+				recipeutil.DeleteNode(ctx, q.conn(), lockNode)
 				return nil, false, nil
 			}
 			return nil, false, err
@@ -537,7 +541,7 @@ func (m *Message) Release(ctx context.Context) error {
 		return err
 	}
 	m.releaseGrant()
-	return recipe.DeleteNode(ctx, m.q.conn(), m.lockNode)
+	return recipeutil.DeleteNode(ctx, m.q.conn(), m.lockNode)
 }
 
 // transact runs ops behind the deletion of our lock node. A transaction
@@ -573,7 +577,7 @@ func (m *Message) transact(ctx context.Context, ops ...zk.Op) error {
 			return ErrLockLost
 		}
 		// The item is gone but our lock is not.
-		derr := recipe.DeleteNode(ctx, m.q.conn(), m.lockNode)
+		derr := recipeutil.DeleteNode(ctx, m.q.conn(), m.lockNode)
 		return errors.Join(ErrItemGone, derr)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zkgo/zkgo/recipe"
 	"github.com/zkgo/zkgo/recipe/lock"
 	"github.com/zkgo/zkgo/zk"
 )
@@ -18,8 +19,8 @@ var DefaultRetry zk.RetryPolicy = zk.ExponentialBackoff{Base: 5 * time.Milliseco
 
 // WithRetry sets how often, and after what pause, an AtomicValue retries an
 // optimistic update that met a concurrent change (default DefaultRetry).
-// zk.NTimes{} makes one attempt.
-func WithRetry(p zk.RetryPolicy) Option { return func(o *options) { o.retry = p } }
+// zk.NTimes{} makes one attempt. It is recipe.WithRetry.
+func WithRetry(p zk.RetryPolicy) Option { return recipe.WithRetry(p) }
 
 type promotion struct {
 	lockPath string
@@ -39,7 +40,9 @@ func WithPromotion(lockPath string, retry zk.RetryPolicy, maxWait time.Duration)
 	if retry == nil {
 		retry = zk.NTimes{}
 	}
-	return func(o *options) { o.promo = &promotion{lockPath: lockPath, retry: retry, maxWait: maxWait} }
+	return recipe.Extend(func(o *options) {
+		o.promo = &promotion{lockPath: lockPath, retry: retry, maxWait: maxWait}
+	})
 }
 
 // Stats says how an AtomicValue operation went (Curator's AtomicStats).

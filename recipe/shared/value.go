@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/zkgo/zkgo/recipe"
+	"github.com/zkgo/zkgo/recipe/recipeutil"
 	"github.com/zkgo/zkgo/zk"
 )
 
@@ -37,8 +38,11 @@ func unknownOutcome(err error) error {
 	return fmt.Errorf("%w: %w", ErrUnknownOutcome, err)
 }
 
-// Option configures a Value, Count, AtomicValue or AtomicLong.
-type Option func(*options)
+// Option configures a Value, Count, AtomicValue or AtomicLong. It is
+// recipe.Option: of the settings every recipe shares, these use the ACL
+// (recipe.WithACL) and the retry policy (recipe.WithRetry); the others, and
+// the options of other recipe packages, are ignored.
+type Option = recipe.Option
 
 type options struct {
 	acl   []zk.ACL
@@ -46,13 +50,16 @@ type options struct {
 	promo *promotion
 }
 
-// WithACL sets the ACL of the nodes created (default: open).
-func WithACL(acl []zk.ACL) Option { return func(o *options) { o.acl = acl } }
+// WithACL sets the ACL of the nodes created (default: open). It is
+// recipe.WithACL.
+func WithACL(acl []zk.ACL) Option { return recipe.WithACL(acl) }
 
 func buildOptions(opts []Option) options {
-	o := options{retry: DefaultRetry}
-	for _, fn := range opts {
-		fn(&o)
+	ro := recipe.Build(opts)
+	o := options{acl: ro.ACL, retry: ro.Retry}
+	recipe.ApplyExtensions(ro, &o)
+	if o.retry == nil {
+		o.retry = DefaultRetry
 	}
 	if o.acl == nil {
 		o.acl = zk.OpenACLUnsafe
@@ -108,7 +115,7 @@ type cell[T any] struct {
 	started bool
 	closed  bool
 	stopErr error // why run stopped following the node
-	events  *recipe.Stream[Event[T]]
+	events  *recipeutil.Stream[Event[T]]
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
@@ -368,7 +375,7 @@ func (c *cell[T]) eventStream() <-chan Event[T] {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.events == nil {
-		c.events = recipe.NewStream[Event[T]]()
+		c.events = recipeutil.NewStream[Event[T]]()
 		if c.closed || c.stopErr != nil {
 			c.events.Close()
 		}
