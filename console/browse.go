@@ -148,6 +148,17 @@ func (c *Console) serveTree(w http.ResponseWriter, r *http.Request) {
 		if err == nil && st == nil {
 			err = zk.ErrNoNode
 		}
+		if errors.Is(err, zk.ErrNoAuth) {
+			// exists needs READ too (ZooKeeper 3.8.4+); getACL answers
+			// the stat with ADMIN.
+			_, st, err = conn.GetACL(ctx, p)
+		}
+		if errors.Is(err, zk.ErrNoAuth) {
+			// Neither READ nor ADMIN: the node is hidden from this
+			// identity, stat included.
+			c.fail(w, r, http.StatusForbidden, "the node's ACL hides "+p+" from "+identityName(who))
+			return
+		}
 	}
 	if err != nil {
 		c.fail(w, r, http.StatusBadGateway, "read "+p+": "+err.Error())
@@ -184,6 +195,14 @@ func (c *Console) serveTree(w http.ResponseWriter, r *http.Request) {
 	d.Page = pageOf(names, q.Get("after"), q.Get("from"), c.cfg.PageSize, pageBytes)
 	d.Rows = childRows(ctx, conn, p, d.Page.Names)
 	c.render(w, r, http.StatusOK, "tree", page{Title: p, Nav: "tree", Events: c.eventsURL("tree", p), Data: d})
+}
+
+// identityName names the identity a page reads with, for messages.
+func identityName(who string) string {
+	if who == "" {
+		return "the console's anonymous session"
+	}
+	return who
 }
 
 // childRows reads the Stat of each child on the page, 32 at a time.

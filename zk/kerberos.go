@@ -147,4 +147,3 @@ func canonicalHost(ctx context.Context, host string) string {
 	}
 	return name
 }
-
