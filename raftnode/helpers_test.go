@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"slices"
 	"sync"
@@ -188,6 +189,30 @@ func newCluster(t *testing.T, peers []Peer) *testCluster {
 	c.base = t.TempDir()
 	t.Cleanup(c.shutdown)
 	return c
+}
+
+// newTCPCluster is newCluster of n members over TCP transports on
+// loopback, with the listeners by member id.
+func newTCPCluster(t *testing.T, n uint64) (*testCluster, map[uint64]net.Listener) {
+	lns := map[uint64]net.Listener{}
+	var peers []Peer
+	for id := uint64(1); id <= n; id++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns[id] = ln
+		peers = append(peers, Peer{ID: id, Addr: ln.Addr().String()})
+	}
+	c := newCluster(t, peers)
+	c.trans = func(id uint64) Transport {
+		tr, err := NewTCPTransport(TCPConfig{ID: id, ClusterID: 0xc1, Listener: lns[id]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	return c, lns
 }
 
 func voters(ids ...uint64) []Peer {

@@ -208,24 +208,7 @@ func TestScreenRefusesForgedSnapshots(t *testing.T) {
 // garbage snapshot stream to a follower. The follower stores none of
 // it, keeps its term and leader, and does not stop.
 func TestScreenOverTCP(t *testing.T) {
-	lns := map[uint64]net.Listener{}
-	var peers []Peer
-	for id := uint64(1); id <= 3; id++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns[id] = ln
-		peers = append(peers, Peer{ID: id, Addr: ln.Addr().String()})
-	}
-	c := newCluster(t, peers)
-	c.trans = func(id uint64) Transport {
-		tr, err := NewTCPTransport(TCPConfig{ID: id, ClusterID: 0xc1, Listener: lns[id]})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tr
-	}
+	c, lns := newTCPCluster(t, 3)
 	c.mod = func(cfg *Config) {
 		cfg.StateMachine = checkingSM{cfg.StateMachine.(*testSM)}
 		cfg.ValidateEntry = func(data []byte) error {
