@@ -28,25 +28,8 @@ func recvEvent(t *testing.T, ch <-chan zk.Event) zk.Event {
 // pzxid, NodeDeleted the deletion's zxid (the parent's pzxid after it), for
 // one-shot, persistent and persistent recursive watches.
 func TestWatchEventsCarryZxid(t *testing.T) {
-	zs := zktest.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	c, err := zk.Connect(ctx, zs.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	w, err := zk.Connect(ctx, zs.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	ctx, c, w, must := twoSessions(t)
+	var err error
 	stat := func(p string) *zk.Stat {
 		t.Helper()
 		st, err := c.Exists(ctx, p)
@@ -111,25 +94,8 @@ func TestWatchEventsCarryZxid(t *testing.T) {
 // persistent one keeps firing, and removeWatches with a type removes only
 // the watches of that type.
 func TestPersistentAndOneShotWatchOnOnePath(t *testing.T) {
-	zs := zktest.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	c, err := zk.Connect(ctx, zs.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	w, err := zk.Connect(ctx, zs.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	ctx, c, w, must := twoSessions(t)
+	var err error
 	_, err = c.Create(ctx, "/p", nil, zk.OpenACLUnsafe, zk.ModePersistent)
 	must(err)
 	pers, err := w.AddWatch(ctx, "/p", proto.AddWatchPersistent)
@@ -174,4 +140,28 @@ func TestPersistentAndOneShotWatchOnOnePath(t *testing.T) {
 	if ev := recvEvent(t, dataCh); ev.Type != zk.EventNodeDataChanged {
 		t.Fatalf("one-shot event after the persistent watch went: %+v", ev)
 	}
+}
+
+// twoSessions starts a server and opens two sessions on it, a writer and
+// a watcher, closed with the test; must fails the test on an error.
+func twoSessions(t *testing.T) (ctx context.Context, c, w *zk.Conn, must func(error)) {
+	t.Helper()
+	zs := zktest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	for _, p := range []**zk.Conn{&c, &w} {
+		conn, err := zk.Connect(ctx, zs.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		*p = conn
+	}
+	must = func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ctx, c, w, must
 }
