@@ -32,8 +32,8 @@ func TestDynamicText(t *testing.T) {
 	}
 }
 
-// Hosts with brackets or spaces left in them are refused (found by
-// FuzzParseDynamic: they were kept and written back unreadable).
+// Hosts with brackets, spaces or backslashes left in them are refused
+// (found by FuzzParseDynamic: they were kept and written back unreadable).
 func TestServerHostsRefused(t *testing.T) {
 	for _, line := range []string{
 		"server.1=h[1:2888:3888",
@@ -41,6 +41,8 @@ func TestServerHostsRefused(t *testing.T) {
 		"server.1=[a b]:2888:3888",
 		"server.1=h1:2888:3888;[0:2181",
 		"server.1=h1:2888:3888;[ ]]:2181",
+		"server.1=h1:2888:3888;[:\\\\]:2181",
+		"server.1=h\\\\1:2888:3888",
 	} {
 		if _, _, err := Parse(strings.NewReader("tickTime=2000\ndataDir=/tmp/x\n"+line+"\n"), "zoo.cfg"); err == nil {
 			t.Errorf("%s: accepted", line)

@@ -153,11 +153,11 @@ func parseServer(id int64, value string, multiAddress bool) (Server, error) {
 	return s, nil
 }
 
-// validHost reports whether a host, trimmed, has no brackets or spaces
-// left: no address has them, and a dynamic file written with them would
-// not read back.
+// validHost reports whether a host, trimmed, has no brackets, spaces or
+// backslashes left: no address has them, and a dynamic file written with
+// them would not read back (a backslash is an escape in a properties file).
 func validHost(h string) bool {
-	return !strings.ContainsAny(h, "[] \t\r\n\f\v")
+	return !strings.ContainsAny(h, "[] \t\r\n\f\v\\")
 }
 
 // hostAndPort splits "host:port[:...]" at ':', with IPv6 literals in
