@@ -3,13 +3,14 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/zkgo/zkgo/tree"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
+
+	"github.com/zkgo/zkgo/tree"
 
 	"github.com/zkgo/zkgo/config"
 	"github.com/zkgo/zkgo/raftnode"

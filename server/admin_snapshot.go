@@ -14,6 +14,7 @@ import (
 
 	"github.com/zkgo/zkgo/acl"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/server/statemachine"
 	"github.com/zkgo/zkgo/tree"
 	"github.com/zkgo/zkgo/zkdata"
 )
@@ -43,7 +44,7 @@ import (
 // admin.snapshot.enabled=false (503). streaming=false takes the snapshot
 // and answers only the headers.
 //
-// The tree is captured as a raft snapshot is (stateMachine.Snapshot: a
+// The tree is captured as a raft snapshot is (statemachine.Machine.Snapshot: a
 // consistent view while applying goes on), written in zkgo's format to a
 // temporary file, read back into a private tree and written out in
 // ZooKeeper's: the member holds a second copy of the tree while the
@@ -74,7 +75,7 @@ func (a *adminServer) snapshot(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var rootACL []proto.ACL
-	s.sm.view(func(t *tree.Tree) {
+	s.sm.View(func(t *tree.Tree) {
 		if n := t.Get("/"); n != nil {
 			rootACL = n.ACL()
 		}
@@ -155,7 +156,7 @@ func (s *Server) zkSnapshotFile() (f *os.File, zxid int64, size int64, err error
 	if _, err := own.Seek(0, io.SeekStart); err != nil {
 		return nil, 0, 0, err
 	}
-	t, err := readStateSnapshot(bufio.NewReaderSize(own, 1<<16), s.sm.maxBuf)
+	t, err := statemachine.ReadSnapshot(bufio.NewReaderSize(own, 1<<16), s.opts.MaxBuffer)
 	if err != nil {
 		return nil, 0, 0, err
 	}

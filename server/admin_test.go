@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"github.com/zkgo/zkgo/tree"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zkgo/zkgo/tree"
 
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/server"

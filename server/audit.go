@@ -38,7 +38,7 @@ func (s *Server) openAudit() error {
 	}
 	s.log.Info("ZooKeeper audit is enabled", "file", where)
 	s.audit = w
-	s.sm.audit, s.sm.auditUser = w, s.auditUser
+	s.sm.SetAudit(w, s.auditUser)
 	return nil
 }
 
@@ -204,21 +204,4 @@ func (c *Conn) auditAuth(op string, failed bool) {
 		return
 	}
 	c.s.audit.Log(c.auditEvent(*c.auth.Load(), op, result(failed)))
-}
-
-// auditEphemerals records the ephemeral nodes a closeSession deleted
-// (DataTree.deleteNodes): every member, with the server's user. The
-// apply goroutine.
-func (sm *stateMachine) auditEphemerals(txn *tree.Txn, res *tree.Result) {
-	session := ""
-	for _, ev := range res.Events {
-		if ev.Type != proto.EventNodeDeleted {
-			continue
-		}
-		if session == "" {
-			session = audit.SessionHex(txn.Session)
-		}
-		sm.audit.Log(audit.Event{Session: session, User: sm.auditUser, Operation: audit.OpEphemeralDelete,
-			Znode: ev.Path, Empty: audit.FieldZnode, Result: audit.Success})
-	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/zkgo/zkgo/acl"
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/server/statemachine"
 )
 
 // Bounds of a connection. The output bounds are Options.MaxQueuedBytes
@@ -73,7 +74,7 @@ type Conn struct {
 	moved atomic.Bool
 
 	// claim is the log position of this connection's claim on its
-	// session (entry.go): the createSession's zxid, or the index of the
+	// session (statemachine/entry.go): the createSession's zxid, or the index of the
 	// move that resumed the session here; 0: none (a standalone server's
 	// resumed session, a local session). Its writes carry it
 	// (tree.Txn.Claim). Set once, by the apply goroutine (replyWrite),
@@ -368,19 +369,19 @@ func (c *Conn) enqueue(hdr *proto.ReplyHeader, body proto.Record) {
 // holdKicks defers waking the writer until releaseKick; the apply
 // goroutine calls it (with the tree locked) before queuing replies of a
 // batch, and releases every held connection at the end of the batch.
-func (c *Conn) holdKicks(b *applyBatch) {
+func (c *Conn) holdKicks(b *statemachine.Batch) {
 	c.outMu.Lock()
 	held := c.holdKick
 	c.holdKick = true
 	c.outMu.Unlock()
 	if !held {
-		b.join(c)
+		b.Join(c)
 	}
 }
 
 // endBatch implements batchWaker: wake the writer if replies were queued
 // while held.
-func (c *Conn) endBatch() {
+func (c *Conn) EndBatch() {
 	c.outMu.Lock()
 	owed := c.kickHeld
 	c.holdKick, c.kickHeld = false, false

@@ -125,7 +125,7 @@ func (cs consoleStatus) Member(ctx context.Context) (status.Member, error) {
 	}
 	m.Connections = len(s.connList())
 	m.Waiting = s.raft.waitingFor()
-	s.sm.view(func(t *tree.Tree) {
+	s.sm.View(func(t *tree.Tree) {
 		m.Sessions = t.SessionCount()
 		m.Znodes = int64(t.NodeCount())
 	})
@@ -236,7 +236,7 @@ func (cs consoleStatus) Sessions(ctx context.Context, after int64, limit int) ([
 
 func (cs consoleStatus) Session(ctx context.Context, id int64, limit int) (status.SessionInfo, error) {
 	found := false
-	cs.s.sm.view(func(t *tree.Tree) { found = t.Session(id) != nil })
+	cs.s.sm.View(func(t *tree.Tree) { found = t.Session(id) != nil })
 	if !found {
 		return status.SessionInfo{}, status.ErrNoSession
 	}
@@ -247,7 +247,7 @@ func (cs consoleStatus) Session(ctx context.Context, id int64, limit int) (statu
 // sessionIDs returns every session's id, sorted.
 func (cs consoleStatus) sessionIDs() []int64 {
 	var ids []int64
-	cs.s.sm.view(func(t *tree.Tree) {
+	cs.s.sm.View(func(t *tree.Tree) {
 		for _, ss := range t.Sessions() {
 			ids = append(ids, ss.ID)
 		}
@@ -273,7 +273,7 @@ func (cs consoleStatus) info(id int64, c *Conn, lists int) status.SessionInfo {
 	s := cs.s
 	si := status.SessionInfo{ID: id}
 	var eph []string
-	s.sm.view(func(t *tree.Tree) {
+	s.sm.View(func(t *tree.Tree) {
 		if ss := t.Session(id); ss != nil {
 			si.Timeout = time.Duration(ss.Timeout) * time.Millisecond
 		}

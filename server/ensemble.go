@@ -31,7 +31,7 @@ const ensembleFile = "ENSEMBLE"
 // address and role, as all members' zoo.cfg files list them), fixed when
 // the member first starts. formation is raftnode's formation: pending
 // while a new ensemble forms, then the random value its first leader
-// chose and logged (entryFormation), 0 for a data directory of a zkgo
+// chose and logged (statemachine.EntryFormation), 0 for a data directory of a zkgo
 // that had no formations.
 //
 // The file holds one line: "ensemble HASH", "ensemble HASH formation

@@ -12,12 +12,13 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/zkgo/zkgo/raftnode"
+	"github.com/zkgo/zkgo/server/statemachine"
 )
 
 // Formations (ensemble.go's identity, raftnode's formation.go). A member
 // that forms a new ensemble starts with a pending formation; the
 // ensemble's first leader chooses one at random and logs it
-// (entryFormation); every member records the first one in the log, and
+// (statemachine.EntryFormation); every member records the first one in the log, and
 // from then on the peer handshake lets in members of this formation only
 // (and pending ones, which have not applied it yet). A member whose
 // formation is still pending while the others' is chosen — it missed the
@@ -119,7 +120,7 @@ func (r *replica) chooseFormation() {
 		}
 		lastPropose = time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		if err := r.prop.proposeNow(ctx, formationEntry(f)); err != nil {
+		if err := r.prop.proposeNow(ctx, statemachine.FormationEntry(f)); err != nil {
 			r.log.Info("proposing the ensemble's formation", "err", err)
 		}
 		cancel()
@@ -279,7 +280,7 @@ func (r *replica) logHoldsFormation(f uint64) bool {
 			if ent.Type != raftpb.EntryNormal || len(ent.Data) == 0 {
 				continue
 			}
-			if e, err := decodeEntry(ent.Data); err == nil && e.kind == entryFormation && e.formation == f {
+			if e, err := statemachine.DecodeEntry(ent.Data); err == nil && e.Kind == statemachine.EntryFormation && e.Formation == f {
 				return true
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/zkgo/zkgo/jute"
+	"github.com/zkgo/zkgo/server/statemachine"
 	"github.com/zkgo/zkgo/storage"
 )
 
@@ -24,16 +25,16 @@ func TestLogHoldsFormation(t *testing.T) {
 	if r.logHoldsFormation(chosen) {
 		t.Fatal("an empty log holds a formation")
 	}
-	data := func(e *entry) []byte {
+	data := func(e *statemachine.Entry) []byte {
 		var enc jute.Encoder
-		appendEntry(&enc, e)
+		statemachine.AppendEntry(&enc, e)
 		return enc.Bytes()
 	}
 	ents := []raftpb.Entry{
 		{Term: 1, Index: 1},
-		{Term: 1, Index: 2, Data: data(syncEntry())},
-		{Term: 2, Index: 3, Data: data(formationEntry(chosen))},
-		{Term: 2, Index: 4, Data: data(touchEntry([]int64{7}))},
+		{Term: 1, Index: 2, Data: data(statemachine.SyncEntry())},
+		{Term: 2, Index: 3, Data: data(statemachine.FormationEntry(chosen))},
+		{Term: 2, Index: 4, Data: data(statemachine.TouchEntry([]int64{7}))},
 	}
 	if err := st.Save(raftpb.HardState{Term: 2, Commit: 2}, ents); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/zkgo/zkgo/tree"
 	"io"
 	"os"
 	"sort"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/zkgo/zkgo/tree"
 )
 
 var fourLetterWords = map[string]bool{
@@ -294,9 +295,7 @@ func (s *Server) connList() []*Conn {
 }
 
 func (s *Server) lastZxid() int64 {
-	s.sm.mu.RLock()
-	defer s.sm.mu.RUnlock()
-	return s.sm.tree.LastZxid()
+	return s.sm.LastZxid()
 }
 
 // text formats a connection as ZooKeeper's cons (full) and stat do.
@@ -337,6 +336,6 @@ func openFDs() int {
 // digestLog returns the tree's logged digests, oldest first (hash).
 func (s *Server) digestLog() []tree.ZxidDigest {
 	var log []tree.ZxidDigest
-	s.sm.view(func(t *tree.Tree) { log = t.DigestLog() })
+	s.sm.View(func(t *tree.Tree) { log = t.DigestLog() })
 	return log
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/raftnode"
+	"github.com/zkgo/zkgo/tree"
 )
 
 // gaugeSnapshot is the state mntr and /metrics report, read in one go by
@@ -62,12 +63,12 @@ func (s *Server) gauges() gaugeSnapshot {
 	g.packetsReceived = s.stats.packetsReceived.Load()
 	g.packetsSent = s.stats.packetsSent.Load()
 	g.response = s.stats.response.get()
-	s.sm.mu.RLock()
-	g.znodes = s.sm.tree.NodeCount()
-	g.dataSize = s.sm.tree.ApproximateDataSize()
-	g.ephemerals = s.sm.tree.EphemeralCount()
-	g.globalSessions = s.sm.tree.SessionCount()
-	s.sm.mu.RUnlock()
+	s.sm.View(func(t *tree.Tree) {
+		g.znodes = t.NodeCount()
+		g.dataSize = t.ApproximateDataSize()
+		g.ephemerals = t.EphemeralCount()
+		g.globalSessions = t.SessionCount()
+	})
 	if s.idle != nil {
 		g.parkedConnections = s.idle.count()
 	}

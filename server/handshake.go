@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/server/statemachine"
 	"github.com/zkgo/zkgo/tree"
 )
 
@@ -33,7 +34,7 @@ func (c *Conn) handshake(body []byte) bool {
 		s.log.Info("refusing session request for a client that does not allow read-only mode", "remote", c.raw.RemoteAddr().String())
 		return false
 	}
-	last := s.sm.lastZxid()
+	last := s.sm.LastZxid()
 	if req.LastZxidSeen > last {
 		s.log.Warn("refusing session request: client has seen a newer zxid",
 			"remote", c.raw.RemoteAddr().String(), "clientZxid", hexID(req.LastZxidSeen), "serverZxid", hexID(last))
@@ -78,19 +79,19 @@ func (c *Conn) handshake(body []byte) bool {
 		c.inflight++
 		c.queue = append(c.queue, r)
 		c.pipeMu.Unlock()
-		return s.prop.propose(txnEntry(txn), r, false)
+		return s.prop.propose(statemachine.TxnEntry(txn), r, false)
 	}
 	// Resuming a session.
-	s.sm.mu.RLock()
-	sess := s.sm.tree.Session(req.SessionID)
 	var valid bool
-	if sess != nil {
-		valid = subtle.ConstantTimeCompare(sess.Passwd, req.Passwd) == 1
-		if valid {
-			to = time.Duration(sess.Timeout) * time.Millisecond
+	var sess *tree.Session
+	s.sm.View(func(t *tree.Tree) {
+		if sess = t.Session(req.SessionID); sess != nil {
+			valid = subtle.ConstantTimeCompare(sess.Passwd, req.Passwd) == 1
+			if valid {
+				to = time.Duration(sess.Timeout) * time.Millisecond
+			}
 		}
-	}
-	s.sm.mu.RUnlock()
+	})
 	if !valid {
 		s.log.Info("invalid session or password; telling the client its session expired", "session", hexID(req.SessionID))
 		c.connectReply(0, 0, make([]byte, 16), 0)
@@ -132,7 +133,7 @@ func (c *Conn) handshake(body []byte) bool {
 			c.queue = append(c.queue, r)
 			c.pipeMu.Unlock()
 			s.stats.revalidations.Add(1)
-			return s.prop.propose(moveEntry(req.SessionID, s.opts.ServerID, n), r, false)
+			return s.prop.propose(statemachine.MoveEntry(req.SessionID, s.opts.ServerID, n), r, false)
 		}
 	}
 	c.connectReply(to, req.SessionID, sess.Passwd, 0)

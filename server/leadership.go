@@ -229,7 +229,7 @@ func (s *Server) operatorAllowed(w http.ResponseWriter, r *http.Request, name st
 		return fail(http.StatusUnauthorized, "this command needs an identity: Authorization: digest user:password, or a client certificate over HTTPS")
 	}
 	var rootACL []proto.ACL
-	s.sm.view(func(t *tree.Tree) {
+	s.sm.View(func(t *tree.Tree) {
 		if n := t.Get("/"); n != nil {
 			rootACL = n.ACL()
 		}

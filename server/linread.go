@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/tree"
 )
 
 // Linearizable reads (Options.LinearizableReads, zkgo.reads=linearizable).
@@ -112,12 +113,12 @@ func (c *Conn) submitLinearizableRead(r *request) {
 			c.close("linearizable read: " + err.Error())
 			return
 		}
-		c.s.sm.mu.RLock()
-		defer c.s.sm.mu.RUnlock()
-		c.pipeMu.Lock()
-		defer c.pipeMu.Unlock()
-		r.done = true
-		r.reply = func() { c.execRead(r, false) }
-		c.drainQueueLocked()
+		c.s.sm.View(func(t *tree.Tree) {
+			c.pipeMu.Lock()
+			defer c.pipeMu.Unlock()
+			r.done = true
+			r.reply = func(t *tree.Tree) { c.execRead(r, t, false) }
+			c.drainQueueLocked(t)
+		})
 	})
 }

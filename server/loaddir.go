@@ -8,6 +8,7 @@ import (
 	"go.etcd.io/raft/v3"
 
 	"github.com/zkgo/zkgo/jute"
+	"github.com/zkgo/zkgo/server/statemachine"
 	"github.com/zkgo/zkgo/storage"
 	"github.com/zkgo/zkgo/tree"
 	"github.com/zkgo/zkgo/watch"
@@ -51,10 +52,10 @@ func loadDataDir(opts Options, whole bool) (_ *tree.Tree, last uint64, _ error) 
 	if maxBuf <= 0 {
 		maxBuf = jute.DefaultMaxBuffer
 	}
-	sm := newStateMachine(log, watch.NewManager(), func(*tree.Tree) {}, maxBuf)
-	sm.waiters, sm.sessions = offlineWaiters{}, offlineSessions{}
+	sm := statemachine.New(log, watch.NewManager(), func(*tree.Tree) {}, maxBuf)
+	sm.Waiters, sm.Sessions = offlineWaiters{}, offlineSessions{}
 	failed := make(chan error, 1)
-	sm.onFail = func(err error) { failed <- err }
+	sm.OnFail = func(err error) { failed <- err }
 
 	ms := st.RaftStorage()
 	snap, err := ms.Snapshot()
@@ -87,9 +88,9 @@ func loadDataDir(opts Options, whole bool) (_ *tree.Tree, last uint64, _ error) 
 	if whole {
 		upto = last
 	}
-	// onFail runs on a goroutine of its own; sm.failed says at once that
+	// OnFail runs on a goroutine of its own; sm.Failed says at once that
 	// applying stopped.
-	for lo := first; lo <= upto && !sm.failed.Load(); {
+	for lo := first; lo <= upto && !sm.Failed(); {
 		ents, err := ms.Entries(lo, upto+1, 64<<20)
 		if err != nil {
 			return nil, 0, fmt.Errorf("read the log at %d: %w", lo, err)
@@ -100,10 +101,12 @@ func loadDataDir(opts Options, whole bool) (_ *tree.Tree, last uint64, _ error) 
 		sm.Apply(ents)
 		lo = ents[len(ents)-1].Index + 1
 	}
-	if sm.failed.Load() {
+	if sm.Failed() {
 		return nil, 0, <-failed
 	}
-	return sm.tree, max(last, snap.Metadata.Index), nil
+	var t *tree.Tree
+	sm.View(func(tr *tree.Tree) { t = tr })
+	return t, max(last, snap.Metadata.Index), nil
 }
 
 // offlineWaiters and offlineSessions stand in for the proposer and the
@@ -111,10 +114,10 @@ func loadDataDir(opts Options, whole bool) (_ *tree.Tree, last uint64, _ error) 
 // entries, and sessions are what the tree records.
 type offlineWaiters struct{}
 
-func (offlineWaiters) take(uint64) waiter { return nil }
+func (offlineWaiters) Take(uint64) waiter { return nil }
 
 type offlineSessions struct{}
 
-func (offlineSessions) applied(*tree.Txn, *tree.Result) {}
-func (offlineSessions) remoteTouch([]int64)             {}
-func (offlineSessions) moved(int64, int64, uint64)      {}
+func (offlineSessions) Applied(*tree.Txn, *tree.Result) {}
+func (offlineSessions) RemoteTouch([]int64)             {}
+func (offlineSessions) Moved(int64, int64, uint64)      {}

@@ -56,7 +56,7 @@ func (s *Server) startupLoaded(open time.Duration, load raftnode.StartupLoad) {
 	}
 	if load.Snapshot > 0 || load.Entries > 0 {
 		var size int64
-		s.sm.view(func(t *tree.Tree) { size = t.ApproximateDataSize() })
+		s.sm.View(func(t *tree.Tree) { size = t.ApproximateDataSize() })
 		s.returnMemory(size)
 	}
 }

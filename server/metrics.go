@@ -243,7 +243,7 @@ func (m *metricsServer) snapshotTaken(d time.Duration) {
 
 // applied records the propagation latency of a transaction created at
 // txnTime (unix ms, the proposing member's clock) and applied at now.
-func (m *metricsServer) applied(now, txnTime int64) {
+func (m *metricsServer) Applied(now, txnTime int64) {
 	if m == nil || txnTime <= 0 || now < txnTime {
 		return
 	}

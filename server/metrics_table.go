@@ -154,7 +154,7 @@ var metricTable = []metricDef{
 	{name: "updatelatency", kind: kindSummary, advanced: true, scope: always, help: "Write request latency in ms, from reading the request to queueing the reply once applied.",
 		source: "each reply to a write: a transaction through the log (Conn.noteReply)"},
 	{name: "propagation_latency", kind: kindSummary, advanced: true, scope: always, help: "Time from a transaction's creation to its application on this server, in ms (wall clocks of two members: skew shows).",
-		source: "stateMachine.applyItems: now minus the transaction's time, set by the member that proposed it; negative values are dropped, as ZooKeeper does"},
+		source: "statemachine.Machine.applyItems: now minus the transaction's time, set by the member that proposed it; negative values are dropped, as ZooKeeper does"},
 	{name: "follower_sync_time", kind: kindSummary, source: "not exported: " + whyZab},
 	{name: "observer_sync_time", kind: kindSummary, source: "not exported: " + whyZab},
 	{name: "election_time", kind: kindSummary, scope: always, help: "Time this member spent without a leader, from losing one (or starting) until it learnt the next, in ms.",

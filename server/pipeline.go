@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/server/statemachine"
 	"github.com/zkgo/zkgo/tree"
 )
 
@@ -58,8 +59,9 @@ type request struct {
 	// writes before it are.
 	done bool
 	// reply, for a log write that was applied while a reconfig before it
-	// was still in progress, sends its reply once that one is answered.
-	reply func()
+	// was still in progress, sends its reply once that one is answered
+	// (from the locked tree t).
+	reply func(t *tree.Tree)
 	start time.Time
 	// proposed: when its proposal was handed to raft (a write; set by
 	// the proposer's take on the apply goroutine, stages.go).
@@ -277,12 +279,12 @@ func (c *Conn) submitWrite(r *request, frameLen int) {
 	c.inflight++
 	c.queue = append(c.queue, r)
 	c.pipeMu.Unlock()
-	var e *entry
+	var e *statemachine.Entry
 	if r.op == proto.OpSync {
-		e = syncEntry() // a barrier: nothing to apply
+		e = statemachine.SyncEntry() // a barrier: nothing to apply
 	} else {
-		e = txnEntry(&tree.Txn{Op: r.op, Session: c.sessionID, Time: time.Now().UnixMilli(), Auth: r.auth, Req: r.body, Claim: c.claim.Load()})
-		e.sizeHint = entrySizeHint(frameLen, r.auth)
+		e = statemachine.TxnEntry(&tree.Txn{Op: r.op, Session: c.sessionID, Time: time.Now().UnixMilli(), Auth: r.auth, Req: r.body, Claim: c.claim.Load()})
+		e.SizeHint = statemachine.EntrySizeHint(frameLen, r.auth)
 	}
 	ok := c.s.prop.propose(e, r, c.moreBuffered)
 	if c.moreBuffered {
@@ -298,7 +300,7 @@ func (c *Conn) submitWrite(r *request, frameLen int) {
 
 // readFunc overrides the normal read handling (used for fixed error replies
 // that must still respect reply order).
-type readFunc func(*request) (proto.ErrCode, proto.Record)
+type readFunc func(*request, *tree.Tree) (proto.ErrCode, proto.Record)
 
 // submitRead runs a read now if no write of this connection is in flight,
 // and otherwise queues it behind the writes.
@@ -316,14 +318,12 @@ func (c *Conn) submitRead(r *request, fn readFunc) {
 		return
 	}
 	c.pipeMu.Unlock()
-	c.s.sm.mu.RLock()
-	c.execRead(r, true)
-	c.s.sm.mu.RUnlock()
+	c.s.sm.View(func(t *tree.Tree) { c.execRead(r, t, true) })
 }
 
 // fixedCode is a readFunc answering code without a body.
 func fixedCode(code proto.ErrCode) readFunc {
-	return func(*request) (proto.ErrCode, proto.Record) { return code, nil }
+	return func(*request, *tree.Tree) (proto.ErrCode, proto.Record) { return code, nil }
 }
 
 // fixedReply wraps a readFunc as a request body so it can sit in the queue.
@@ -334,19 +334,19 @@ func (fixedReply) Encode(*jute.Encoder) {}
 func (fixedReply) Decode(*jute.Decoder) {}
 
 // applied implements waiter: r (a write or sync) was applied.
-func (r *request) applied(zxid int64, res *tree.Result, b *applyBatch) {
+func (r *request) Applied(zxid int64, res *tree.Result, b *statemachine.Batch) {
 	r.c.writeApplied(r, zxid, res, b)
 }
 
 // lost implements waiter: the proposal was lost (a leader change, or
 // dropped by raft), so whether the write happens is unknown, which the
 // client learns as a connection loss, as with ZooKeeper.
-func (r *request) lost() { r.c.close("write outcome unknown (proposal lost)") }
+func (r *request) Lost() { r.c.close("write outcome unknown (proposal lost)") }
 
 // writeApplied runs on the apply goroutine, with the tree locked, once the
 // write r has been applied: it queues r's reply, then runs the reads that
 // were waiting behind r.
-func (c *Conn) writeApplied(r *request, zxid int64, res *tree.Result, b *applyBatch) {
+func (c *Conn) writeApplied(r *request, zxid int64, res *tree.Result, b *statemachine.Batch) {
 	c.holdKicks(b)
 	c.pipeMu.Lock()
 	defer c.pipeMu.Unlock()
@@ -356,7 +356,7 @@ func (c *Conn) writeApplied(r *request, zxid int64, res *tree.Result, b *applyBa
 		// the reply waits for it.
 		if i := slices.Index(c.queue, r); i > 0 {
 			r.done = true
-			r.reply = func() { c.replyWrite(r, zxid, res) }
+			r.reply = func(*tree.Tree) { c.replyWrite(r, zxid, res) }
 			return
 		}
 	}
@@ -375,13 +375,13 @@ func (c *Conn) writeApplied(r *request, zxid int64, res *tree.Result, b *applyBa
 	c.queue = c.queue[1:]
 	c.inflight--
 	c.replyWrite(r, zxid, res)
-	c.drainQueueLocked()
+	c.drainQueueLocked(b.Tree())
 }
 
 // drainQueueLocked answers the queued requests that no longer wait for a
 // write: reads, and writes completed outside the log (done). pipeMu is
-// held, and the tree is locked.
-func (c *Conn) drainQueueLocked() {
+// held, and the tree t is locked.
+func (c *Conn) drainQueueLocked(t *tree.Tree) {
 	for len(c.queue) > 0 && (!c.queue[0].isWrite && !c.queue[0].lread || c.queue[0].done) {
 		rd := c.queue[0]
 		c.queue[0] = nil
@@ -390,10 +390,10 @@ func (c *Conn) drainQueueLocked() {
 			c.inflight--
 		}
 		if rd.reply != nil {
-			rd.reply()
+			rd.reply(t)
 			continue
 		}
-		c.execRead(rd, false)
+		c.execRead(rd, t, false)
 	}
 	if len(c.queue) == 0 {
 		c.queue = nil

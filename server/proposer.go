@@ -11,24 +11,12 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/jute"
-	"github.com/zkgo/zkgo/tree"
+	"github.com/zkgo/zkgo/server/statemachine"
 )
 
-// A waiter is told the outcome of a write or sync proposed on its behalf
-// (a client request in a connection's pipeline). Exactly one of its
-// methods is called, once:
-//
-//   - applied, by the state machine on the apply goroutine with the tree
-//     write-locked, once the entry is applied at zxid (res is empty for a
-//     sync barrier). It must not block or take the tree lock; b lets it
-//     defer waking its connection's writer to the end of the batch.
-//   - lost, by the proposer or the state machine on any goroutine without
-//     the tree lock, when the proposal was dropped (by raft, or with a
-//     leader) and its outcome is unknown.
-type waiter interface {
-	applied(zxid int64, res *tree.Result, b *applyBatch)
-	lost()
-}
+// waiter is who waits for the outcome of a proposal (see
+// statemachine.Waiter: a client's request, a reconfig barrier).
+type waiter = statemachine.Waiter
 
 // errNotStarted: the proposer has no raft node yet.
 var errNotStarted = errors.New("server: raft is not started")
@@ -104,12 +92,12 @@ func (p *proposer) start(r batchProposer) {
 // requests it already has buffered and releases them together, and must
 // call release before it waits for anything. propose returns false if the
 // proposer is stopped; w is then never told anything.
-func (p *proposer) propose(e *entry, w waiter, hold bool) bool {
+func (p *proposer) propose(e *statemachine.Entry, w waiter, hold bool) bool {
 	var enc jute.Encoder
-	if e.sizeHint > 0 {
-		enc.Reset(make([]byte, 0, e.sizeHint))
+	if e.SizeHint > 0 {
+		enc.Reset(make([]byte, 0, e.SizeHint))
 	}
-	appendEntry(&enc, e) // the id is filled in below
+	statemachine.AppendEntry(&enc, e) // the id is filled in below
 	data := enc.Bytes()
 	p.mu.Lock()
 	if p.stopped {
@@ -137,9 +125,9 @@ func (p *proposer) propose(e *entry, w waiter, hold bool) bool {
 
 // proposeNow hands data (a control entry, whose id is 0) to raft at once,
 // outside the queue, waiting at most until ctx ends.
-func (p *proposer) proposeNow(ctx context.Context, e *entry) error {
+func (p *proposer) proposeNow(ctx context.Context, e *statemachine.Entry) error {
 	var enc jute.Encoder
-	appendEntry(&enc, e)
+	statemachine.AppendEntry(&enc, e)
 	p.mu.Lock()
 	r := p.raft
 	p.mu.Unlock()
@@ -213,7 +201,7 @@ func (p *proposer) fail(props []*pendingProp) {
 	}
 	p.mu.Unlock()
 	for _, w := range lost {
-		w.lost()
+		w.Lost()
 	}
 }
 
@@ -246,7 +234,7 @@ func (p *proposer) waiting() int {
 // time, one raft message per batch), so waiters older than id whose
 // entries never applied were dropped by raft, or lost with a leader: they
 // are told the outcome is unknown. Called by the state machine.
-func (p *proposer) take(id uint64) waiter {
+func (p *proposer) Take(id uint64) waiter {
 	if id&^0xffffffff != p.idBase {
 		return nil
 	}
@@ -284,7 +272,7 @@ func (p *proposer) take(id uint64) waiter {
 	p.mu.Unlock()
 	p.dropped.Add(int64(len(lost)))
 	for _, l := range lost {
-		l.lost()
+		l.Lost()
 	}
 	return w
 }

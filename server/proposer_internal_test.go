@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/zkgo/zkgo/server/statemachine"
 	"github.com/zkgo/zkgo/tree"
 )
 
@@ -20,27 +21,27 @@ func TestTakePendingFailsSkippedProposals(t *testing.T) {
 	}
 	id := func(seq uint32) uint64 { return l.idBase | uint64(seq) }
 
-	if l.take(0x1234<<32|1) != nil {
+	if l.Take(0x1234<<32|1) != nil {
 		t.Fatal("an entry proposed by another member (or before a restart) found a waiter")
 	}
-	w := l.take(id(1))
+	w := l.Take(id(1))
 	if w == nil {
 		t.Fatal("no waiter for the oldest proposal")
 	}
-	w.applied(1, &tree.Result{}, nil)
+	w.Applied(1, &tree.Result{}, nil)
 	// 2 and 3 never apply: 4 applies next.
-	w = l.take(id(4))
+	w = l.Take(id(4))
 	if w == nil {
 		t.Fatal("no waiter for proposal 4")
 	}
-	w.applied(2, &tree.Result{}, nil)
+	w.Applied(2, &tree.Result{}, nil)
 	want := []call{{1, false}, {2, true}, {3, true}, {4, false}}
 	if fmt.Sprint(calls) != fmt.Sprint(want) {
 		t.Fatalf("waiters called %v, want %v", calls, want)
 	}
 	// 3 applies late (reordered across a leader change): its waiter was
 	// already told, and is not called twice.
-	if l.take(id(3)) != nil {
+	if l.Take(id(3)) != nil {
 		t.Fatal("a proposal given up on found its waiter again")
 	}
 	if len(l.pending) != 1 || l.pending[0].seq != 5 {
@@ -49,7 +50,7 @@ func TestTakePendingFailsSkippedProposals(t *testing.T) {
 	// The 32-bit sequence wraps: 0xffffffff is older than 2.
 	l.pending = []*pendingProp{{seq: 0xffffffff, w: &testWaiter{seq: 0xffffffff, calls: &calls}}, {seq: 2}}
 	calls = nil
-	l.take(id(2))
+	l.Take(id(2))
 	if len(calls) != 1 || len(l.pending) != 0 {
 		t.Fatalf("after a wrap: calls %v, pending %d", calls, len(l.pending))
 	}
@@ -66,7 +67,7 @@ type testWaiter struct {
 	calls *[]call
 }
 
-func (w *testWaiter) applied(int64, *tree.Result, *applyBatch) {
+func (w *testWaiter) Applied(int64, *tree.Result, *statemachine.Batch) {
 	*w.calls = append(*w.calls, call{seq: w.seq})
 }
-func (w *testWaiter) lost() { *w.calls = append(*w.calls, call{seq: w.seq, lost: true}) }
+func (w *testWaiter) Lost() { *w.calls = append(*w.calls, call{seq: w.seq, lost: true}) }

@@ -8,24 +8,25 @@ import (
 	"github.com/zkgo/zkgo/tree"
 )
 
-// execRead answers a request that does not change the tree. The caller
-// holds the tree lock (read or write). inline is true on the connection's
-// reader goroutine, which then flushes the reply itself.
-func (c *Conn) execRead(r *request, inline bool) {
+// execRead answers a request that does not change the tree t. The caller
+// holds the tree lock (read or write: it runs inside the state machine's
+// View, or from a Waiter's Applied with the batch's tree). inline is true
+// on the connection's reader goroutine, which then flushes the reply
+// itself.
+func (c *Conn) execRead(r *request, t *tree.Tree, inline bool) {
 	if !r.noSlot {
 		defer c.release()
 	}
-	s := c.s
-	zxid := s.sm.tree.LastZxid()
+	zxid := t.LastZxid()
 	hdr := proto.ReplyHeader{Xid: r.xid, Zxid: zxid}
 	c.noteReply(r, zxid)
 	if fr, ok := r.body.(fixedReply); ok {
-		code, body := fr(r)
+		code, body := fr(r, t)
 		hdr.Err = code
 		c.reply(&hdr, body, inline)
 		return
 	}
-	code, body := c.read(r)
+	code, body := c.read(r, t)
 	hdr.Err = code
 	if code != proto.ErrOk {
 		body = nil
@@ -43,9 +44,9 @@ func (c *Conn) reply(hdr *proto.ReplyHeader, body proto.Record, inline bool) {
 	}
 }
 
-// readHandler answers a read (proto.KindRead) from the tree, which the
+// readHandler answers a read (proto.KindRead) from the tree t, which the
 // caller holds locked.
-type readHandler func(c *Conn, r *request) (proto.ErrCode, proto.Record)
+type readHandler func(c *Conn, r *request, t *tree.Tree) (proto.ErrCode, proto.Record)
 
 // readHandlers holds the handler of every read opcode of proto's table; a
 // test checks that none is missing.
@@ -67,7 +68,7 @@ var readHandlers = map[proto.OpCode]readHandler{
 	proto.OpMultiRead:            (*Conn).readMulti,
 }
 
-func (c *Conn) read(r *request) (proto.ErrCode, proto.Record) {
+func (c *Conn) read(r *request, t *tree.Tree) (proto.ErrCode, proto.Record) {
 	h := readHandlers[r.op]
 	if h == nil {
 		return proto.ErrUnimplemented, nil
@@ -79,7 +80,7 @@ func (c *Conn) read(r *request) (proto.ErrCode, proto.Record) {
 		c.s.stats.watchRefusals.Add(1)
 		return proto.ErrThrottled, nil
 	}
-	return h(c, r)
+	return h(c, r, t)
 }
 
 // newWatches returns how many watches r may register (an upper bound).
@@ -110,13 +111,12 @@ func b2i(b bool) int {
 	return 0
 }
 
-func (c *Conn) readPing(r *request) (proto.ErrCode, proto.Record) {
+func (c *Conn) readPing(r *request, t *tree.Tree) (proto.ErrCode, proto.Record) {
 	return proto.ErrOk, nil
 }
 
-func (c *Conn) readExists(r *request) (proto.ErrCode, proto.Record) {
+func (c *Conn) readExists(r *request, t *tree.Tree) (proto.ErrCode, proto.Record) {
 	s := c.s
-	t := c.s.sm.tree
 	q := r.body.(*proto.ExistsRequest)
 	if strings.IndexByte(q.Path, 0) >= 0 {
 		return proto.ErrBadArguments, nil
@@ -136,9 +136,8 @@ func (c *Conn) readExists(r *request) (proto.ErrCode, proto.Record) {
 	return proto.ErrOk, &proto.ExistsResponse{Stat: n.Stat()}
 }
 
-func (c *Conn) readGetData(r *request) (proto.ErrCode, proto.Record) {
+func (c *Conn) readGetData(r *request, t *tree.Tree) (proto.ErrCode, proto.Record) {
 	s := c.s
-	t := c.s.sm.tree
 	q := r.body.(*proto.GetDataRequest)
 	n := t.Get(q.Path)
 	if n == nil {
@@ -153,10 +152,10 @@ func (c *Conn) readGetData(r *request) (proto.ErrCode, proto.Record) {
 	return proto.ErrOk, &proto.GetDataResponse{Data: n.Data(), Stat: n.Stat()}
 }
 
-func (c *Conn) readGetChildren(r *request) (proto.ErrCode, proto.Record) {
+func (c *Conn) readGetChildren(r *request, t *tree.Tree) (proto.ErrCode, proto.Record) {
 	s := c.s
 	q := r.body.(*proto.GetChildrenRequest)
-	n, code := c.readable(q.Path, r.auth)
+	n, code := c.readable(t, q.Path, r.auth)
 	if code != proto.ErrOk {
 		return code, nil
 	}
@@ -166,10 +165,10 @@ func (c *Conn) readGetChildren(r *request) (proto.ErrCode, proto.Record) {
 	return proto.ErrOk, &proto.GetChildrenResponse{Children: n.Children()}
 }
 
-func (c *Conn) readGetChildren2(r *request) (proto.ErrCode, proto.Record) {
+func (c *Conn) readGetChildren2(r *request, t *tree.Tree) (proto.ErrCode, proto.Record) {
 	s := c.s
 	q := r.body.(*proto.GetChildren2Request)
-	n, code := c.readable(q.Path, r.auth)
+	n, code := c.readable(t, q.Path, r.auth)
 	if code != proto.ErrOk {
 		return code, nil
 	}
@@ -179,8 +178,7 @@ func (c *Conn) readGetChildren2(r *request) (proto.ErrCode, proto.Record) {
 	return proto.ErrOk, &proto.GetChildren2Response{Children: n.Children(), Stat: n.Stat()}
 }
 
-func (c *Conn) readGetACL(r *request) (proto.ErrCode, proto.Record) {
-	t := c.s.sm.tree
+func (c *Conn) readGetACL(r *request, t *tree.Tree) (proto.ErrCode, proto.Record) {
 	q := r.body.(*proto.GetACLRequest)
 	n := t.Get(q.Path)
 	if n == nil {
@@ -196,18 +194,16 @@ func (c *Conn) readGetACL(r *request) (proto.ErrCode, proto.Record) {
 	return proto.ErrOk, &proto.GetACLResponse{ACL: list, Stat: n.Stat()}
 }
 
-func (c *Conn) readAllChildrenNumber(r *request) (proto.ErrCode, proto.Record) {
-	t := c.s.sm.tree
+func (c *Conn) readAllChildrenNumber(r *request, t *tree.Tree) (proto.ErrCode, proto.Record) {
 	q := r.body.(*proto.GetAllChildrenNumberRequest)
-	_, code := c.readable(q.Path, r.auth)
+	_, code := c.readable(t, q.Path, r.auth)
 	if code != proto.ErrOk {
 		return code, nil
 	}
 	return proto.ErrOk, &proto.GetAllChildrenNumberResponse{TotalNumber: int32(t.CountDescendants(q.Path))}
 }
 
-func (c *Conn) readGetEphemerals(r *request) (proto.ErrCode, proto.Record) {
-	t := c.s.sm.tree
+func (c *Conn) readGetEphemerals(r *request, t *tree.Tree) (proto.ErrCode, proto.Record) {
 	q := r.body.(*proto.GetEphemeralsRequest)
 	all := t.Ephemerals(c.sessionID)
 	prefix := strings.TrimSpace(q.PrefixPath)
@@ -223,7 +219,7 @@ func (c *Conn) readGetEphemerals(r *request) (proto.ErrCode, proto.Record) {
 	return proto.ErrOk, &proto.GetEphemeralsResponse{Ephemerals: out}
 }
 
-func (c *Conn) readWhoAmI(r *request) (proto.ErrCode, proto.Record) {
+func (c *Conn) readWhoAmI(r *request, t *tree.Tree) (proto.ErrCode, proto.Record) {
 	ids := r.auth
 	infos := make([]proto.ClientInfo, 0, len(ids))
 	for _, id := range ids {
@@ -242,7 +238,7 @@ func (c *Conn) readWhoAmI(r *request) (proto.ErrCode, proto.Record) {
 	return proto.ErrOk, &proto.WhoAmIResponse{ClientInfo: infos}
 }
 
-func (c *Conn) readCheckWatches(r *request) (proto.ErrCode, proto.Record) {
+func (c *Conn) readCheckWatches(r *request, t *tree.Tree) (proto.ErrCode, proto.Record) {
 	s := c.s
 	q := r.body.(*proto.CheckWatchesRequest)
 	if !validWatcherType(q.Type) {
@@ -254,7 +250,7 @@ func (c *Conn) readCheckWatches(r *request) (proto.ErrCode, proto.Record) {
 	return proto.ErrOk, nil
 }
 
-func (c *Conn) readRemoveWatches(r *request) (proto.ErrCode, proto.Record) {
+func (c *Conn) readRemoveWatches(r *request, t *tree.Tree) (proto.ErrCode, proto.Record) {
 	s := c.s
 	q := r.body.(*proto.RemoveWatchesRequest)
 	if !validWatcherType(q.Type) {
@@ -266,9 +262,8 @@ func (c *Conn) readRemoveWatches(r *request) (proto.ErrCode, proto.Record) {
 	return proto.ErrOk, nil
 }
 
-func (c *Conn) readAddWatch(r *request) (proto.ErrCode, proto.Record) {
+func (c *Conn) readAddWatch(r *request, t *tree.Tree) (proto.ErrCode, proto.Record) {
 	s := c.s
-	t := c.s.sm.tree
 	q := r.body.(*proto.AddWatchRequest)
 	if q.Mode != proto.AddWatchPersistent && q.Mode != proto.AddWatchPersistentRecursive {
 		return proto.ErrMarshallingError, nil // WatcherMode.fromZooDef throws
@@ -280,20 +275,19 @@ func (c *Conn) readAddWatch(r *request) (proto.ErrCode, proto.Record) {
 	return proto.ErrOk, &proto.ErrorResponse{Err: proto.ErrOk}
 }
 
-func (c *Conn) readSetWatches(r *request) (proto.ErrCode, proto.Record) {
+func (c *Conn) readSetWatches(r *request, t *tree.Tree) (proto.ErrCode, proto.Record) {
 	q := r.body.(*proto.SetWatches)
-	c.setWatches(q.RelativeZxid, q.DataWatches, q.ExistWatches, q.ChildWatches, nil, nil)
+	c.setWatches(t, q.RelativeZxid, q.DataWatches, q.ExistWatches, q.ChildWatches, nil, nil)
 	return proto.ErrOk, nil
 }
 
-func (c *Conn) readSetWatches2(r *request) (proto.ErrCode, proto.Record) {
+func (c *Conn) readSetWatches2(r *request, t *tree.Tree) (proto.ErrCode, proto.Record) {
 	q := r.body.(*proto.SetWatches2)
-	c.setWatches(q.RelativeZxid, q.DataWatches, q.ExistWatches, q.ChildWatches, q.PersistentWatches, q.PersistentRecursiveWatches)
+	c.setWatches(t, q.RelativeZxid, q.DataWatches, q.ExistWatches, q.ChildWatches, q.PersistentWatches, q.PersistentRecursiveWatches)
 	return proto.ErrOk, nil
 }
 
-func (c *Conn) readMulti(r *request) (proto.ErrCode, proto.Record) {
-	t := c.s.sm.tree
+func (c *Conn) readMulti(r *request, t *tree.Tree) (proto.ErrCode, proto.Record) {
 	q := r.body.(*proto.MultiRequest)
 	out := &proto.MultiResponse{Results: make([]proto.MultiResult, len(q.Ops))}
 	for i, op := range q.Ops {
@@ -311,7 +305,7 @@ func (c *Conn) readMulti(r *request) (proto.ErrCode, proto.Record) {
 				res.Type, res.Data, res.Stat = proto.OpGetData, n.Data(), n.Stat()
 			}
 		case *proto.GetChildrenRequest:
-			n, code := c.readable(req.Path, r.auth)
+			n, code := c.readable(t, req.Path, r.auth)
 			if code != proto.ErrOk {
 				res.Type, res.Err = proto.OpError, code
 				continue
@@ -330,8 +324,8 @@ func validWatcherType(t proto.WatcherType) bool {
 	return t >= proto.WatcherChildren && t <= proto.WatcherPersistentRecursive
 }
 
-func (c *Conn) readable(p string, ids []proto.Id) (*tree.Node, proto.ErrCode) {
-	n := c.s.sm.tree.Get(p)
+func (c *Conn) readable(t *tree.Tree, p string, ids []proto.Id) (*tree.Node, proto.ErrCode) {
+	n := t.Get(p)
 	if n == nil {
 		return nil, proto.ErrNoNode
 	}
@@ -343,9 +337,8 @@ func (c *Conn) readable(p string, ids []proto.Id) (*tree.Node, proto.ErrCode) {
 
 // setWatches re-registers a reconnecting client's watches, firing at once
 // the events it missed since relativeZxid (ZooKeeper's DataTree.setWatches).
-func (c *Conn) setWatches(rel int64, data, exist, child, persistent, recursive []string) {
+func (c *Conn) setWatches(t *tree.Tree, rel int64, data, exist, child, persistent, recursive []string) {
 	s := c.s
-	t := s.sm.tree
 	// Catch-up events are checked for READ on the node like every other
 	// notification (Deliver; the CVE-2024-23944 class): a client that
 	// re-registers a watch learns nothing of a node it cannot read. A

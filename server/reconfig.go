@@ -17,6 +17,7 @@ import (
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/raftnode"
+	"github.com/zkgo/zkgo/server/statemachine"
 	"github.com/zkgo/zkgo/tree"
 )
 
@@ -173,9 +174,7 @@ func (r *replica) applyMembership(index uint64, rc reconfigContext) {
 // /zookeeper/config and tells Options.OnConfigChange.
 func (s *Server) membershipChanged(m *membership, mtime int64) {
 	text := m.text()
-	s.sm.mu.Lock()
-	events := s.sm.tree.ReconfigData([]byte(text), m.version, mtime)
-	s.sm.mu.Unlock()
+	events := s.sm.ReconfigData([]byte(text), m.version, mtime)
 	s.watches.Trigger(events)
 	if s.opts.OnConfigChange != nil {
 		if err := s.opts.OnConfigChange(text, m.version); err != nil {
@@ -440,7 +439,7 @@ func (s *Server) awaitPromotions(ctx context.Context, node *raftnode.Node, next 
 // previous reconfig — a client's next reconfig can come first.
 func (s *Server) settle(ctx context.Context) bool {
 	w := &barrier{done: make(chan struct{})}
-	if !s.prop.propose(syncEntry(), w, false) {
+	if !s.prop.propose(statemachine.SyncEntry(), w, false) {
 		return false
 	}
 	select {
@@ -457,8 +456,8 @@ type barrier struct {
 	wasLost bool // written before done is closed
 }
 
-func (b *barrier) applied(int64, *tree.Result, *applyBatch) { close(b.done) }
-func (b *barrier) lost()                                    { b.wasLost = true; close(b.done) }
+func (b *barrier) Applied(int64, *tree.Result, *statemachine.Batch) { close(b.done) }
+func (b *barrier) Lost()                                            { b.wasLost = true; close(b.done) }
 
 // formationChosen reports whether this member has recorded the
 // ensemble's formation, waiting a little for the first leader to choose
@@ -519,7 +518,7 @@ func (s *Server) handOverLeadership(ctx context.Context, st raftnode.Status, nex
 // write permission on /zookeeper/config, as ZooKeeper checks.
 func (s *Server) mayReconfig(ids []proto.Id) bool {
 	var list []proto.ACL
-	s.sm.view(func(t *tree.Tree) {
+	s.sm.View(func(t *tree.Tree) {
 		if n := t.Get(tree.ConfigPath); n != nil {
 			list = n.ACL()
 		}
@@ -639,22 +638,22 @@ func (c *Conn) handleReconfig(r *request, d *jute.Decoder) bool {
 		code := c.s.reconfig(ctx, r.auth, req)
 		cancel()
 		c.auditReconfig(r.auth, code)
-		r.body = fixedReply(func(*request) (proto.ErrCode, proto.Record) {
+		r.body = fixedReply(func(_ *request, t *tree.Tree) (proto.ErrCode, proto.Record) {
 			if code != proto.ErrOk {
 				return code, nil
 			}
 			resp := &proto.GetDataResponse{}
-			if n := c.s.sm.tree.Get(tree.ConfigPath); n != nil {
+			if n := t.Get(tree.ConfigPath); n != nil {
 				resp.Data, resp.Stat = n.Data(), n.Stat()
 			}
 			return proto.ErrOk, resp
 		})
-		c.s.sm.mu.RLock()
-		defer c.s.sm.mu.RUnlock()
-		c.pipeMu.Lock()
-		defer c.pipeMu.Unlock()
-		r.done = true
-		c.drainQueueLocked()
+		c.s.sm.View(func(t *tree.Tree) {
+			c.pipeMu.Lock()
+			defer c.pipeMu.Unlock()
+			r.done = true
+			c.drainQueueLocked(t)
+		})
 	}()
 	return true
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/raftnode"
+	"github.com/zkgo/zkgo/server/statemachine"
 	"github.com/zkgo/zkgo/storage"
 )
 
@@ -37,7 +38,7 @@ type replica struct {
 	opts     *Options
 	log      *slog.Logger
 	dir      string // the data directory; "" in memory
-	sm       *stateMachine
+	sm       *statemachine.Machine
 	prop     *proposer
 	sessions *sessionTracker
 	// leaderChanged is told every change of leader (the Server).
@@ -274,7 +275,7 @@ func (r *replica) startNode(tr raftnode.Transport, peers []raftnode.Peer, join b
 		Logger:         r.log,
 		OnSnapshot:     r.onSnapshot,
 		OnLogCompacted: r.onLogCompacted,
-		ValidateEntry:  validateEntry,
+		ValidateEntry:  statemachine.ValidateEntry,
 	})
 	if err != nil {
 		tr.Stop()
@@ -534,9 +535,9 @@ func (r *replica) sendTouches() {
 			continue
 		}
 		for len(ids) > 0 {
-			n := min(len(ids), maxTouchBatch)
+			n := min(len(ids), statemachine.MaxTouchBatch)
 			ctx, cancel := context.WithTimeout(context.Background(), r.opts.TickTime)
-			r.prop.proposeNow(ctx, touchEntry(ids[:n]))
+			r.prop.proposeNow(ctx, statemachine.TouchEntry(ids[:n]))
 			cancel()
 			ids = ids[n:]
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/zkgo/zkgo/config"
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/raftnode"
+	"github.com/zkgo/zkgo/tree"
 )
 
 // Reports: the numbers the four-letter words (fourlw.go) and the
@@ -65,9 +66,7 @@ func (s *Server) serverStatsView() serverStatsView {
 	for _, c := range conns {
 		v.outstanding += len(c.slots)
 	}
-	s.sm.mu.RLock()
-	v.lastZxid, v.nodeCount = s.sm.tree.LastZxid(), s.sm.tree.NodeCount()
-	s.sm.mu.RUnlock()
+	s.sm.View(func(t *tree.Tree) { v.lastZxid, v.nodeCount = t.LastZxid(), t.NodeCount() })
 	return v
 }
 
@@ -289,15 +288,13 @@ func (s *Server) sessionDump() sessionDump {
 	// The tree's read lock is taken per session, not for the whole walk,
 	// so that applying goes on meanwhile.
 	d := sessionDump{timeouts: make(map[int64]int32), expiry: make(map[int64][]int64), ephemerals: make(map[int64][]string)}
-	s.sm.mu.RLock()
-	sessions := s.sm.tree.Sessions()
-	s.sm.mu.RUnlock()
+	var sessions []*tree.Session
+	s.sm.View(func(t *tree.Tree) { sessions = t.Sessions() })
 	for _, ss := range sessions {
 		d.sessions = append(d.sessions, ss.ID)
 		d.timeouts[ss.ID] = ss.Timeout
-		s.sm.mu.RLock()
-		ps := s.sm.tree.Ephemerals(ss.ID)
-		s.sm.mu.RUnlock()
+		var ps []string
+		s.sm.View(func(t *tree.Tree) { ps = t.Ephemerals(ss.ID) })
 		if len(ps) > 0 {
 			d.withEph = append(d.withEph, ss.ID)
 			d.ephemerals[ss.ID] = ps

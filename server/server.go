@@ -18,12 +18,12 @@
 //	sasl.go          auth packets and SASL
 //	proposer.go      proposer: hands entries to raft in combined batches and
 //	                 remembers their waiters
-//	entry.go         the raft entry format (transactions, sync barriers,
-//	                 touch batches)
-//	statemachine.go  stateMachine: sole owner of the tree and its lock;
-//	                 applies committed entries, fires watches, tells waiters
-//	                 (interface waiter) and the session tracker
-//	                 (interface sessionObserver)
+//	statemachine/    package statemachine: the raft entry format and the
+//	                 Machine, sole owner of the tree and its lock; applies
+//	                 committed entries, fires watches, tells waiters
+//	                 (statemachine.Waiter) and the session tracker
+//	                 (statemachine.SessionObserver); the rest of the server
+//	                 reads the tree inside Machine.View
 //	session.go       sessionTracker: liveness and expiry of sessions
 //	replica.go       replica, the cluster glue: the raft node over the WAL
 //	                 (or memory), leader tracking, touch batches
@@ -64,16 +64,17 @@
 //
 // # Lock order
 //
-//	stateMachine.mu → Conn.pipeMu → Conn.outMu
+//	statemachine.Machine.mu → Conn.pipeMu → Conn.outMu
 //	Conn.wmu → Conn.outMu
 //
-// The apply goroutine holds stateMachine.mu (write) while it completes
-// writes (writeApplied takes pipeMu, then queues replies under outMu) and
-// fires watches (outMu). Conn.pipeMu is never held while taking
-// stateMachine.mu. Conn.close may run with stateMachine.mu and pipeMu held
-// (a reply over the queue limit): it takes outMu, Server.connsMu,
-// watch.Manager's lock and sessionTracker.mu each on its own, holding
-// none of them while taking another. proposer.mu is a leaf: waiters are
+// (docs/LOCKS.md has the whole repository's.) The apply goroutine holds
+// the Machine's lock (write) while it completes writes (writeApplied
+// takes pipeMu, then queues replies under outMu) and fires watches
+// (outMu); reads run inside Machine.View (read). Conn.pipeMu is never
+// held while entering View. Conn.close may run with the Machine's lock
+// and pipeMu held (a reply over the queue limit): it takes outMu,
+// Server.connsMu, watch.Manager's lock and sessionTracker.mu each on its
+// own, holding none of them while taking another. proposer.mu is a leaf: waiters are
 // told after it is released.
 package server
 
@@ -92,6 +93,7 @@ import (
 	"github.com/zkgo/zkgo/internal/audit"
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/raftnode"
+	"github.com/zkgo/zkgo/server/statemachine"
 	"github.com/zkgo/zkgo/tree"
 	"github.com/zkgo/zkgo/watch"
 )
@@ -101,7 +103,7 @@ type Server struct {
 	opts Options
 	log  *slog.Logger
 
-	sm       *stateMachine // the tree, its lock, and applying the log
+	sm       *statemachine.Machine // the tree, its lock, and applying the log
 	watches  *watch.Manager
 	sessions *sessionTracker
 	prop     *proposer
@@ -209,7 +211,7 @@ func New(opts Options) (*Server, error) {
 	s.stats.response.reset()
 	s.inflight = make(chan struct{}, opts.GlobalOutstanding)
 	s.throttle = newConnThrottle(opts.ConnectionThrottleTokens, opts.ConnectionThrottleFillTime, opts.ConnectionThrottleFillCount, time.Now())
-	s.sm = newStateMachine(s.log, s.watches, s.setupTree, opts.MaxBuffer)
+	s.sm = statemachine.New(s.log, s.watches, s.setupTree, opts.MaxBuffer)
 	s.prop = newProposer(s.log)
 	// A stopping member expires no session: Shutdown keeps them for the
 	// restart (while it drains, readers no longer see the clients' pings).
@@ -219,8 +221,8 @@ func New(opts Options) (*Server, error) {
 		// in transit) must not hang their clients forever.
 		s.sessions.housekeeping = func() { s.abortPendingWrites(max(2*opts.MaxSessionTimeout, 30*time.Second)) }
 	}
-	s.sm.waiters, s.sm.sessions = s.prop, s.sessions
-	s.sm.onFail = s.fail
+	s.sm.Waiters, s.sm.Sessions = s.prop, s.sessions
+	s.sm.OnFail = s.fail
 	dir := opts.DataDir
 	if opts.DataLogDir != "" {
 		dir = opts.DataLogDir
@@ -233,7 +235,7 @@ func New(opts Options) (*Server, error) {
 	s.reads.s = s
 	if opts.MetricsAddr != "" {
 		s.met = newMetrics(s)
-		s.sm.met = s.met
+		s.sm.Metrics = s.met
 		s.watches.SetFanOutHook(s.met.watchFanOut)
 	}
 	s.raft.onStartupLoad = s.startupLoaded
@@ -249,13 +251,11 @@ func New(opts Options) (*Server, error) {
 	}
 	s.raft.onLogCompacted = s.logCompacted
 	s.raft.configVersioned = func(m *membership) {
-		s.sm.mu.Lock()
-		s.sm.tree.SetConfigDataAt([]byte(m.text()), m.version)
-		s.sm.mu.Unlock()
+		s.sm.SetConfigData([]byte(m.text()), m.version)
 	}
-	s.sm.onFormation = s.raft.formationChosen
-	s.sm.formation = s.raft.formation
-	s.sm.onRestore = func(formation uint64) {
+	s.sm.OnFormation = s.raft.formationChosen
+	s.sm.Formation = s.raft.formation
+	s.sm.OnRestore = func(formation uint64) {
 		s.raft.snapshotRestored(formation)
 		s.raft.recheckQuorum() // the configuration came with the snapshot
 		s.dropClientsAfterRestore()
@@ -469,7 +469,8 @@ func (s *Server) Start() error {
 			// hook is registered once the server started).
 			s.auditServer(audit.OpStart, audit.Failure)
 			s.audit.Close()
-			s.audit, s.sm.audit = nil, nil
+			s.audit = nil
+			s.sm.SetAudit(nil, "")
 		}
 		return err
 	}
@@ -842,16 +843,16 @@ func (s *Server) reapLoop() {
 		}
 		now := time.Now().UnixMilli()
 		var cands []string
-		s.sm.view(func(t *tree.Tree) { cands = t.ReapCandidates(now) })
+		s.sm.View(func(t *tree.Tree) { cands = t.ReapCandidates(now) })
 		for _, p := range cands {
 			txn := &tree.Txn{Op: proto.OpDeleteContainer, Time: now, Req: &tree.DeleteContainerReq{Path: p}}
-			s.prop.propose(txnEntry(txn), nil, false)
+			s.prop.propose(statemachine.TxnEntry(txn), nil, false)
 		}
 	}
 }
 
 // Tree calls fn with the tree under the read lock; for tests and tools.
-func (s *Server) Tree(fn func(t *tree.Tree)) { s.sm.view(fn) }
+func (s *Server) Tree(fn func(t *tree.Tree)) { s.sm.View(fn) }
 
 // ExpireSession expires a session now, as if its timeout had passed. It is
 // meant for tests.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/server/statemachine"
 	"github.com/zkgo/zkgo/tree"
 )
 
@@ -111,7 +112,7 @@ func newSessionTracker(log *slog.Logger, tickTime time.Duration, serverID int64,
 	t := &sessionTracker{log: log, tick: max(tickTime/2, 10*time.Millisecond), prop: prop, isLeader: isLeader, self: serverID,
 		live: make(map[int64]*liveSession)}
 	t.proposeClose = func(id int64) {
-		t.prop.propose(txnEntry(&tree.Txn{Op: proto.OpCloseSession, Session: id, Time: time.Now().UnixMilli()}), nil, false)
+		t.prop.propose(statemachine.TxnEntry(&tree.Txn{Op: proto.OpCloseSession, Session: id, Time: time.Now().UnixMilli()}), nil, false)
 	}
 	// As ZooKeeper: the server id in the top byte, a time-based counter
 	// below, so ids stay unique across restarts and servers.
@@ -163,7 +164,7 @@ func (ls *liveSession) touch() {
 }
 
 // remoteTouch refreshes sessions another member reported active.
-func (t *sessionTracker) remoteTouch(ids []int64) {
+func (t *sessionTracker) RemoteTouch(ids []int64) {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -337,7 +338,7 @@ func (t *sessionTracker) claim(id int64, c sessionConn) uint64 {
 // claim (its move, or the session's creation) the log ordered before this
 // one belongs to a client that has moved on, and is told so; one whose
 // claim is still to come keeps the session.
-func (t *sessionTracker) moved(id, owner int64, claim uint64) {
+func (t *sessionTracker) Moved(id, owner int64, claim uint64) {
 	var gone []sessionConn
 	t.mu.Lock()
 	if ls := t.live[id]; ls != nil {
@@ -363,7 +364,7 @@ func (t *sessionTracker) moved(id, owner int64, claim uint64) {
 }
 
 // applied is called by the apply loop after each transaction.
-func (t *sessionTracker) applied(txn *tree.Txn, res *tree.Result) {
+func (t *sessionTracker) Applied(txn *tree.Txn, res *tree.Result) {
 	if txn.Op == proto.OpCreateSession {
 		// A connection that created the session here holds the first
 		// claim on it.
@@ -403,9 +404,9 @@ func (t *sessionTracker) applied(txn *tree.Txn, res *tree.Result) {
 
 // restore tracks every session of the tree (after a restart), each with a
 // fresh timeout: clients get one session timeout to come back.
-func (t *sessionTracker) restore(sm *stateMachine) {
+func (t *sessionTracker) restore(sm *statemachine.Machine) {
 	var sessions []*tree.Session
-	sm.view(func(tr *tree.Tree) { sessions = tr.Sessions() })
+	sm.View(func(tr *tree.Tree) { sessions = tr.Sessions() })
 	for _, ss := range sessions {
 		t.track(ss.ID, time.Duration(ss.Timeout)*time.Millisecond, nil)
 	}

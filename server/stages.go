@@ -43,14 +43,9 @@ const (
 
 var stageNames = [numStages]string{"propose", "log", "read", "reply", "fsync", "apply"}
 
-// stampApply notes on w, if it is a request, when the state machine got
-// the batch that holds its entry (stageApply begins).
-func stampApply(w waiter, at time.Time) waiter {
-	if r, ok := w.(*request); ok {
-		r.applyAt = at
-	}
-	return w
-}
+// StampApply implements statemachine.ApplyStamper: the state machine got
+// the batch that holds r's entry (stageApply begins).
+func (r *request) StampApply(at time.Time) { r.applyAt = at }
 
 // stageStats are the running sums behind mntr's zkgo_stage_* keys.
 type stageStats struct {

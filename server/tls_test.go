@@ -4,11 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	dto "github.com/prometheus/client_model/go"
 	"io"
 	"net"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/zkgo/zkgo/internal/tlsconf"
 	"github.com/zkgo/zkgo/internal/tlstest"

@@ -1,4 +1,4 @@
-package server
+package statemachine
 
 import (
 	"encoding/hex"
@@ -17,26 +17,26 @@ import (
 // data directories and must become a new format read beside this one.
 var goldenEntries = []struct {
 	name string
-	e    entry
+	e    Entry
 	hex  string
 }{
-	{"sync", entry{kind: entrySync, id: 0x0102030400000005}, "0102030400000005"},
-	{"touches", entry{kind: entryTouches, sessions: []int64{0x0100000000000001, 2}},
+	{"sync", Entry{Kind: EntrySync, ID: 0x0102030400000005}, "0102030400000005"},
+	{"touches", Entry{Kind: EntryTouches, Sessions: []int64{0x0100000000000001, 2}},
 		"0000000000000000" + "00000002" + "0100000000000001" + "0000000000000002"},
-	{"touches-empty", entry{kind: entryTouches, sessions: []int64{}}, "0000000000000000" + "00000000"},
-	{"move-3", entry{kind: entryMove, sessions: []int64{0x0300000000000009}, owner: 2, claim: 5, control: true},
+	{"touches-empty", Entry{Kind: EntryTouches, Sessions: []int64{}}, "0000000000000000" + "00000000"},
+	{"move-3", Entry{Kind: EntryMove, Sessions: []int64{0x0300000000000009}, Owner: 2, Claim: 5, Control: true},
 		"0000000000000000" + "ffffffff" + "0300000000000009" + "0000000000000002" + "0000000000000005"},
-	{"move", entry{kind: entryMove, id: 0x0102030400000006, sessions: []int64{0x0300000000000009}, owner: 2, claim: 5},
+	{"move", Entry{Kind: EntryMove, ID: 0x0102030400000006, Sessions: []int64{0x0300000000000009}, Owner: 2, Claim: 5},
 		"0102030400000006" + "fff0bdbe" + "0300000000000009" + "0000000000000002" + "0000000000000005"},
-	{"claimed", entry{kind: entryTxn, id: 0x13, txn: &tree.Txn{
+	{"claimed", Entry{Kind: EntryTxn, ID: 0x13, Txn: &tree.Txn{
 		Op: proto.OpDelete, Session: 9, Time: 2, Claim: 0x4455,
 		Req: &proto.DeleteRequest{Path: "/a", Version: 3},
 	}}, "0000000000000013" + "fff0bdbf" + "0000000000004455" + // mark, claim
 		"00000002" + "0000000000000009" + "0000000000000002" + "00000000" + // op, session, time, auth
 		"00000002" + "2f61" + "00000003"}, // path, version
-	{"formation", entry{kind: entryFormation, formation: 0x8899aabbccddeeff},
+	{"formation", Entry{Kind: EntryFormation, Formation: 0x8899aabbccddeeff},
 		"0000000000000000" + "fffffffe" + "8899aabbccddeeff"},
-	{"setData", entry{kind: entryTxn, id: 0xa1b2c3d400000001, txn: &tree.Txn{
+	{"setData", Entry{Kind: EntryTxn, ID: 0xa1b2c3d400000001, Txn: &tree.Txn{
 		Op: proto.OpSetData, Session: 0x0200000000000007, Time: 1700000000000,
 		Auth: []proto.Id{{Scheme: "ip", ID: "127.0.0.1"}},
 		Req:  &proto.SetDataRequest{Path: "/a", Data: []byte("x"), Version: -1},
@@ -44,10 +44,10 @@ var goldenEntries = []struct {
 		"00000005" + "0200000000000007" + "0000018bcfe56800" + // op, session, time
 		"00000001" + "00000002" + "6970" + "00000009" + "3132372e302e302e31" + // auth: [ip:127.0.0.1]
 		"00000002" + "2f61" + "00000001" + "78" + "ffffffff"}, // path, data, version
-	{"closeSession", entry{kind: entryTxn, id: 0x11, txn: &tree.Txn{
+	{"closeSession", Entry{Kind: EntryTxn, ID: 0x11, Txn: &tree.Txn{
 		Op: proto.OpCloseSession, Session: 9, Time: 0, Auth: nil,
 	}}, "0000000000000011" + "fffffff5" + "0000000000000009" + "0000000000000000" + "00000000"},
-	{"createSession", entry{kind: entryTxn, id: 0x12, txn: &tree.Txn{
+	{"createSession", Entry{Kind: EntryTxn, ID: 0x12, Txn: &tree.Txn{
 		Op: proto.OpCreateSession, Session: 10, Time: 1,
 		Req: &tree.CreateSessionReq{Timeout: 4000, Passwd: []byte{1, 2}},
 	}}, "0000000000000012" + "fffffff6" + "000000000000000a" + "0000000000000001" + "00000000" +
@@ -57,19 +57,19 @@ var goldenEntries = []struct {
 func TestEntryGolden(t *testing.T) {
 	for _, g := range goldenEntries {
 		var enc jute.Encoder
-		appendEntry(&enc, &g.e)
+		AppendEntry(&enc, &g.e)
 		if got := hex.EncodeToString(enc.Bytes()); got != g.hex {
 			t.Errorf("%s: encoded\n %s\nwant\n %s", g.name, got, g.hex)
 		}
 		b, _ := hex.DecodeString(g.hex)
-		got, err := decodeEntry(b)
+		got, err := DecodeEntry(b)
 		if err != nil {
 			t.Errorf("%s: decode: %v", g.name, err)
 			continue
 		}
 		want := g.e
-		if want.txn != nil && want.txn.Auth == nil {
-			want.txn.Auth = got.txn.Auth // nil and empty decode alike
+		if want.Txn != nil && want.Txn.Auth == nil {
+			want.Txn.Auth = got.Txn.Auth // nil and empty decode alike
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: decoded %+v, want %+v", g.name, got, want)
@@ -85,13 +85,13 @@ func TestEntryRefused(t *testing.T) {
 	}{
 		{"empty", "", errShortEntry},
 		{"short id", "01020304", errShortEntry},
-		{"newer control kind", "0000000000000000" + "fffffffd", errEntryFormat},
+		{"newer control kind", "0000000000000000" + "fffffffd", ErrEntryFormat},
 		{"short formation", "0000000000000000" + "fffffffe", nil},
 		{"formation pending", "0000000000000000" + "fffffffe" + "0000000000000001", nil},
 		{"long formation", "0000000000000000" + "fffffffe" + "0000000000000002" + "00", nil},
 		{"short session move", "0000000000000000" + "ffffffff" + "0000000000000001", nil},
 		{"long session move", "0000000000000000" + "ffffffff" + "0000000000000001" + "0000000000000002" + "0000000000000003" + "00", nil},
-		{"newer mark", "0000000000000001" + "fff0bdbd" + "0000000000000001", errEntryFormat},
+		{"newer mark", "0000000000000001" + "fff0bdbd" + "0000000000000001", ErrEntryFormat},
 		{"short marked move", "0000000000000001" + "fff0bdbe" + "0000000000000001", nil},
 		{"long marked move", "0000000000000001" + "fff0bdbe" + "0000000000000001" + "0000000000000002" + "0000000000000003" + "00", nil},
 		{"claim missing", "0000000000000001" + "fff0bdbf" + "0000", nil},
@@ -103,14 +103,14 @@ func TestEntryRefused(t *testing.T) {
 		{"trailing bytes", "0000000000000011" + "fffffff5" + "0000000000000009" + "0000000000000000" + "00000000" + "00", tree.ErrBadTxn},
 	} {
 		b, _ := hex.DecodeString(tt.hex)
-		_, err := decodeEntry(b)
+		_, err := DecodeEntry(b)
 		if err == nil || tt.want != nil && !errors.Is(err, tt.want) {
 			t.Errorf("%s: err %v, want %v", tt.name, err, tt.want)
 		}
 	}
 }
 
-// FuzzDecodeEntry: decodeEntry never panics, and what it accepts encodes
+// FuzzDecodeEntry: DecodeEntry never panics, and what it accepts encodes
 // to bytes that decode to an entry encoding the same way (jute accepts
 // non-canonical input, such as a negative vector length for an empty
 // vector, so the input bytes themselves need not come back).
@@ -123,29 +123,29 @@ func FuzzDecodeEntry(f *testing.F) {
 	nonCanon, _ := hex.DecodeString("3030303030303030fffffff530303030303030303030303030303030ff303030")
 	f.Add(nonCanon)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		e, err := decodeEntry(b)
+		e, err := DecodeEntry(b)
 		if err != nil {
 			return
 		}
 		var enc jute.Encoder
-		appendEntry(&enc, &e)
+		AppendEntry(&enc, &e)
 		canon := enc.Bytes()
-		e2, err := decodeEntry(canon)
+		e2, err := DecodeEntry(canon)
 		if err != nil {
 			t.Fatalf("re-encoded entry %x does not decode: %v", canon, err)
 		}
 		var enc2 jute.Encoder
-		appendEntry(&enc2, &e2)
+		AppendEntry(&enc2, &e2)
 		if string(enc2.Bytes()) != string(canon) {
 			t.Fatalf("encoding is not stable:\n %x\n %x", canon, enc2.Bytes())
 		}
-		if e2.kind != e.kind || e2.id != e.id {
+		if e2.Kind != e.Kind || e2.ID != e.ID {
 			t.Fatalf("kind/id changed: %v → %v", e, e2)
 		}
 	})
 }
 
-// entrySizeHint is the exact size of a claimed transaction's entry, so
+// EntrySizeHint is the exact size of a claimed transaction's entry, so
 // the proposer's buffer has no slack.
 func TestEntrySizeHint(t *testing.T) {
 	acl := []proto.ACL{{Perms: proto.PermAll, ID: proto.Id{Scheme: "world", ID: "anyone"}}}
@@ -163,15 +163,15 @@ func TestEntrySizeHint(t *testing.T) {
 		proto.AppendRequest(&fe, &proto.RequestHeader{Xid: 1, Type: c.op}, c.req)
 		frameLen := len(fe.Bytes()) - proto.FrameHeaderSize
 		var enc jute.Encoder
-		appendEntry(&enc, txnEntry(&tree.Txn{Op: c.op, Session: 1, Time: 2, Auth: c.auth, Req: c.req, Claim: 3}))
-		if got, want := entrySizeHint(frameLen, c.auth), len(enc.Bytes()); got != want {
+		AppendEntry(&enc, TxnEntry(&tree.Txn{Op: c.op, Session: 1, Time: 2, Auth: c.auth, Req: c.req, Claim: 3}))
+		if got, want := EntrySizeHint(frameLen, c.auth), len(enc.Bytes()); got != want {
 			t.Errorf("%v: hint %d, entry %d bytes", c.op, got, want)
 		}
 	}
 }
 
-// FuzzApplyEntry: every entry validateEntry lets a peer append can be
-// applied to a tree without a panic (stateMachine.Apply stops only at an
+// FuzzApplyEntry: every entry ValidateEntry lets a peer append can be
+// applied to a tree without a panic (Machine.Apply stops only at an
 // entry that does not decode, and screening keeps those out of the log).
 func FuzzApplyEntry(f *testing.F) {
 	for _, g := range goldenEntries {
@@ -179,16 +179,16 @@ func FuzzApplyEntry(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if validateEntry(b) != nil {
+		if ValidateEntry(b) != nil {
 			return
 		}
-		e, _ := decodeEntry(b)
-		if e.kind != entryTxn {
+		e, _ := DecodeEntry(b)
+		if e.Kind != EntryTxn {
 			return
 		}
 		tr := tree.New()
-		tr.Apply(1, e.txn)
-		tr.Apply(2, e.txn) // again, on the state it made
+		tr.Apply(1, e.Txn)
+		tr.Apply(2, e.Txn) // again, on the state it made
 	})
 }
 
@@ -196,12 +196,12 @@ func FuzzApplyEntry(f *testing.F) {
 // entry a leader appends: decoding a setData transaction of 64 bytes.
 func BenchmarkValidateEntry(b *testing.B) {
 	var enc jute.Encoder
-	appendEntry(&enc, &entry{kind: entryTxn, id: 1 << 32, txn: &tree.Txn{Op: proto.OpSetData, Session: 7, Time: 1,
+	AppendEntry(&enc, &Entry{Kind: EntryTxn, ID: 1 << 32, Txn: &tree.Txn{Op: proto.OpSetData, Session: 7, Time: 1,
 		Req: &proto.SetDataRequest{Path: "/bench/node-000001", Data: make([]byte, 64), Version: -1}}})
 	data := enc.Bytes()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := validateEntry(data); err != nil {
+		if err := ValidateEntry(data); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package server
+package statemachine
 
 import (
 	"encoding/binary"
@@ -12,7 +12,7 @@ import (
 
 // The data of a raft log entry written by zkgo (entry format 4). raft's
 // own entries (empty no-ops, configuration changes) are not ours and never
-// reach decodeEntry. All integers are big-endian.
+// reach DecodeEntry. All integers are big-endian.
 //
 //	offset  size  field
 //	0       8     proposal id: the proposing member's random 32-bit base
@@ -72,39 +72,39 @@ import (
 // The layout is fixed by golden bytes (entry_test.go): a change that
 // alters it must be a new format, readable beside this one. An entry a
 // newer zkgo wrote (a reserved control kind) is refused with
-// errEntryFormat, naming the format this build reads.
-type entry struct {
-	kind entryKind
-	// id is the proposal id (transactions and sync barriers); 0 for
+// ErrEntryFormat, naming the format this build reads.
+type Entry struct {
+	Kind EntryKind
+	// ID is the proposal id (transactions and sync barriers); 0 for
 	// touch batches.
-	id uint64
-	// txn is the transaction (entryTxn).
-	txn *tree.Txn
-	// sessions are the touched sessions (entryTouches), or the moved
-	// session alone (entryMove).
-	sessions []int64
-	// owner and claim (entryMove): the member the session moved to and
+	ID uint64
+	// Txn is the transaction (EntryTxn).
+	Txn *tree.Txn
+	// Sessions are the touched sessions (EntryTouches), or the moved
+	// session alone (EntryMove).
+	Sessions []int64
+	// Owner and Claim (EntryMove): the member the session moved to and
 	// its claim number (see sessionTracker.claim). A move of format 4
 	// has a proposal id (its resumed connection waits for it).
-	owner int64
-	claim uint64
-	// control (entryMove): a move of formats 2 and 3, a control entry
+	Owner int64
+	Claim uint64
+	// Control (EntryMove): a move of formats 2 and 3, a control entry
 	// without a proposal id (read from an older log).
-	control bool
-	// formation (entryFormation): the ensemble's formation.
-	formation uint64
-	// sizeHint, if set, is about the encoded size (not encoded itself).
-	sizeHint int
+	Control bool
+	// Formation (EntryFormation): the ensemble's formation.
+	Formation uint64
+	// SizeHint, if set, is about the encoded size (not encoded itself).
+	SizeHint int
 }
 
-type entryKind uint8
+type EntryKind uint8
 
 const (
-	entryTxn       entryKind = iota + 1 // a transaction to apply
-	entrySync                           // a sync barrier
-	entryTouches                        // sessions another member kept alive
-	entryMove                           // a session resumed on a member
-	entryFormation                      // the ensemble's formation, chosen
+	EntryTxn       EntryKind = iota + 1 // a transaction to apply
+	EntrySync                           // a sync barrier
+	EntryTouches                        // sessions another member kept alive
+	EntryMove                           // a session resumed on a member
+	EntryFormation                      // the ensemble's formation, chosen
 )
 
 // Control kinds of session moves and formations.
@@ -121,75 +121,75 @@ const (
 	markMove       int32 = -1_000_002
 )
 
-// entryFormat is the version of the layout above that this build writes
+// EntryFormat is the version of the layout above that this build writes
 // and reads.
-const entryFormat = 4
+const EntryFormat = 4
 
-// maxTouchBatch bounds the sessions of one touch batch (proposer and
+// MaxTouchBatch bounds the sessions of one touch batch (proposer and
 // decoder alike).
-const maxTouchBatch = 1 << 20
+const MaxTouchBatch = 1 << 20
 
 var (
 	errShortEntry = errors.New("raft entry shorter than its 8-byte proposal id")
-	// errEntryFormat: the entry was written in a format this build does
+	// ErrEntryFormat: the entry was written in a format this build does
 	// not read (by a newer zkgo).
-	errEntryFormat = fmt.Errorf("raft entry written by a newer zkgo (this build reads entry format %d)", entryFormat)
+	ErrEntryFormat = fmt.Errorf("raft entry written by a newer zkgo (this build reads entry format %d)", EntryFormat)
 )
 
-// appendEntry appends e's encoding to enc. For transactions and sync
+// AppendEntry appends e's encoding to enc. For transactions and sync
 // barriers the proposer may patch the id in place afterwards (the first 8
 // bytes of what was appended; see proposer.enqueue).
-func appendEntry(enc *jute.Encoder, e *entry) {
-	switch e.kind {
-	case entryTxn:
-		enc.WriteLong(int64(e.id))
-		if e.txn.Claim != 0 {
+func AppendEntry(enc *jute.Encoder, e *Entry) {
+	switch e.Kind {
+	case EntryTxn:
+		enc.WriteLong(int64(e.ID))
+		if e.Txn.Claim != 0 {
 			enc.WriteInt(markClaimedTxn)
-			enc.WriteLong(e.txn.Claim)
+			enc.WriteLong(e.Txn.Claim)
 		}
-		e.txn.Encode(enc)
-	case entrySync:
-		enc.WriteLong(int64(e.id))
-	case entryTouches:
+		e.Txn.Encode(enc)
+	case EntrySync:
+		enc.WriteLong(int64(e.ID))
+	case EntryTouches:
 		enc.WriteLong(0)
-		enc.WriteInt(int32(len(e.sessions)))
-		for _, id := range e.sessions {
+		enc.WriteInt(int32(len(e.Sessions)))
+		for _, id := range e.Sessions {
 			enc.WriteLong(id)
 		}
-	case entryMove:
-		if e.control {
+	case EntryMove:
+		if e.Control {
 			enc.WriteLong(0)
 			enc.WriteInt(kindMove)
 		} else {
-			enc.WriteLong(int64(e.id))
+			enc.WriteLong(int64(e.ID))
 			enc.WriteInt(markMove)
 		}
-		enc.WriteLong(e.sessions[0])
-		enc.WriteLong(e.owner)
-		enc.WriteLong(int64(e.claim))
-	case entryFormation:
+		enc.WriteLong(e.Sessions[0])
+		enc.WriteLong(e.Owner)
+		enc.WriteLong(int64(e.Claim))
+	case EntryFormation:
 		enc.WriteLong(0)
 		enc.WriteInt(kindFormation)
-		enc.WriteLong(int64(e.formation))
+		enc.WriteLong(int64(e.Formation))
 	default:
-		panic(fmt.Sprintf("server: appendEntry of kind %d", e.kind))
+		panic(fmt.Sprintf("statemachine: AppendEntry of kind %d", e.Kind))
 	}
 }
 
-// decodeEntry decodes entry data written by appendEntry. It never panics:
+// DecodeEntry decodes entry data written by AppendEntry. It never panics:
 // any malformed input is an error. A transaction's byte buffers (node
 // data) alias b (tree.DecodeTxnSharing): raft's entries are never
 // modified, and the tree copies data into its nodes.
-// validateEntry is raftnode's Config.ValidateEntry: an entry a peer
-// sends must decode, as stateMachine.Apply stops at one that does not.
-func validateEntry(b []byte) error {
-	_, err := decodeEntry(b)
+// ValidateEntry is raftnode's Config.ValidateEntry: an entry a peer
+// sends must decode, as Machine.Apply stops at one that does not.
+func ValidateEntry(b []byte) error {
+	_, err := DecodeEntry(b)
 	return err
 }
 
-func decodeEntry(b []byte) (entry, error) {
+func DecodeEntry(b []byte) (Entry, error) {
 	if len(b) < 8 {
-		return entry{}, errShortEntry
+		return Entry{}, errShortEntry
 	}
 	id := binary.BigEndian.Uint64(b)
 	switch {
@@ -197,92 +197,92 @@ func decodeEntry(b []byte) (entry, error) {
 		d := jute.NewDecoder(b[8:])
 		n := d.ReadInt()
 		if d.Err() != nil {
-			return entry{}, fmt.Errorf("control entry: %w", d.Err())
+			return Entry{}, fmt.Errorf("control entry: %w", d.Err())
 		}
 		if n == kindMove {
 			id, owner, claim := d.ReadLong(), d.ReadLong(), d.ReadLong()
 			if err := d.Finish(); err != nil {
-				return entry{}, fmt.Errorf("session move: %w", err)
+				return Entry{}, fmt.Errorf("session move: %w", err)
 			}
-			return entry{kind: entryMove, sessions: []int64{id}, owner: owner, claim: uint64(claim), control: true}, nil
+			return Entry{Kind: EntryMove, Sessions: []int64{id}, Owner: owner, Claim: uint64(claim), Control: true}, nil
 		}
 		if n == kindFormation {
 			f := uint64(d.ReadLong())
 			if err := d.Finish(); err != nil {
-				return entry{}, fmt.Errorf("formation: %w", err)
+				return Entry{}, fmt.Errorf("Formation: %w", err)
 			}
 			if f < 2 {
-				return entry{}, fmt.Errorf("formation %d: not a chosen formation", f)
+				return Entry{}, fmt.Errorf("formation %d: not a chosen formation", f)
 			}
-			return entry{kind: entryFormation, formation: f}, nil
+			return Entry{Kind: EntryFormation, Formation: f}, nil
 		}
 		if n < 0 {
-			return entry{}, fmt.Errorf("%w: control kind %d", errEntryFormat, n)
+			return Entry{}, fmt.Errorf("%w: control kind %d", ErrEntryFormat, n)
 		}
-		if n > maxTouchBatch || int(n) != (len(b)-12)/8 || (len(b)-12)%8 != 0 {
-			return entry{}, fmt.Errorf("touch batch of %d sessions in %d bytes", n, len(b))
+		if n > MaxTouchBatch || int(n) != (len(b)-12)/8 || (len(b)-12)%8 != 0 {
+			return Entry{}, fmt.Errorf("touch batch of %d sessions in %d bytes", n, len(b))
 		}
 		ids := make([]int64, n)
 		for i := range ids {
 			ids[i] = d.ReadLong()
 		}
-		return entry{kind: entryTouches, sessions: ids}, nil
+		return Entry{Kind: EntryTouches, Sessions: ids}, nil
 	case len(b) == 8:
-		return entry{kind: entrySync, id: id}, nil
+		return Entry{Kind: EntrySync, ID: id}, nil
 	case len(b) >= 12 && int32(binary.BigEndian.Uint32(b[8:])) < markBase:
 		return decodeMarked(id, b)
 	}
 	txn, err := tree.DecodeTxnSharing(b[8:])
 	if err != nil {
-		return entry{}, err
+		return Entry{}, err
 	}
-	return entry{kind: entryTxn, id: id, txn: txn}, nil
+	return Entry{Kind: EntryTxn, ID: id, Txn: txn}, nil
 }
 
 // decodeMarked decodes a marked entry (format 4) of proposal id.
-func decodeMarked(id uint64, b []byte) (entry, error) {
+func decodeMarked(id uint64, b []byte) (Entry, error) {
 	d := jute.NewDecoder(b[12:])
 	switch mark := int32(binary.BigEndian.Uint32(b[8:])); mark {
 	case markClaimedTxn:
 		claim := d.ReadLong()
 		if d.Err() != nil || claim <= 0 {
-			return entry{}, fmt.Errorf("claimed transaction: claim %d: %v", claim, d.Err())
+			return Entry{}, fmt.Errorf("claimed transaction: claim %d: %v", claim, d.Err())
 		}
 		txn, err := tree.DecodeTxnSharing(b[20:])
 		if err != nil {
-			return entry{}, err
+			return Entry{}, err
 		}
 		txn.Claim = claim
-		return entry{kind: entryTxn, id: id, txn: txn}, nil
+		return Entry{Kind: EntryTxn, ID: id, Txn: txn}, nil
 	case markMove:
 		sess, owner, claim := d.ReadLong(), d.ReadLong(), d.ReadLong()
 		if err := d.Finish(); err != nil {
-			return entry{}, fmt.Errorf("session move: %w", err)
+			return Entry{}, fmt.Errorf("session move: %w", err)
 		}
-		return entry{kind: entryMove, id: id, sessions: []int64{sess}, owner: owner, claim: uint64(claim)}, nil
+		return Entry{Kind: EntryMove, ID: id, Sessions: []int64{sess}, Owner: owner, Claim: uint64(claim)}, nil
 	default:
-		return entry{}, fmt.Errorf("%w: mark %d", errEntryFormat, mark)
+		return Entry{}, fmt.Errorf("%w: mark %d", ErrEntryFormat, mark)
 	}
 }
 
-// syncEntry, txnEntry and touchEntry build the entries a member hands to
+// SyncEntry, TxnEntry and TouchEntry build the entries a member hands to
 // raft.
-func syncEntry() *entry              { return &entry{kind: entrySync} }
-func txnEntry(txn *tree.Txn) *entry  { return &entry{kind: entryTxn, txn: txn} }
-func touchEntry(ids []int64) *entry  { return &entry{kind: entryTouches, sessions: ids} }
-func formationEntry(f uint64) *entry { return &entry{kind: entryFormation, formation: f} }
-func moveEntry(id, owner int64, claim uint64) *entry {
-	return &entry{kind: entryMove, sessions: []int64{id}, owner: owner, claim: claim}
+func SyncEntry() *Entry              { return &Entry{Kind: EntrySync} }
+func TxnEntry(txn *tree.Txn) *Entry  { return &Entry{Kind: EntryTxn, Txn: txn} }
+func TouchEntry(ids []int64) *Entry  { return &Entry{Kind: EntryTouches, Sessions: ids} }
+func FormationEntry(f uint64) *Entry { return &Entry{Kind: EntryFormation, Formation: f} }
+func MoveEntry(id, owner int64, claim uint64) *Entry {
+	return &Entry{Kind: EntryMove, Sessions: []int64{id}, Owner: owner, Claim: claim}
 }
 
-// entrySizeHint is the size of a claimed transaction's entry made from a
+// EntrySizeHint is the size of a claimed transaction's entry made from a
 // request frame of frameLen bytes by a connection with identities auth:
 // the request (the frame less its 8-byte header) and the entry's header —
 // id 8, mark and claim 12, op, session and time 20, the identities (a
 // vector of two strings each). Sized exactly, the entry is one allocation,
 // not a doubling buffer's several, and no slack stays in raft's in-memory
 // log (TestEntrySizeHint).
-func entrySizeHint(frameLen int, auth []proto.Id) int {
+func EntrySizeHint(frameLen int, auth []proto.Id) int {
 	n := frameLen + 36
 	for _, id := range auth {
 		n += 8 + len(id.Scheme) + len(id.ID)
