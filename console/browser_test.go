@@ -3,7 +3,7 @@ package console
 import (
 	"context"
 	"fmt"
-	"github.com/zkgo/zkgo/internal/browsertest"
+	"github.com/zkgo/zkgo/tests/framework/browsertest"
 	"os"
 	"path/filepath"
 	"strings"

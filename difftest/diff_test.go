@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	engine "github.com/zkgo/zkgo/internal/difftest"
+	engine "github.com/zkgo/zkgo/tests/framework/difftest"
 )
 
 // TestScriptsParse checks that every script parses, with or without Apache

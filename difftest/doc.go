@@ -4,7 +4,7 @@
 //
 // Scripts live in testdata/*.txt. See testdata/README.md for the format,
 // and docs/COMPATIBILITY.md for the deliberate differences. The engine
-// that runs them is internal/difftest; difftest/reconfig runs its own
+// that runs them is tests/framework/difftest; difftest/reconfig runs its own
 // scripts (reconfig's error paths) against a quorum of one of each. The
 // TLS and x509 cases (client certificates, x509 ACLs and super users) are
 // in difftest/tlsdiff, against an Apache server with a TLS port.

@@ -9,7 +9,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/zkgo/zkgo/internal/tlsconf"
-	"github.com/zkgo/zkgo/internal/tlstest"
+	"github.com/zkgo/zkgo/tests/framework/tlstest"
 )
 
 // peerTLSConfigs returns the accepting and dialling TLS configurations of

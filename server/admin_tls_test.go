@@ -19,9 +19,9 @@ import (
 
 	"github.com/zkgo/zkgo/console"
 	"github.com/zkgo/zkgo/internal/tlsconf"
-	"github.com/zkgo/zkgo/internal/tlstest"
 	"github.com/zkgo/zkgo/internal/x500"
 	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/tests/framework/tlstest"
 	"github.com/zkgo/zkgo/zk"
 	"github.com/zkgo/zkgo/zktest"
 )

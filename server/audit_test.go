@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/rawzk"
 	"github.com/zkgo/zkgo/internal/sasl"
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/tests/framework/rawzk"
 	"github.com/zkgo/zkgo/zktest"
 )
 

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/acl"
-	"github.com/zkgo/zkgo/internal/rawzk"
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/raftnode"
 	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/tests/framework/rawzk"
 	"github.com/zkgo/zkgo/tree"
 	"github.com/zkgo/zkgo/zk"
 	"github.com/zkgo/zkgo/zktest"

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/internal/tlsconf"
-	"github.com/zkgo/zkgo/internal/tlstest"
 	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/tests/framework/tlstest"
 	"github.com/zkgo/zkgo/tree"
 	"github.com/zkgo/zkgo/zk"
 	"github.com/zkgo/zkgo/zktest"

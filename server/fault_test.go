@@ -19,11 +19,11 @@ import (
 	"go.etcd.io/etcd/server/v3/storage/wal"
 
 	"github.com/zkgo/zkgo/acl"
-	"github.com/zkgo/zkgo/internal/rawzk"
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/server"
 	"github.com/zkgo/zkgo/storage"
 	"github.com/zkgo/zkgo/storage/storagetest"
+	"github.com/zkgo/zkgo/tests/framework/rawzk"
 	"github.com/zkgo/zkgo/tree"
 )
 

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/zkgo/zkgo/internal/krb"
-	"github.com/zkgo/zkgo/internal/testkdc"
 	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/tests/framework/testkdc"
 	"github.com/zkgo/zkgo/tree"
 )
 

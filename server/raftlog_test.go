@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/rawzk"
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/tests/framework/rawzk"
 )
 
 // TestPipelinedWritesDurable: several connections pipeline many creates

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/acl"
-	"github.com/zkgo/zkgo/internal/rawzk"
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/tests/framework/rawzk"
 	"github.com/zkgo/zkgo/zktest"
 )
 

@@ -12,8 +12,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/zkgo/zkgo/internal/tlsconf"
-	"github.com/zkgo/zkgo/internal/tlstest"
 	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/tests/framework/tlstest"
 	"github.com/zkgo/zkgo/zk"
 	"github.com/zkgo/zkgo/zktest"
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/zkgo/zkgo/internal/linearize"
+	"github.com/zkgo/zkgo/tests/framework/linearize"
 )
 
 // registerOp is one line of registers.jsonl: a register operation as the

@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/rawzk"
+	"github.com/zkgo/zkgo/tests/framework/rawzk"
 	"github.com/zkgo/zkgo/torture/check"
 	"github.com/zkgo/zkgo/torture/faultnet"
 	"github.com/zkgo/zkgo/zk"

@@ -14,7 +14,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/zkgo/zkgo/internal/linearize"
+	"github.com/zkgo/zkgo/tests/framework/linearize"
 )
 
 var (

@@ -8,13 +8,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/rawzk"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/tests/framework/rawzk"
 	"github.com/zkgo/zkgo/torture/check"
 	"github.com/zkgo/zkgo/zk"
 )
 
-// fifo: one session over the raw protocol (internal/rawzk) pipelines
+// fifo: one session over the raw protocol (tests/framework/rawzk) pipelines
 // batches of requests (exists, setData, create2 on a few znodes only it
 // writes) and records each request's xid, its reply's place in the reply
 // order and the reply header's zxid — what a client library hides.

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/apachezk"
 	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/tests/framework/apachezk"
 	"github.com/zkgo/zkgo/zktest"
 )
 

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/apachezk"
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/tests/framework/apachezk"
 	"github.com/zkgo/zkgo/zktest"
 )
 

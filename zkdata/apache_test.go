@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/apachezk"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/tests/framework/apachezk"
 	"github.com/zkgo/zkgo/tree"
 	"github.com/zkgo/zkgo/zk"
 )

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/rawzk"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/tests/framework/rawzk"
 )
 
 // The hostile-client comparison (-hostile): both servers get the same

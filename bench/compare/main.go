@@ -40,8 +40,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/apachezk"
 	"github.com/zkgo/zkgo/internal/bench"
+	"github.com/zkgo/zkgo/tests/framework/apachezk"
 )
 
 // spec is one row of the comparison.

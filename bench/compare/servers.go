@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/apachezk"
+	"github.com/zkgo/zkgo/tests/framework/apachezk"
 )
 
 // server is one of the two servers under test, run as a child process on a

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/apachezk"
 	"github.com/zkgo/zkgo/internal/tlsconf"
+	"github.com/zkgo/zkgo/tests/framework/apachezk"
 )
 
 // TestAdminHTTPSLikeApache runs zkgo and Apache ZooKeeper 3.8 with the

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/zkgo/zkgo/internal/browsertest"
+	"github.com/zkgo/zkgo/tests/framework/browsertest"
 	"net/url"
 	"os"
 	"path/filepath"

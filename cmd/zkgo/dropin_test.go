@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/acl"
-	"github.com/zkgo/zkgo/internal/rawzk"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/tests/framework/rawzk"
 	"github.com/zkgo/zkgo/zk"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/testkdc"
+	"github.com/zkgo/zkgo/tests/framework/testkdc"
 	"github.com/zkgo/zkgo/zk"
 )
 

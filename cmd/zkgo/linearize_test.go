@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/linearize"
+	"github.com/zkgo/zkgo/tests/framework/linearize"
 	"github.com/zkgo/zkgo/zk"
 )
 
@@ -37,7 +37,7 @@ func linRand(t *testing.T) *rand.Rand {
 // it — and then every member in turn in a rolling restart. The clients see
 // no error but connection losses, and the recorded history, with every
 // request that ended in a connection loss taken as possibly done, is
-// linearizable (internal/linearize). A last session reads every znode at
+// linearizable (tests/framework/linearize). A last session reads every znode at
 // the end, so an acknowledged write lost late shows too.
 func TestLinearizableUnderKills(t *testing.T) {
 	linearizableUnderKills(t, "", false)

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/rawzk"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/tests/framework/rawzk"
 	"github.com/zkgo/zkgo/zk"
 	"github.com/zkgo/zkgo/zktest"
 )

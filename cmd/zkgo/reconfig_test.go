@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/linearize"
+	"github.com/zkgo/zkgo/tests/framework/linearize"
 	"github.com/zkgo/zkgo/zk"
 )
 

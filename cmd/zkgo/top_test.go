@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/tlstest"
+	"github.com/zkgo/zkgo/tests/framework/tlstest"
 	"github.com/zkgo/zkgo/zk"
 	"github.com/zkgo/zkgo/zktest"
 )

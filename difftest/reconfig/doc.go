@@ -1,6 +1,6 @@
 // Package reconfigdiff holds the differential tests of reconfig: request
 // scripts (testdata/*.txt, the format of difftest/testdata/README.md, run
-// by internal/difftest) against a quorum of one of Apache ZooKeeper 3.8
+// by tests/framework/difftest) against a quorum of one of Apache ZooKeeper 3.8
 // (QuorumPeerMain, standaloneEnabled=false, reconfigEnabled=true) and of
 // zkgo (server.Options.DisableStandalone, ReconfigEnabled), both with the
 // super digest of super:test. The scripts' $PEER, $ELECTION and $CLIENT

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/apachezk"
-	"github.com/zkgo/zkgo/internal/rawzk"
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/tests/framework/apachezk"
+	"github.com/zkgo/zkgo/tests/framework/rawzk"
 )
 
 // Settings shared by both servers.

@@ -18,7 +18,7 @@ import (
 )
 
 // The test's certificates. TestMain has no testing.TB, so these helpers
-// return errors instead of using internal/tlstest (whose subjects are
+// return errors instead of using tests/framework/tlstest (whose subjects are
 // always CN=name,O=zkgo).
 
 // A client is one client certificate of the tests: the key store given to

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/rawzk"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/tests/framework/rawzk"
 )
 
 // A target is one of the two servers.

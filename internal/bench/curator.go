@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/javaprog"
+	"github.com/zkgo/zkgo/tests/framework/javaprog"
 )
 
 // lock -client curator runs Apache Curator's InterProcessMutex: one JVM

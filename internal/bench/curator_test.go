@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/javaprog"
+	"github.com/zkgo/zkgo/tests/framework/javaprog"
 	"github.com/zkgo/zkgo/zk"
 	"github.com/zkgo/zkgo/zktest"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkgo/zkgo/internal/testkdc"
+	"github.com/zkgo/zkgo/tests/framework/testkdc"
 )
 
 var kdc = testkdc.Shared()

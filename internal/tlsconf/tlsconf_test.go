@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/tlstest"
+	"github.com/zkgo/zkgo/tests/framework/tlstest"
 	"software.sslmate.com/src/go-pkcs12"
 )
 

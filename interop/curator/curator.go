@@ -37,8 +37,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/apachezk"
-	"github.com/zkgo/zkgo/internal/javaprog"
+	"github.com/zkgo/zkgo/tests/framework/apachezk"
+	"github.com/zkgo/zkgo/tests/framework/javaprog"
 )
 
 //go:embed CuratorCheck.java

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/internal/tlsconf"
-	"github.com/zkgo/zkgo/internal/tlstest"
 	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/tests/framework/tlstest"
 	"github.com/zkgo/zkgo/zktest"
 )
 

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/apachezk"
 	"github.com/zkgo/zkgo/interop/kazoo"
+	"github.com/zkgo/zkgo/tests/framework/apachezk"
 )
 
 // kazoo's own test suite against zkgo: see the package documentation

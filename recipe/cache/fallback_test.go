@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/zkgo/zkgo/internal/recipetest"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/tests/framework/recipetest"
 	"github.com/zkgo/zkgo/zk"
 )
 

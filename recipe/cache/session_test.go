@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/zkgo/zkgo/internal/recipetest"
+	"github.com/zkgo/zkgo/tests/framework/recipetest"
 	"github.com/zkgo/zkgo/zk"
 )
 

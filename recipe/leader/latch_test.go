@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/recipetest"
 	"github.com/zkgo/zkgo/recipe"
+	"github.com/zkgo/zkgo/tests/framework/recipetest"
 	"github.com/zkgo/zkgo/zk"
 )
 

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/recipetest"
 	"github.com/zkgo/zkgo/recipe/internal/kazoolock"
+	"github.com/zkgo/zkgo/tests/framework/recipetest"
 )
 
 // TestEncodeAsPython: the record is byte for byte what kazoo's

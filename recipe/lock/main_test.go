@@ -3,7 +3,7 @@ package lock
 import (
 	"testing"
 
-	"github.com/zkgo/zkgo/internal/recipetest"
+	"github.com/zkgo/zkgo/tests/framework/recipetest"
 )
 
 func TestMain(m *testing.M) { recipetest.Main(m) }

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/recipetest"
 	"github.com/zkgo/zkgo/recipe"
+	"github.com/zkgo/zkgo/tests/framework/recipetest"
 )
 
 func TestRWMutex(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"maps"
 	"testing"
 
-	"github.com/zkgo/zkgo/internal/recipetest"
+	"github.com/zkgo/zkgo/tests/framework/recipetest"
 )
 
 // TestGroupMember: three members see each other, data changes and a

@@ -3,7 +3,7 @@ package node
 import (
 	"testing"
 
-	"github.com/zkgo/zkgo/internal/recipetest"
+	"github.com/zkgo/zkgo/tests/framework/recipetest"
 )
 
 // TTL nodes need extended types on both servers.

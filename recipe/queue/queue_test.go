@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/recipetest"
+	"github.com/zkgo/zkgo/tests/framework/recipetest"
 	"github.com/zkgo/zkgo/zk"
 )
 

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/zkgo/zkgo/internal/recipetest"
 	"github.com/zkgo/zkgo/recipe"
 	"github.com/zkgo/zkgo/recipe/lock"
+	"github.com/zkgo/zkgo/tests/framework/recipetest"
 	"github.com/zkgo/zkgo/zk"
 )
 

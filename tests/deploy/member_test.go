@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/apachezk"
+	"github.com/zkgo/zkgo/tests/framework/apachezk"
 	"github.com/zkgo/zkgo/zk"
 )
 

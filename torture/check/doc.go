@@ -1,6 +1,6 @@
 // Package check holds the torture harness's checkers: one per guarantee a
 // ZooKeeper ensemble gives its clients, each reading a history recorded by
-// real clients (this repository's zk, go-zookeeper, internal/rawzk) while
+// real clients (this repository's zk, go-zookeeper, tests/framework/rawzk) while
 // members were partitioned, paused, killed and had their disks fail, and
 // returning a Result.
 //
@@ -31,7 +31,7 @@
 // explain. An unknown write never counts as done and never as not done:
 //
 //   - registers: it may take effect at any point after its call, or never
-//     (internal/linearize gives it a return after every other operation).
+//     (tests/framework/linearize gives it a return after every other operation).
 //   - sequential: it counts once a listing shows its node (attributed by
 //     the create's unique name prefix); it then existed by that listing.
 //   - ephemerals: an unknown delete excuses a missing node; an unknown
@@ -59,12 +59,12 @@
 //     read just before the call (SessionOp.Seen);
 //   - watch events are matched to writes by type and path, not by zxid;
 //   - reply zxids, send order (xids) and reply order are known only from
-//     internal/rawzk (Send/SendXid, Recv's reply header), which the
+//     tests/framework/rawzk (Send/SendXid, Recv's reply header), which the
 //     session workload may use to check FIFO and reply zxids.
 //
 // # What each checker sees, and what it cannot
 //
-// Registers (internal/linearize, porcupine): linearizability of znodes
+// Registers (tests/framework/linearize, porcupine): linearizability of znodes
 // used as registers (sync+getData, setData, create). It sees everything
 // about those paths; it cannot say anything about reads without sync
 // (ZooKeeper promises them sequential consistency only), and a search that

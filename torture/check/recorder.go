@@ -7,7 +7,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/zkgo/zkgo/internal/linearize"
+	"github.com/zkgo/zkgo/tests/framework/linearize"
 )
 
 // History is everything a run recorded, one part per guarantee. Each part

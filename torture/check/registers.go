@@ -10,7 +10,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/zkgo/zkgo/internal/linearize"
+	"github.com/zkgo/zkgo/tests/framework/linearize"
 )
 
 // RegisterOptions configure Registers.
@@ -37,7 +37,7 @@ const maxShown = 12
 
 // Registers checks that the register workload's history (from the
 // linearize.Recorder of Recorder.Registers, via History) is linearizable,
-// with the model of package internal/linearize: one register per znode
+// with the model of package tests/framework/linearize: one register per znode
 // path; sync+getData reads, setData and create writes; unknown writes may
 // take effect at any point after their call or never.
 //

@@ -7,7 +7,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/zkgo/zkgo/internal/linearize"
+	"github.com/zkgo/zkgo/tests/framework/linearize"
 )
 
 // regOp builds a register operation; an unknown outcome returns at end,

@@ -46,7 +46,7 @@ type SessionOp struct {
 	// (zk.Conn.LastZxid), 0 when not recorded.
 	Seen int64
 	// Zxid is the reply header's zxid, when the client exposes it (with
-	// internal/rawzk, Recv returns the header); 0 when unknown.
+	// tests/framework/rawzk, Recv returns the header); 0 when unknown.
 	Zxid int64
 	// Xid is the request's place in the session's send order, increasing
 	// over all its connections (rawzk.SendXid lets the workload choose

@@ -1,7 +1,7 @@
 // Package difftest is the engine of the differential tests: it parses
 // request scripts and runs each against two servers at once — Apache
 // ZooKeeper 3.8, the reference, and zkgo — over raw connections
-// (internal/rawzk), then compares the normalised replies and watch
+// (tests/framework/rawzk), then compares the normalised replies and watch
 // notifications step by step (Compare).
 //
 // The script format and the normalisation are described in

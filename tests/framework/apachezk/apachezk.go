@@ -434,7 +434,7 @@ func configFile(opts Options, dataDir string, port int) string {
 	}
 	sort.Strings(keys)
 	var b strings.Builder
-	b.WriteString("# written by github.com/zkgo/zkgo/internal/apachezk\n")
+	b.WriteString("# written by github.com/zkgo/zkgo/tests/framework/apachezk\n")
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s=%s\n", k, cfg[k])
 	}

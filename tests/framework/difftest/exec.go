@@ -15,9 +15,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/rawzk"
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/tests/framework/rawzk"
 )
 
 // Bounds of the waits done by steps.

@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/acl"
-	"github.com/zkgo/zkgo/internal/apachezk"
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/tests/framework/apachezk"
 	"github.com/zkgo/zkgo/zk"
 	"github.com/zkgo/zkgo/zktest"
 )
