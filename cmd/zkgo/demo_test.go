@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/interop/curator"
+	"github.com/zkgo/zkgo/tests/interop/curator"
 	"github.com/zkgo/zkgo/zk"
 )
 

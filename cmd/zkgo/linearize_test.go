@@ -37,8 +37,8 @@ func linRand(t *testing.T) *rand.Rand {
 // it — and then every member in turn in a rolling restart. The clients see
 // no error but connection losses, and the recorded history, with every
 // request that ended in a connection loss taken as possibly done, is
-// linearizable (tests/framework/linearize). A last session reads every znode at
-// the end, so an acknowledged write lost late shows too.
+// linearizable (tests/framework/linearize). A last session reads every
+// znode at the end, so an acknowledged write lost late shows too.
 func TestLinearizableUnderKills(t *testing.T) {
 	linearizableUnderKills(t, "", false)
 }

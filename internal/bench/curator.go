@@ -28,7 +28,7 @@ import (
 var lockBenchSource []byte
 
 // curatorJava is LockBench, compiled once per process with javac against
-// Debian's Curator 5 and ZooKeeper jars (as interop/curator does for its
+// Debian's Curator 5 and ZooKeeper jars (as tests/interop/curator does for its
 // checks).
 var curatorJava = &javaprog.Cache{
 	Prefix: "zkgo-bench-java-",

@@ -38,7 +38,7 @@ func der(t *testing.T, rdns ...rdnSET) []byte {
 
 // The expected names are Java 17's X500Principal.getName() of the same
 // DER (checked by TestAgainstJava's random names and by
-// difftest/tlsdiff against Apache ZooKeeper).
+// tests/difftest/tlsdiff against Apache ZooKeeper).
 func TestName(t *testing.T) {
 	for _, tt := range []struct {
 		name string
@@ -71,7 +71,7 @@ func TestName(t *testing.T) {
 }
 
 // The answers are Java 17's new X500Principal(s) (accepted or
-// IllegalArgumentException); the x509_acl_ids case of difftest/tlsdiff
+// IllegalArgumentException); the x509_acl_ids case of tests/difftest/tlsdiff
 // compares some with Apache ZooKeeper.
 func TestValid(t *testing.T) {
 	for _, tt := range []struct {

@@ -1,8 +1,8 @@
 // Package check holds the torture harness's checkers: one per guarantee a
 // ZooKeeper ensemble gives its clients, each reading a history recorded by
-// real clients (this repository's zk, go-zookeeper, tests/framework/rawzk) while
-// members were partitioned, paused, killed and had their disks fail, and
-// returning a Result.
+// real clients (this repository's zk, go-zookeeper,
+// tests/framework/rawzk) while members were partitioned, paused, killed
+// and had their disks fail, and returning a Result.
 //
 // # The model
 //
@@ -31,7 +31,8 @@
 // explain. An unknown write never counts as done and never as not done:
 //
 //   - registers: it may take effect at any point after its call, or never
-//     (tests/framework/linearize gives it a return after every other operation).
+//     (tests/framework/linearize gives it a return after every other
+//     operation).
 //   - sequential: it counts once a listing shows its node (attributed by
 //     the create's unique name prefix); it then existed by that listing.
 //   - ephemerals: an unknown delete excuses a missing node; an unknown

@@ -5,8 +5,8 @@
 // notifications step by step (Compare).
 //
 // The script format and the normalisation are described in
-// difftest/testdata/README.md. The test packages that use it each start
-// their own pair of servers in TestMain (one Apache JVM per package):
-// difftest (a standalone server) and difftest/reconfig (a quorum of one,
-// for reconfig).
+// tests/difftest/testdata/README.md. The test packages that use it each
+// start their own pair of servers in TestMain (one Apache JVM per
+// package): tests/difftest (a standalone server) and
+// tests/difftest/reconfig (a quorum of one, for reconfig).
 package difftest

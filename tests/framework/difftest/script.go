@@ -11,7 +11,7 @@ import (
 
 // A Script is a list of steps read from a file (testdata/<name>.txt of the
 // package that runs it). The format is described in
-// difftest/testdata/README.md.
+// tests/difftest/testdata/README.md.
 type Script struct {
 	// Name is the file's name without ".txt"; File is its path.
 	Name  string

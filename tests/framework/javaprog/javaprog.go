@@ -2,7 +2,7 @@
 // embedded sources: javac compiles them against jars of the Debian layout
 // (/usr/share/java) into a temporary directory, once per process (Cache),
 // and Program.Command starts one in a JVM. It is the part of what
-// interop/curator does for its test programs that code outside tests
+// tests/interop/curator does for its test programs that code outside tests
 // needs (internal/bench: lock -client curator runs Curator's
 // InterProcessMutex in a JVM), and it does not import testing.
 package javaprog
@@ -38,7 +38,7 @@ type Jar struct {
 // a program using Curator's framework and recipes compiles and runs with
 // them (their manifests' Class-Path entries bring in the remaining runtime
 // dependencies, and guava bundles failureaccess). internal/bench's
-// LockBench and interop/curator's CuratorCheck both use this list.
+// LockBench and tests/interop/curator's CuratorCheck both use this list.
 var CuratorJars = []Jar{
 	{File: "curator-recipes.jar", Package: "libcurator-recipes-java"},
 	{File: "curator-framework.jar", Package: "libcurator-framework-java"},

@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/interop/curator"
 	"github.com/zkgo/zkgo/recipe"
 	"github.com/zkgo/zkgo/recipe/leader"
 	"github.com/zkgo/zkgo/recipe/lock"
 	"github.com/zkgo/zkgo/tests/framework/apachezk"
+	"github.com/zkgo/zkgo/tests/interop/curator"
 	"github.com/zkgo/zkgo/zk"
 	"github.com/zkgo/zkgo/zktest"
 )

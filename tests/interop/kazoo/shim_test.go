@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/zkgo/zkgo/config"
-	"github.com/zkgo/zkgo/interop/kazoo"
+	"github.com/zkgo/zkgo/tests/interop/kazoo"
 )
 
 // fakeZkgo stands in for the zkgo binary: it prints its arguments and the

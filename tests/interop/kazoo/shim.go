@@ -29,7 +29,7 @@ const QuorumPeerMain = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 // prefix making the kernel kill zkgo if the harness dies, or empty).
 const javaShim = `#!/bin/sh
 # java shim for kazoo's test harness: runs zkgo instead of Apache ZooKeeper.
-# Written by github.com/zkgo/zkgo/interop/kazoo; see shim.go there.
+# Written by github.com/zkgo/zkgo/tests/interop/kazoo; see shim.go there.
 set -eu
 die() {
 	echo "zkgo java shim: $*" >&2

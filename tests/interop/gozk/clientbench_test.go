@@ -22,9 +22,9 @@ import (
 // Apache ZooKeeper 3.8 started by hand), so that client and server speed are
 // separated:
 //
-//	go test ./interop/gozk -run '^$' -bench Client -benchmem
-//	go test ./interop/gozk -run '^$' -bench Client -benchmem -bench.server 127.0.0.1:2181
-//	go test ./interop/gozk -run '^$' -bench Client -benchmem -bench.server stub
+//	go test ./tests/interop/gozk -run '^$' -bench Client -benchmem
+//	go test ./tests/interop/gozk -run '^$' -bench Client -benchmem -bench.server 127.0.0.1:2181
+//	go test ./tests/interop/gozk -run '^$' -bench Client -benchmem -bench.server stub
 //
 // "stub" is a canned-reply server (stub_test.go) whose cost per request is
 // one frame in and one out: against it the numbers are the clients' own.

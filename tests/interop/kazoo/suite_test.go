@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/interop/kazoo"
 	"github.com/zkgo/zkgo/tests/framework/apachezk"
+	"github.com/zkgo/zkgo/tests/interop/kazoo"
 )
 
 // kazoo's own test suite against zkgo: see the package documentation
@@ -217,7 +217,7 @@ func (r *kazooRun) run(t *testing.T) {
 // above all) changes.
 func statModule(t *testing.T) {
 	t.Helper()
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/interop/curator"
 	"github.com/zkgo/zkgo/recipe/barrier"
 	"github.com/zkgo/zkgo/recipe/queue"
 	"github.com/zkgo/zkgo/recipe/shared"
 	"github.com/zkgo/zkgo/tests/framework/apachezk"
+	"github.com/zkgo/zkgo/tests/interop/curator"
 	"github.com/zkgo/zkgo/zk"
 	"github.com/zkgo/zkgo/zktest"
 )

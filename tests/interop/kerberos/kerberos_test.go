@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/internal/krb"
-	"github.com/zkgo/zkgo/interop/curator"
 	"github.com/zkgo/zkgo/server"
 	"github.com/zkgo/zkgo/tests/framework/apachezk"
 	"github.com/zkgo/zkgo/tests/framework/testkdc"
+	"github.com/zkgo/zkgo/tests/interop/curator"
 	"github.com/zkgo/zkgo/zk"
 	"github.com/zkgo/zkgo/zktest"
 )

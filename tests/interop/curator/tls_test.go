@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/internal/tlsconf"
-	"github.com/zkgo/zkgo/interop/curator"
 	"github.com/zkgo/zkgo/server"
 	"github.com/zkgo/zkgo/tests/framework/tlstest"
+	"github.com/zkgo/zkgo/tests/interop/curator"
 	"github.com/zkgo/zkgo/zk"
 	"github.com/zkgo/zkgo/zktest"
 )

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/interop/curator"
 	"github.com/zkgo/zkgo/tests/framework/apachezk"
+	"github.com/zkgo/zkgo/tests/interop/curator"
 )
 
 var (

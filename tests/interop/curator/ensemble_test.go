@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/interop/curator"
 	"github.com/zkgo/zkgo/server"
+	"github.com/zkgo/zkgo/tests/interop/curator"
 	"github.com/zkgo/zkgo/zktest"
 )
 

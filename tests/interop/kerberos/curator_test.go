@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/interop/curator"
+	"github.com/zkgo/zkgo/tests/interop/curator"
 )
 
 // checkCurator runs CuratorSaslCheck against addr: Curator logs in as

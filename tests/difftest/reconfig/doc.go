@@ -1,8 +1,9 @@
 // Package reconfigdiff holds the differential tests of reconfig: request
-// scripts (testdata/*.txt, the format of difftest/testdata/README.md, run
-// by tests/framework/difftest) against a quorum of one of Apache ZooKeeper 3.8
-// (QuorumPeerMain, standaloneEnabled=false, reconfigEnabled=true) and of
-// zkgo (server.Options.DisableStandalone, ReconfigEnabled), both with the
+// scripts (testdata/*.txt, the format of
+// tests/difftest/testdata/README.md, run by tests/framework/difftest)
+// against a quorum of one of Apache ZooKeeper 3.8 (QuorumPeerMain,
+// standaloneEnabled=false, reconfigEnabled=true) and of zkgo
+// (server.Options.DisableStandalone, ReconfigEnabled), both with the
 // super digest of super:test. The scripts' $PEER, $ELECTION and $CLIENT
 // are each server's ports of its own server.1 line; /zookeeper/config
 // versions are compared by rank (version=V1 is the oldest of the run).
@@ -16,6 +17,6 @@
 // the tests print a "skipping: ..." line and pass. Set
 // ZKGO_REQUIRE_APACHE_ZK=1 to make them fail instead. Run with
 //
-//	go test ./difftest/reconfig/ -count=1
-//	go test ./difftest/reconfig/ -run 'TestReconfigDiff/badlines' -v
+//	go test ./tests/difftest/reconfig/ -count=1
+//	go test ./tests/difftest/reconfig/ -run 'TestReconfigDiff/badlines' -v
 package reconfigdiff

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/interop/curator"
 	"github.com/zkgo/zkgo/recipe/discovery"
 	"github.com/zkgo/zkgo/tests/framework/apachezk"
+	"github.com/zkgo/zkgo/tests/interop/curator"
 	"github.com/zkgo/zkgo/zk"
 	"github.com/zkgo/zkgo/zktest"
 )

@@ -19,5 +19,5 @@
 // print a "skipping: ..." line and pass; ZKGO_REQUIRE_APACHE_ZK=1 makes
 // them fail instead.
 //
-//	go test ./difftest/tlsdiff/ -run 'TestTLSDiff/x509_acl$' -v
+//	go test ./tests/difftest/tlsdiff/ -run 'TestTLSDiff/x509_acl$' -v
 package tlsdiff

@@ -5,7 +5,7 @@
 // client stack. SaslCheck.java (RunSASLCheck) does the same for SASL
 // DIGEST-MD5 with a plain ZooKeeper client and a JAAS "Client" section;
 // CuratorSaslCheck.java (RunCuratorSASLCheck) for SASL with Curator itself
-// (interop/kerberos runs it with Kerberos).
+// (tests/interop/kerberos runs it with Kerberos).
 //
 // The programs are compiled with javac against the Debian packages
 // libcurator-{client,framework,recipes}-java and libzookeeper-java (jars in
