@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/server"
-	"github.com/zkgo/zkgo/torture/faultnet"
+	"github.com/zkgo/zkgo/tools/torture/faultnet"
 	"github.com/zkgo/zkgo/zk"
 )
 

@@ -9,7 +9,7 @@ import (
 // clock read where a stage ends, at most one per batch for the reply) and
 // reported as sums and counts in mntr (zkgo_stage_<name>_ns and
 // zkgo_stage_<name>_count, for means over any interval) and as the
-// histogram zkgo_request_stage_seconds{stage}. bench/compare prints the
+// histogram zkgo_request_stage_seconds{stage}. tools/compare prints the
 // means of a sequential run beside the disk's fdatasync time.
 type stage int
 

@@ -71,7 +71,7 @@ func liveHeap() uint64 {
 // BenchmarkMemoryPerZnode creates -tree.znodes znodes of 100 bytes through
 // Apply and reports the live heap they cost after a GC, per znode
 // (B/znode), then the same for the tree read back from its snapshot
-// (restored-B/znode), with 1,000 children per parent (as bench/compare
+// (restored-B/znode), with 1,000 children per parent (as tools/compare
 // loads the servers) and with 50,000 per parent.
 func BenchmarkMemoryPerZnode(b *testing.B) {
 	for _, perParent := range []int{1000, 50_000} {

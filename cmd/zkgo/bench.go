@@ -12,11 +12,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/bench"
 	"github.com/zkgo/zkgo/internal/tlsconf"
+	"github.com/zkgo/zkgo/tools/bench"
 )
 
-// runBench is "zkgo bench": the load generator of internal/bench.
+// runBench is "zkgo bench": the load generator of tools/bench.
 func runBench(args []string) int {
 	var cfg bench.Config
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)

@@ -11,7 +11,7 @@ import (
 
 // The bench tests run the built binary against an in-process zkgo server for
 // a fraction of a second per workload; the real measurements are made by
-// bench/compare (see docs/BENCHMARKS.md).
+// tools/compare (see docs/BENCHMARKS.md).
 
 func runBenchCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zkgo/zkgo/torture"
+	"github.com/zkgo/zkgo/tools/torture"
 )
 
 // runTorture is "zkgo torture": a schedule of faults against a local

@@ -3,7 +3,7 @@
 // (/usr/share/java) into a temporary directory, once per process (Cache),
 // and Program.Command starts one in a JVM. It is the part of what
 // tests/interop/curator does for its test programs that code outside tests
-// needs (internal/bench: lock -client curator runs Curator's
+// needs (tools/bench: lock -client curator runs Curator's
 // InterProcessMutex in a JVM), and it does not import testing.
 package javaprog
 
@@ -37,7 +37,7 @@ type Jar struct {
 // CuratorJars are Debian's Apache Curator 5 and ZooKeeper 3.8 client jars:
 // a program using Curator's framework and recipes compiles and runs with
 // them (their manifests' Class-Path entries bring in the remaining runtime
-// dependencies, and guava bundles failureaccess). internal/bench's
+// dependencies, and guava bundles failureaccess). tools/bench's
 // LockBench and tests/interop/curator's CuratorCheck both use this list.
 var CuratorJars = []Jar{
 	{File: "curator-recipes.jar", Package: "libcurator-recipes-java"},

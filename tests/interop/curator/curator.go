@@ -84,7 +84,7 @@ var NettyJars = apachezk.NettyJarNames
 const JavaDir = "/usr/share/java"
 
 // Jars are the jars (in JavaDir) CuratorCheck is compiled and run with:
-// javaprog.CuratorJars, the list internal/bench's LockBench uses too.
+// javaprog.CuratorJars, the list tools/bench's LockBench uses too.
 var Jars = func() []string {
 	names := make([]string, len(javaprog.CuratorJars))
 	for i, j := range javaprog.CuratorJars {

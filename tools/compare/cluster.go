@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/bench"
 	"github.com/zkgo/zkgo/tests/framework/apachezk"
+	"github.com/zkgo/zkgo/tools/bench"
 )
 
 // The 3-member comparison: Apache ZooKeeper 3.8 as a 3-server ensemble

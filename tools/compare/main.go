@@ -2,15 +2,15 @@
 // machine in one run, and writes the measured section of
 // docs/BENCHMARKS.md.
 //
-//	go run ./bench/compare                      # the documented run (about 30 minutes)
-//	go run ./bench/compare -duration 2s -repeats 1 -znodes 100000 -out /tmp/b.md   # a quick look
-//	go run ./bench/compare -standalone=false -only 'get|set' -duration 2s -repeats 1 -out /tmp/b.md   # clusters only
+//	go run ./tools/compare                      # the documented run (about 30 minutes)
+//	go run ./tools/compare -duration 2s -repeats 1 -znodes 100000 -out /tmp/b.md   # a quick look
+//	go run ./tools/compare -standalone=false -only 'get|set' -duration 2s -repeats 1 -out /tmp/b.md   # clusters only
 //
 // It builds "zkgo server" from this module, starts it and Apache
 // ZooKeeper 3.8 (Debian's package, Java 17) standalone side by side on
 // loopback, both durable (forceSync=yes: fsync before the reply) with
 // maxClientCnxns=0, ZooKeeper with a fixed heap (-Xms = -Xmx). Then for each
-// workload it runs the same load generator (internal/bench, the code
+// workload it runs the same load generator (tools/bench, the code
 // behind "zkgo bench") against both, alternating which goes first, -repeats
 // times, and reports medians, the spread and the ratio zkgo/ZooKeeper.
 // Afterwards it loads -znodes znodes of 100 bytes into a fresh instance of
@@ -40,8 +40,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/bench"
 	"github.com/zkgo/zkgo/tests/framework/apachezk"
+	"github.com/zkgo/zkgo/tools/bench"
 )
 
 // spec is one row of the comparison.
@@ -235,7 +235,7 @@ func logf(format string, args ...any) {
 
 func compare(ctx context.Context, o options) error {
 	defer bench.Cleanup() // lock-16-curator's compiled Java classes
-	rep := &report{Started: time.Now(), Command: "go run ./bench/compare " + strings.Join(os.Args[1:], " "),
+	rep := &report{Started: time.Now(), Command: "go run ./tools/compare " + strings.Join(os.Args[1:], " "),
 		Heap: o.heap, Duration: o.duration, Warmup: o.warmup, Repeats: o.repeats, specLabels: map[string]string{}}
 	root := o.dir
 	if root == "" {

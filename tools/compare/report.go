@@ -10,7 +10,7 @@ import (
 )
 
 const (
-	beginMarker = "<!-- BEGIN MEASURED: written by go run ./bench/compare; edit outside these markers -->"
+	beginMarker = "<!-- BEGIN MEASURED: written by go run ./tools/compare; edit outside these markers -->"
 	endMarker   = "<!-- END MEASURED -->"
 )
 
@@ -162,7 +162,7 @@ func writeReport(path string, r *report) error {
 		orDash(m.ZKPackage), orDash(r.ZKVersion), orDash(m.Java), strings.Join(zkHow, "; "))
 	w("| zkgo | `zkgo server` (srvr: %s), from commit %s, %s; %s; durable (fsync before the reply), maxClientCnxns=0, `-log-level warn` |\n",
 		orDash(r.ZkgoVer), orDash(m.Commit), m.GoVersion, strings.Join(zgHow, "; "))
-	w("| load | `internal/bench` (the code of `zkgo bench`) in the compare process, same client for both: 16 sessions, 64 workers, 100-byte data, closed loop unless a rate is given |\n")
+	w("| load | `tools/bench` (the code of `zkgo bench`) in the compare process, same client for both: 16 sessions, 64 workers, 100-byte data, closed loop unless a rate is given |\n")
 	w("| runs | %v measured after %v warm-up (after a global warm-up of each server), %d repeats per server, alternating which server goes first; figures are medians (min–max over the repeats) |\n\n",
 		r.Duration, r.Warmup, r.Repeats)
 

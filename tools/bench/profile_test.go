@@ -22,9 +22,9 @@ import (
 // server" itself has no profiling flag. They are skipped by go test ./...
 // (benchmarks only run with -bench):
 //
-//	go test ./internal/bench -run '^$' -bench 'Server/set$' -benchtime 1x -cpuprofile /tmp/cpu.out
+//	go test ./tools/bench -run '^$' -bench 'Server/set$' -benchtime 1x -cpuprofile /tmp/cpu.out
 //	go tool pprof -top -nodecount 40 /tmp/cpu.out
-//	go test ./internal/bench -run '^$' -bench ZnodeMemory -benchtime 1x -bench.heapprofile /tmp/heap.out
+//	go test ./tools/bench -run '^$' -bench ZnodeMemory -benchtime 1x -bench.heapprofile /tmp/heap.out
 //	go tool pprof -sample_index inuse_space -top /tmp/heap.out
 //
 // The load generator runs in the same process, so its own functions (package

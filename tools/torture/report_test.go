@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgo/zkgo/torture/check"
+	"github.com/zkgo/zkgo/tools/torture/check"
 )
 
 // TestReportHTML: the report draws a bar per fault (from its start to its

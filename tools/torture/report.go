@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zkgo/zkgo/torture/check"
+	"github.com/zkgo/zkgo/tools/torture/check"
 )
 
 // Report is what a run found: the schedule as it was applied, what the

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkgo/zkgo/internal/bench"
+	"github.com/zkgo/zkgo/tools/bench"
 )
 
 // TestRenderPlot: one line and three marks per server and workload, the

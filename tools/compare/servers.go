@@ -40,7 +40,7 @@ func (s *server) dataDir() string { return filepath.Join(s.dir, "data") }
 // reply), no limit on connections per client, no AdminServer (it would
 // bind port 8080).
 func zooCfg(dir string, port int, extra string) string {
-	return fmt.Sprintf(`# written by bench/compare
+	return fmt.Sprintf(`# written by tools/compare
 tickTime=2000
 dataDir=%s
 clientPort=%d

@@ -10,7 +10,7 @@ import (
 
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/tests/framework/rawzk"
-	"github.com/zkgo/zkgo/torture/check"
+	"github.com/zkgo/zkgo/tools/torture/check"
 	"github.com/zkgo/zkgo/zk"
 )
 

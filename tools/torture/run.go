@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/tests/framework/rawzk"
-	"github.com/zkgo/zkgo/torture/check"
-	"github.com/zkgo/zkgo/torture/faultnet"
+	"github.com/zkgo/zkgo/tools/torture/check"
+	"github.com/zkgo/zkgo/tools/torture/faultnet"
 	"github.com/zkgo/zkgo/zk"
 )
 

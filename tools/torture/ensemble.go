@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zkgo/zkgo/torture/faultnet"
+	"github.com/zkgo/zkgo/tools/torture/faultnet"
 )
 
 // ensemble is the member processes of one run, their zoo.cfg files and the

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkgo/zkgo/torture/check"
+	"github.com/zkgo/zkgo/tools/torture/check"
 	"github.com/zkgo/zkgo/zk"
 )
 

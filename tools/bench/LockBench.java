@@ -1,5 +1,5 @@
 // LockBench is the Java side of "zkgo bench lock -client curator"
-// (internal/bench, curator.go): Apache Curator's InterProcessMutex under
+// (tools/bench, curator.go): Apache Curator's InterProcessMutex under
 // contention. Each contender is a thread with its own CuratorFramework
 // client (its own session, on server i mod n of SERVERS) and its own
 // InterProcessMutex on LOCKPATH; it loops acquire(), hold, release(),

@@ -13,7 +13,7 @@ import (
 	gozk "github.com/go-zookeeper/zk"
 
 	"github.com/zkgo/zkgo/tests/framework/linearize"
-	"github.com/zkgo/zkgo/torture/check"
+	"github.com/zkgo/zkgo/tools/torture/check"
 	"github.com/zkgo/zkgo/zk"
 )
 

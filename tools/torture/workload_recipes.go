@@ -11,7 +11,7 @@ import (
 
 	"github.com/zkgo/zkgo/recipe/leader"
 	"github.com/zkgo/zkgo/recipe/lock"
-	"github.com/zkgo/zkgo/torture/check"
+	"github.com/zkgo/zkgo/tools/torture/check"
 	"github.com/zkgo/zkgo/zk"
 )
 

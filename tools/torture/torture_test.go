@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 	binary = filepath.Join(dir, "zkgo")
 	_, file, _, _ := runtime.Caller(0)
 	cmd := exec.Command("go", "build", "-tags", "zkgofaults", "-o", binary, "./cmd/zkgo")
-	cmd.Dir = filepath.Join(filepath.Dir(file), "..")
+	cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building zkgo with -tags zkgofaults: %v\n%s", err, out)
 		os.Exit(1)
