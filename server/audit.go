@@ -1,5 +1,5 @@
 // The audit log (Options.Audit): ZooKeeper's audit events, written by
-// internal/audit. As in ZooKeeper (FinalRequestProcessor, AuditHelper),
+// server/audit. As in ZooKeeper (FinalRequestProcessor, AuditHelper),
 // the member a client is connected to records that client's changes once
 // they are applied, with their result; other members record nothing of
 // them. The ephemeral nodes a closed or expired session leaves are
@@ -14,8 +14,8 @@ import (
 	"os/user"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/audit"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/server/audit"
 	"github.com/zkgo/zkgo/tree"
 )
 

@@ -323,7 +323,7 @@ var metricTable = []metricDef{
 	{name: "zkgo_connections_rejected_total", kind: kindCounter, labels: []string{"reason"}, scope: always, help: "Client connections refused, by reason: max_cnxns, max_client_cnxns or throttle.",
 		source: "where each refusal happens (Server.newConn, acceptLoop)"},
 	{name: "zkgo_audit_events_dropped_total", kind: kindCounter, scope: always, help: "Audit events dropped because the audit log's queue was full (0 while the audit log is off).",
-		source: "internal/audit Writer.Dropped (mntr zkgo_audit_dropped)"},
+		source: "server/audit Writer.Dropped (mntr zkgo_audit_dropped)"},
 }
 
 // metricByName returns the table row of name; it panics for a name not in

@@ -7,11 +7,11 @@ import (
 	"slices"
 
 	"github.com/zkgo/zkgo/acl"
-	"github.com/zkgo/zkgo/internal/audit"
 	"github.com/zkgo/zkgo/internal/krb"
 	"github.com/zkgo/zkgo/internal/sasl"
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/server/audit"
 )
 
 // SASL authentication, as ZooKeeper 3.8's ZooKeeperServer.processSasl does

@@ -11,9 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/audit"
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/raftnode"
+	"github.com/zkgo/zkgo/server/audit"
 	"github.com/zkgo/zkgo/server/statemachine"
 	"github.com/zkgo/zkgo/tree"
 	"github.com/zkgo/zkgo/watch"

@@ -3,7 +3,7 @@ package main
 import (
 	"os"
 
-	"github.com/zkgo/zkgo/internal/zkcli"
+	"github.com/zkgo/zkgo/cmd/zkgo/internal/zkcli"
 )
 
 // runCLI runs "zkgo cli": a zkCli.sh-compatible shell, or one command with
