@@ -24,7 +24,8 @@ import (
 // zkgo.krb5.kdc), and the id mapping from kerberos.removeHostFromPrincipal
 // and kerberos.removeRealmFromPrincipal (zoo.cfg or
 // -Dzookeeper.kerberos.*). The credentials themselves are built by
-// internal/krb (cmd/zkgo), which imports this package.
+// internal/krb (cmd/zkgo, from ServerEntry's options), which does not
+// import this package.
 
 // Kerberos is the Kerberos part of the configuration.
 type Kerberos struct {
@@ -103,6 +104,30 @@ func (c *Config) loadKerberosEntry(path, section string) error {
 		}
 	}
 	return nil
+}
+
+// LoadKrb5Options reads the JAAS file at path and returns the options of
+// the Krb5LoginModule entry of section, for krb.FromOptions (a Go client's
+// JAAS file, zk.Kerberos.JAASFile).
+func LoadKrb5Options(path, section string) (map[string]string, error) {
+	data, err := boundedfile.ReadFile(path, "JAAS file", MaxJAASFileSize)
+	if err != nil {
+		return nil, err
+	}
+	sections, err := ParseJAAS(string(data), path)
+	if err != nil {
+		return nil, err
+	}
+	entries, ok := sections[section]
+	if !ok {
+		return nil, fmt.Errorf("%s: no JAAS section %q", path, section)
+	}
+	for _, e := range entries {
+		if e.Module == Krb5LoginModule {
+			return e.Options, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: section %s: no %s entry", path, section, Krb5LoginModule)
 }
 
 // checkKerberos validates what needs the whole configuration.

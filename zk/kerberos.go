@@ -2,10 +2,12 @@ package zk
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
 
+	zkconfig "github.com/zkgo/zkgo/config"
 	"github.com/zkgo/zkgo/internal/krb"
 )
 
@@ -78,7 +80,7 @@ func (k *kerberosState) credentials() (*krb.Credentials, error) {
 		if section == "" {
 			section = "Client"
 		}
-		creds, _, err = krb.LoadJAAS(k.cfg.JAASFile, section, conf)
+		creds, err = loadJAAS(k.cfg.JAASFile, section, conf)
 	case k.cfg.Keytab != "":
 		creds, err = krb.NewKeytabCredentials(k.cfg.Principal, k.cfg.Keytab, conf)
 	default:
@@ -88,6 +90,21 @@ func (k *kerberosState) credentials() (*krb.Credentials, error) {
 		return nil, err
 	}
 	k.creds = creds
+	return creds, nil
+}
+
+// loadJAAS returns the credentials of the Krb5LoginModule entry of
+// section in the JAAS file at path (relative paths in it are relative to
+// the working directory, as in Java).
+func loadJAAS(path, section string, conf *krb.Krb5Conf) (*krb.Credentials, error) {
+	options, err := zkconfig.LoadKrb5Options(path, section)
+	if err != nil {
+		return nil, err
+	}
+	creds, _, err := krb.FromOptions(options, conf, "")
+	if err != nil {
+		return nil, fmt.Errorf("%s: section %s: %w", path, section, err)
+	}
 	return creds, nil
 }
 

@@ -24,7 +24,7 @@ func serverKerberos(cfg *config.Config, opts *server.Options, log *slog.Logger) 
 	if err != nil {
 		return err
 	}
-	creds, warnings, err := krb.FromJAAS([]config.JAASEntry{*kc.ServerEntry}, conf, "")
+	creds, warnings, err := krb.FromOptions(kc.ServerEntry.Options, conf, "")
 	for _, w := range warnings {
 		log.Warn(kc.JAASFile + ": section " + cfg.SASLSection + ": " + w)
 	}
@@ -58,7 +58,7 @@ func quorumKerberos(cfg *config.Config, opts *server.Options, log *slog.Logger) 
 		if e == nil {
 			return nil, nil
 		}
-		creds, warnings, err := krb.FromJAAS([]config.JAASEntry{*e}, conf, "")
+		creds, warnings, err := krb.FromOptions(e.Options, conf, "")
 		for _, w := range warnings {
 			log.Warn(cfg.JAASConfigFile + ": section " + section + ": " + w)
 		}

@@ -15,7 +15,6 @@ import (
 	"github.com/jcmturner/gokrb5/v8/credentials"
 	"github.com/jcmturner/gokrb5/v8/keytab"
 
-	"github.com/zkgo/zkgo/config"
 	"github.com/zkgo/zkgo/internal/boundedfile"
 )
 
@@ -118,24 +117,16 @@ var knownOptions = []string{
 	"renewTGT",
 }
 
-// FromJAAS returns the credentials of the Krb5LoginModule entry of a JAAS
-// section's entries (config.ParseJAAS). Relative keytab and ticket cache
-// paths are taken relative to dir (the Java process's working directory;
-// "" for this process's). Warnings name options zkgo ignores.
-func FromJAAS(entries []config.JAASEntry, conf *Krb5Conf, dir string) (*Credentials, []string, error) {
-	var e *config.JAASEntry
-	for i := range entries {
-		if entries[i].Module == Krb5LoginModule {
-			e = &entries[i]
-			break
-		}
-	}
-	if e == nil {
-		return nil, nil, fmt.Errorf("no %s entry", Krb5LoginModule)
-	}
+// FromOptions returns the credentials of a JAAS Krb5LoginModule entry,
+// given the entry's options (name=value; config.JAASEntry.Options, as
+// config.LoadKrb5Options finds them in a JAAS file). Relative keytab and
+// ticket cache paths are taken relative to dir (the Java process's
+// working directory; "" for this process's). Warnings name options zkgo
+// ignores.
+func FromOptions(options map[string]string, conf *Krb5Conf, dir string) (*Credentials, []string, error) {
 	var warnings []string
 	var unknown []string
-	for k := range e.Options {
+	for k := range options {
 		if !slices.Contains(knownOptions, k) {
 			unknown = append(unknown, k)
 		}
@@ -144,7 +135,7 @@ func FromJAAS(entries []config.JAASEntry, conf *Krb5Conf, dir string) (*Credenti
 	if len(unknown) > 0 {
 		warnings = append(warnings, fmt.Sprintf("%s options ignored by zkgo: %s", Krb5LoginModule, strings.Join(unknown, ", ")))
 	}
-	opt := func(k string) string { return e.Options[k] }
+	opt := func(k string) string { return options[k] }
 	isTrue := func(k string) bool { return strings.EqualFold(opt(k), "true") }
 	initiator := opt("isInitiator") == "" || isTrue("isInitiator")
 	abs := func(p string) string {
@@ -190,29 +181,6 @@ func FromJAAS(entries []config.JAASEntry, conf *Krb5Conf, dir string) (*Credenti
 		return c, warnings, nil
 	}
 	return nil, warnings, errors.New("neither useKeyTab=true nor useTicketCache=true (zkgo cannot prompt for a password)")
-}
-
-// LoadJAAS reads the JAAS file at path and returns the credentials of
-// section's Krb5LoginModule entry (FromJAAS; relative paths are relative
-// to the working directory, as in Java).
-func LoadJAAS(path, section string, conf *Krb5Conf) (*Credentials, []string, error) {
-	data, err := boundedfile.ReadFile(path, "JAAS file", config.MaxJAASFileSize)
-	if err != nil {
-		return nil, nil, err
-	}
-	sections, err := config.ParseJAAS(string(data), path)
-	if err != nil {
-		return nil, nil, err
-	}
-	entries, ok := sections[section]
-	if !ok {
-		return nil, nil, fmt.Errorf("%s: no JAAS section %q", path, section)
-	}
-	c, w, err := FromJAAS(entries, conf, "")
-	if err != nil {
-		return nil, w, fmt.Errorf("%s: section %s: %w", path, section, err)
-	}
-	return c, w, nil
 }
 
 // DefaultCCachePath is MIT's default ticket cache: $KRB5CCNAME (FILE:

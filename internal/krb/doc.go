@@ -9,14 +9,17 @@
 //
 // # Credentials
 //
-// LoadJAAS reads a section of a JAAS file and returns the Credentials of
-// its Krb5LoginModule entry (options useKeyTab, keyTab, principal,
-// storeKey, useTicketCache, ticketCache, doNotPrompt, isInitiator).
-// Krb5ConfPath names the krb5.conf as Java would find it
-// (-Djava.security.krb5.conf) or, without that property, as MIT Kerberos
-// would (KRB5_CONFIG, then /etc/krb5.conf). An initiator's credentials log
-// in to the KDC when first used (a keytab) or come from the ticket cache;
-// an acceptor's are the keys of its keytab and never talk to the KDC.
+// FromOptions returns the Credentials of a JAAS Krb5LoginModule entry,
+// given its options (useKeyTab, keyTab, principal, storeKey,
+// useTicketCache, ticketCache, doNotPrompt, isInitiator). Finding that
+// entry in a JAAS file is the caller's (package config: ParseJAAS,
+// LoadKrb5Options), so that this package imports no other zkgo package
+// but internal/boundedfile. Krb5ConfPath names the krb5.conf as Java
+// would find it (-Djava.security.krb5.conf) or, without that property,
+// as MIT Kerberos would (KRB5_CONFIG, then /etc/krb5.conf). An
+// initiator's credentials log in to the KDC when first used (a keytab) or
+// come from the ticket cache; an acceptor's are the keys of its keytab
+// and never talk to the KDC.
 //
 // # The exchange
 //
@@ -52,17 +55,18 @@
 // the sections QuorumServer and QuorumLearner of the JAAS file) maps to
 // this package as follows:
 //
-//   - The accepting member loads LoadJAAS(file, "QuorumServer") (section
-//     from quorum.auth.server.loginContext) — a keytab with
-//     storeKey=true and principal zkquorum/<its host>@REALM — and runs
+//   - The accepting member loads FromOptions(entry.Options, …) of the
+//     Krb5LoginModule entry of section "QuorumServer" (section from
+//     quorum.auth.server.loginContext) — a keytab with storeKey=true and
+//     principal zkquorum/<its host>@REALM — and runs
 //     NewAcceptor(creds) for each learner connection, sending each output
 //     token in a QuorumAuthPacket until Done, then checks
 //     acc.Principal() (for example against the learner's host with
 //     ServicePrincipalHost).
-//   - The connecting member loads LoadJAAS(file, "QuorumLearner")
-//     (quorum.auth.learner.loginContext) and, for a peer at host h, runs
-//     NewInitiator(creds, service, host) where service and host come from
-//     SplitServicePrincipal(ExpandHost(p, h)) and p is
+//   - The connecting member loads the entry of section "QuorumLearner"
+//     (quorum.auth.learner.loginContext) alike and, for a peer at host h,
+//     runs NewInitiator(creds, service, host) where service and host come
+//     from SplitServicePrincipal(ExpandHost(p, h)) and p is
 //     quorum.auth.kerberos.servicePrincipal (default
 //     "zkquorum/localhost"); ExpandHost replaces _HOST with h, lower-cased,
 //     as ZooKeeper's SecurityUtils.getServerPrincipal does.

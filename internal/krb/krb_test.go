@@ -1,12 +1,15 @@
-package krb
+package krb_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/zkgo/zkgo/config"
+	"github.com/zkgo/zkgo/internal/krb"
 	"github.com/zkgo/zkgo/tests/framework/testkdc"
 )
 
@@ -21,10 +24,10 @@ func TestMain(m *testing.M) {
 // setup returns the KDC's krb5.conf and a JAAS file with a client
 // section (keytab of "client") and a server section (keytab of
 // zookeeper/localhost, isInitiator=false).
-func setup(t *testing.T) (*testkdc.KDC, *Krb5Conf, string) {
+func setup(t *testing.T) (*testkdc.KDC, *krb.Krb5Conf, string) {
 	t.Helper()
 	k := kdc.Get(t)
-	conf, err := LoadKrb5Conf(k.Krb5Conf)
+	conf, err := krb.LoadKrb5Conf(k.Krb5Conf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,9 +51,23 @@ Server {
 	return k, conf, jaas
 }
 
+// loadJAAS returns the credentials of section's Krb5LoginModule entry in
+// the JAAS file at path, as the zk client loads its JAAS file.
+func loadJAAS(path, section string, conf *krb.Krb5Conf) (*krb.Credentials, []string, error) {
+	options, err := config.LoadKrb5Options(path, section)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, w, err := krb.FromOptions(options, conf, "")
+	if err != nil {
+		return nil, w, fmt.Errorf("%s: section %s: %w", path, section, err)
+	}
+	return c, w, nil
+}
+
 // run drives an initiator/acceptor pair in memory and returns the number
 // of tokens the initiator sent.
-func run(t *testing.T, ini *Initiator, acc *Acceptor) (int, error) {
+func run(t *testing.T, ini *krb.Initiator, acc *krb.Acceptor) (int, error) {
 	t.Helper()
 	tok, err := ini.Start()
 	if err != nil {
@@ -82,12 +99,12 @@ func run(t *testing.T, ini *Initiator, acc *Acceptor) (int, error) {
 // ZooKeeper's Java client and server do.
 func TestExchange(t *testing.T) {
 	_, conf, jaas := setup(t)
-	cc, _, err := LoadJAAS(jaas, "Client", conf)
+	cc, _, err := loadJAAS(jaas, "Client", conf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cc.Close()
-	sc, w, err := LoadJAAS(jaas, "Server", conf)
+	sc, w, err := loadJAAS(jaas, "Server", conf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,11 +115,11 @@ func TestExchange(t *testing.T) {
 		t.Errorf("server credentials: %q initiator=%v", sc.Principal, sc.Initiator)
 	}
 	for i := range 2 { // the second one reuses the login and the ticket
-		ini, err := NewInitiator(cc, "zookeeper", "localhost")
+		ini, err := krb.NewInitiator(cc, "zookeeper", "localhost")
 		if err != nil {
 			t.Fatal(err)
 		}
-		acc, err := NewAcceptor(sc)
+		acc, err := krb.NewAcceptor(sc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +136,7 @@ func TestExchange(t *testing.T) {
 		if got := acc.AuthzID(); got != "client@"+testkdc.Realm {
 			t.Errorf("AuthzID = %q", got)
 		}
-		if _, err := acc.Next(nil); err != ErrFinished {
+		if _, err := acc.Next(nil); err != krb.ErrFinished {
 			t.Errorf("Next after the end: %v", err)
 		}
 	}
@@ -130,21 +147,21 @@ func TestExchange(t *testing.T) {
 func TestQuorumPrincipals(t *testing.T) {
 	k, conf, _ := setup(t)
 	kt := k.Keytab(t, "zkquorum/localhost")
-	learner, err := NewKeytabCredentials("zkquorum/localhost", kt, conf)
+	learner, err := krb.NewKeytabCredentials("zkquorum/localhost", kt, conf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer learner.Close()
-	srv, err := NewKeytabCredentials("zkquorum/localhost@"+testkdc.Realm, kt, conf)
+	srv, err := krb.NewKeytabCredentials("zkquorum/localhost@"+testkdc.Realm, kt, conf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	service, host, err := SplitServicePrincipal(ExpandHost("zkquorum/_HOST@"+testkdc.Realm, "LocalHost"))
+	service, host, err := krb.SplitServicePrincipal(krb.ExpandHost("zkquorum/_HOST@"+testkdc.Realm, "LocalHost"))
 	if err != nil || service != "zkquorum" || host != "localhost" {
 		t.Fatalf("SplitServicePrincipal: %q %q %v", service, host, err)
 	}
-	ini, _ := NewInitiator(learner, service, host)
-	acc, _ := NewAcceptor(srv)
+	ini, _ := krb.NewInitiator(learner, service, host)
+	acc, _ := krb.NewAcceptor(srv)
 	if _, err := run(t, ini, acc); err != nil {
 		t.Fatal(err)
 	}
@@ -157,24 +174,24 @@ func TestQuorumPrincipals(t *testing.T) {
 // a tampered token, an unknown service principal.
 func TestRefusals(t *testing.T) {
 	k, conf, jaas := setup(t)
-	cc, _, err := LoadJAAS(jaas, "Client", conf)
+	cc, _, err := loadJAAS(jaas, "Client", conf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cc.Close()
-	sc, _, err := LoadJAAS(jaas, "Server", conf)
+	sc, _, err := loadJAAS(jaas, "Server", conf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	otherKT := k.Keytab(t, "other/localhost")
-	other, err := NewKeytabCredentials("other/localhost", otherKT, conf)
+	other, err := krb.NewKeytabCredentials("other/localhost", otherKT, conf)
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	t.Run("ticket for another service", func(t *testing.T) {
-		ini, _ := NewInitiator(cc, "zookeeper", "localhost")
-		acc, _ := NewAcceptor(other)
+		ini, _ := krb.NewInitiator(cc, "zookeeper", "localhost")
+		acc, _ := krb.NewAcceptor(other)
 		_, err := run(t, ini, acc)
 		if err == nil || !strings.Contains(err.Error(), "not other/localhost") {
 			t.Fatalf("err = %v", err)
@@ -182,25 +199,25 @@ func TestRefusals(t *testing.T) {
 	})
 	t.Run("acceptor any principal", func(t *testing.T) {
 		anyKT := k.Keytab(t, "other/localhost", "zookeeper/localhost")
-		anyCreds, err := NewKeytabCredentials("*", anyKT, conf)
+		anyCreds, err := krb.NewKeytabCredentials("*", anyKT, conf)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ini, _ := NewInitiator(cc, "zookeeper", "localhost")
-		acc, _ := NewAcceptor(anyCreds)
+		ini, _ := krb.NewInitiator(cc, "zookeeper", "localhost")
+		acc, _ := krb.NewAcceptor(anyCreds)
 		if _, err := run(t, ini, acc); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("no such service", func(t *testing.T) {
-		ini, _ := NewInitiator(cc, "zookeeper", "nosuchhost")
+		ini, _ := krb.NewInitiator(cc, "zookeeper", "nosuchhost")
 		if _, err := ini.Start(); err == nil {
 			t.Fatal("Start succeeded")
 		}
 	})
 	t.Run("tampered choice", func(t *testing.T) {
-		ini, _ := NewInitiator(cc, "zookeeper", "localhost")
-		acc, _ := NewAcceptor(sc)
+		ini, _ := krb.NewInitiator(cc, "zookeeper", "localhost")
+		acc, _ := krb.NewAcceptor(sc)
 		tok, err := ini.Start()
 		if err != nil {
 			t.Fatal(err)
@@ -230,12 +247,12 @@ func TestRefusals(t *testing.T) {
 		if err := k.RandKey("stale/localhost"); err != nil {
 			t.Fatal(err)
 		}
-		staleCreds, err := NewKeytabCredentials("stale/localhost", old, conf)
+		staleCreds, err := krb.NewKeytabCredentials("stale/localhost", old, conf)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ini, _ := NewInitiator(cc, "stale", "localhost")
-		acc, _ := NewAcceptor(staleCreds)
+		ini, _ := krb.NewInitiator(cc, "stale", "localhost")
+		acc, _ := krb.NewAcceptor(staleCreds)
 		if _, err := run(t, ini, acc); err == nil {
 			t.Fatal("accepted with a stale keytab")
 		}
@@ -245,11 +262,11 @@ func TestRefusals(t *testing.T) {
 		if err := k.RandKey("client2"); err != nil {
 			t.Fatal(err)
 		}
-		c, err := NewKeytabCredentials("client2", old, conf)
+		c, err := krb.NewKeytabCredentials("client2", old, conf)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ini, _ := NewInitiator(c, "zookeeper", "localhost")
+		ini, _ := krb.NewInitiator(c, "zookeeper", "localhost")
 		if _, err := ini.Start(); err == nil {
 			t.Fatal("login with a stale keytab succeeded")
 		}
@@ -271,7 +288,7 @@ func TestNameRules(t *testing.T) {
 		{"zk/h1@OTHER", true, true, "zk/h1@OTHER"},
 		{"a/b/c@R", true, true, "a/b/c@R"},
 	} {
-		got := NameRules{DefaultRealm: "R", RemoveHost: c.removeHost, RemoveRealm: c.removeR}.ID(c.p)
+		got := krb.NameRules{DefaultRealm: "R", RemoveHost: c.removeHost, RemoveRealm: c.removeR}.ID(c.p)
 		if got != c.want {
 			t.Errorf("ID(%q, host %v, realm %v) = %q, want %q", c.p, c.removeHost, c.removeR, got, c.want)
 		}
@@ -289,7 +306,7 @@ func TestFromJAASErrors(t *testing.T) {
 	} {
 		p := filepath.Join(t.TempDir(), "jaas")
 		os.WriteFile(p, []byte(text), 0o600)
-		if _, _, err := LoadJAAS(p, "S", conf); err == nil {
+		if _, _, err := loadJAAS(p, "S", conf); err == nil {
 			t.Errorf("%s: no error", text)
 		} else {
 			t.Log(err)
@@ -299,17 +316,17 @@ func TestFromJAASErrors(t *testing.T) {
 
 func TestKrb5ConfPath(t *testing.T) {
 	t.Setenv("KRB5_CONFIG", "/a/krb5.conf:/b")
-	if got := Krb5ConfPath("/j"); got != "/j" {
+	if got := krb.Krb5ConfPath("/j"); got != "/j" {
 		t.Errorf("with the property: %q", got)
 	}
-	if got := Krb5ConfPath(""); got != "/a/krb5.conf" {
+	if got := krb.Krb5ConfPath(""); got != "/a/krb5.conf" {
 		t.Errorf("KRB5_CONFIG: %q", got)
 	}
 	t.Setenv("KRB5_CONFIG", "")
-	if got := Krb5ConfPath(""); got != "/etc/krb5.conf" {
+	if got := krb.Krb5ConfPath(""); got != "/etc/krb5.conf" {
 		t.Errorf("default: %q", got)
 	}
-	c, err := Krb5ConfFor("EX.COM", "kdc1:88 kdc2")
+	c, err := krb.Krb5ConfFor("EX.COM", "kdc1:88 kdc2")
 	if err != nil || c.DefaultRealm() != "EX.COM" {
 		t.Errorf("Krb5ConfFor: %v %v", c, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkgo/zkgo/config"
 	"github.com/zkgo/zkgo/internal/krb"
 	"github.com/zkgo/zkgo/server"
 	"github.com/zkgo/zkgo/tests/framework/apachezk"
@@ -147,7 +148,11 @@ func startZkgo(t *testing.T, rules krb.NameRules, more ...func(*server.Options))
 	if err != nil {
 		t.Fatal(err)
 	}
-	creds, _, err := krb.LoadJAAS(serverJAASFile, "Server", conf)
+	options, err := config.LoadKrb5Options(serverJAASFile, "Server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds, _, err := krb.FromOptions(options, conf, "")
 	if err != nil {
 		t.Fatal(err)
 	}
