@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/tlsconf"
+	"github.com/zkgo/zkgo/cmd/zkgo/internal/tlsflags"
 	"github.com/zkgo/zkgo/tools/bench"
 )
 
@@ -46,7 +46,7 @@ func runBench(args []string) int {
 	scrape := fs.String("scrape", "", "while the run lasts, GET these `URLs` (comma-separated, e.g. a server's /metrics) every -scrape-interval, as Prometheus does")
 	scrapeEvery := fs.Duration("scrape-interval", time.Second, "time between two scrapes of each -scrape URL")
 	consoleURL := fs.String("console", "", "while the run lasts, keep this web console `URL` open on its overview, as a browser does (its event stream, and the page fetched again on each change)")
-	tlsFlags := tlsconf.AddClientFlags(fs)
+	tlsFlags := tlsflags.AddClientFlags(fs)
 	fs.Usage = func() {
 		o := fs.Output()
 		fmt.Fprintf(o, `Usage: zkgo bench [flags] WORKLOAD [flags]

@@ -11,7 +11,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/zkgo/zkgo/internal/tlsconf"
+	"github.com/zkgo/zkgo/cmd/zkgo/internal/tlsflags"
 )
 
 // runFourLW runs "zkgo fourlw": one four-letter word against a server, its
@@ -21,7 +21,7 @@ func runFourLW(args []string) int {
 	fs := flag.NewFlagSet("fourlw", flag.ContinueOnError)
 	server := fs.String("server", "127.0.0.1:2181", "server `host:port`")
 	timeout := fs.Duration("timeout", 5*time.Second, "time allowed for the whole exchange")
-	tlsFlags := tlsconf.AddClientFlags(fs)
+	tlsFlags := tlsflags.AddClientFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: zkgo fourlw [flags] WORD\n\nSends a four-letter word (srvr, ruok, mntr, ...) and prints the answer.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -62,7 +62,7 @@ func runFourLW(args []string) int {
 // clientTLS returns the TLS configuration of a client command's TLS flags
 // (nil for plaintext), printing the client configuration file's warnings;
 // not ok (the error printed) when the flags or files are wrong.
-func clientTLS(cmd string, f *tlsconf.ClientFlags) (*tls.Config, bool) {
+func clientTLS(cmd string, f *tlsflags.ClientFlags) (*tls.Config, bool) {
 	cfg, warnings, err := f.Config()
 	for _, w := range warnings {
 		fmt.Fprintf(os.Stderr, "zkgo %s: %s\n", cmd, w)

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkgo/zkgo/cmd/zkgo/internal/tlsflags"
 	"github.com/zkgo/zkgo/internal/supervise"
-	"github.com/zkgo/zkgo/internal/tlsconf"
 	"github.com/zkgo/zkgo/recipe"
 	"github.com/zkgo/zkgo/recipe/lock"
 	"github.com/zkgo/zkgo/zk"
@@ -57,7 +57,7 @@ type runner struct {
 func (r *runner) connFlags(fs *flag.FlagSet) (finish func() bool) {
 	server := fs.String("server", "127.0.0.1:2181", "servers to connect to: `host:port[,host:port...][/chroot]`")
 	timeout := fs.String("timeout", "30000", "session timeout: milliseconds (as zkCli) or a Go duration such as 30s")
-	tlsFlags := tlsconf.AddClientFlags(fs)
+	tlsFlags := tlsflags.AddClientFlags(fs)
 	grace := fs.String("grace", "", "time between SIGTERM and SIGKILL when the command must stop (`duration`; default and maximum: a third of the session timeout minus a margin, at most 10s)")
 	return func() bool {
 		r.server = strings.TrimSpace(*server)

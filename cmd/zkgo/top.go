@@ -17,9 +17,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zkgo/zkgo/cmd/zkgo/internal/tlsflags"
 	"github.com/zkgo/zkgo/config"
 	"github.com/zkgo/zkgo/internal/boundedfile"
-	"github.com/zkgo/zkgo/internal/tlsconf"
 )
 
 // runTop is "zkgo top": the numbers of the metrics and the web console,
@@ -34,7 +34,7 @@ func runTop(args []string) int {
 	timeout := fs.Duration("timeout", 2*time.Second, "time allowed to each member's connection and answer")
 	once := fs.Bool("once", false, "print one snapshot and exit (polls twice, -interval apart, for the rates; -interval 0: once, without rates)")
 	count := fs.Int("n", 0, "stop after `N` refreshes; 0: until interrupted (default: 0 on a terminal, else one snapshot as -once)")
-	tlsFlags := tlsconf.AddClientFlags(fs)
+	tlsFlags := tlsflags.AddClientFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: zkgo top [flags]
 

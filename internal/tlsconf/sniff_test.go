@@ -1,4 +1,4 @@
-package tlsconf
+package tlsconf_test
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zkgo/zkgo/internal/tlsconf"
 	"software.sslmate.com/src/go-pkcs12"
 )
 
@@ -31,24 +32,24 @@ func TestSniffStore(t *testing.T) {
 		format  string // "": an error
 		wantErr string
 	}{
-		{"JKS", []byte{0xfe, 0xed, 0xfe, 0xed, 0, 0, 0, 2}, formatJKS, ""},
+		{"JKS", []byte{0xfe, 0xed, 0xfe, 0xed, 0, 0, 0, 2}, tlsconf.FormatJKS, ""},
 		{"JCEKS", []byte{0xce, 0xce, 0xce, 0xce, 0, 0, 0, 2}, "", "JCEKS is not supported"},
-		{"PKCS12", p12, formatPKCS12, ""},
-		{"PKCS12 cut short", p12[:100], formatPKCS12, "truncated PKCS12 store"},
-		{"PKCS12 and more", append(append([]byte(nil), p12...), '\n'), formatPKCS12, ""},
-		{"PKCS12 in BER", append([]byte{0x30, 0x80}, p12[4:]...), formatPKCS12, "BER"},
+		{"PKCS12", p12, tlsconf.FormatPKCS12, ""},
+		{"PKCS12 cut short", p12[:100], tlsconf.FormatPKCS12, "truncated PKCS12 store"},
+		{"PKCS12 and more", append(append([]byte(nil), p12...), '\n'), tlsconf.FormatPKCS12, ""},
+		{"PKCS12 in BER", append([]byte{0x30, 0x80}, p12[4:]...), tlsconf.FormatPKCS12, "BER"},
 		{"SEQUENCE, version 2", []byte{0x30, 0x06, 0x02, 0x01, 0x02, 0x30, 0x01, 0x00}, "", "not a PKCS12 store"},
 		{"SEQUENCE, no INTEGER", []byte{0x30, 0x05, 0x04, 0x03, 0x02, 0x01, 0x03}, "", "PEM, PKCS12 and JKS"},
 		{"0x30 alone", []byte("0 and then text"), "", "PEM, PKCS12 and JKS"},
 		{"DER certificate", cert.Raw, "", "a bare certificate?"},
 		{"DER private key", pkcs8, "", "a bare private key?"},
-		{"PEM", certPEM, formatPEM, ""},
-		{"PEM after text", append([]byte("Bag Attributes\n    friendlyName: server\n"), certPEM...), formatPEM, ""},
+		{"PEM", certPEM, tlsconf.FormatPEM, ""},
+		{"PEM after text", append([]byte("Bag Attributes\n    friendlyName: server\n"), certPEM...), tlsconf.FormatPEM, ""},
 		{"text", []byte("hello"), "", `beginning "hello"`},
 		{"binary", []byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, "", "beginning 00 01 02 03 04 05 06 07"},
 		{"empty", nil, "", "the file is empty"},
 	} {
-		format, err := sniffStore(c.data)
+		format, err := tlsconf.SniffStore(c.data)
 		if format != c.format || (err == nil) != (c.wantErr == "") || err != nil && !strings.Contains(err.Error(), c.wantErr) {
 			t.Errorf("%s: %q, %v; want %q, %q", c.name, format, err, c.format, c.wantErr)
 		}
@@ -61,14 +62,14 @@ func TestKeyAndChainOrder(t *testing.T) {
 	p := newPKI(t)
 	leaf, key := p.issue(t, "server")
 	other, _ := p.issue(t, "other")
-	cert, err := keyAndChain(key, []*x509.Certificate{p.Cert, leaf, p.Cert})
+	cert, err := tlsconf.KeyAndChain(key, []*x509.Certificate{p.Cert, leaf, p.Cert})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(cert.Certificate) != 2 || !bytes.Equal(cert.Certificate[0], leaf.Raw) || !bytes.Equal(cert.Certificate[1], p.Cert.Raw) || cert.Leaf != leaf {
 		t.Errorf("chain of %d certificates, leaf %v", len(cert.Certificate), cert.Leaf.Subject)
 	}
-	if _, err := keyAndChain(key, []*x509.Certificate{p.Cert, other}); err == nil {
+	if _, err := tlsconf.KeyAndChain(key, []*x509.Certificate{p.Cert, other}); err == nil {
 		t.Error("a key without its certificate was accepted")
 	}
 }

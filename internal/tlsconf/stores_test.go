@@ -1,4 +1,4 @@
-package tlsconf
+package tlsconf_test
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pavlo-v-chernykh/keystore-go/v4"
+	"github.com/zkgo/zkgo/internal/tlsconf"
 	"software.sslmate.com/src/go-pkcs12"
 )
 
@@ -161,39 +162,39 @@ func TestKeytoolStoresHandshake(t *testing.T) {
 	f := func(name string) string { return filepath.Join(dir, name) }
 	for _, c := range []struct {
 		name                   string
-		serverKey, serverTrust Store
-		clientKey, clientTrust Store
+		serverKey, serverTrust tlsconf.Store
+		clientKey, clientTrust tlsconf.Store
 		clientAuth             string
 	}{{
 		name:        "types unset",
-		serverKey:   Store{Location: f("server.jks"), Password: serverPass},
-		serverTrust: Store{Location: f("clients.truststore"), Password: trustPass},
-		clientKey:   Store{Location: f("client.p12"), Password: clientPass},
-		clientTrust: Store{Location: f("trust.jks"), Password: trustPass},
+		serverKey:   tlsconf.Store{Location: f("server.jks"), Password: serverPass},
+		serverTrust: tlsconf.Store{Location: f("clients.truststore"), Password: trustPass},
+		clientKey:   tlsconf.Store{Location: f("client.p12"), Password: clientPass},
+		clientTrust: tlsconf.Store{Location: f("trust.jks"), Password: trustPass},
 	}, {
 		name:        "JKS and PKCS12 types read either",
-		serverKey:   Store{Location: f("server.jks"), Password: serverPass, Type: "JKS"},
-		serverTrust: Store{Location: f("clients.truststore"), Password: trustPass, Type: "pkcs12"},
-		clientKey:   Store{Location: f("client.p12"), Password: clientPass, Type: "PKCS12"},
-		clientTrust: Store{Location: f("trust.jks"), Password: trustPass, Type: "JKS"},
+		serverKey:   tlsconf.Store{Location: f("server.jks"), Password: serverPass, Type: "JKS"},
+		serverTrust: tlsconf.Store{Location: f("clients.truststore"), Password: trustPass, Type: "pkcs12"},
+		clientKey:   tlsconf.Store{Location: f("client.p12"), Password: clientPass, Type: "PKCS12"},
+		clientTrust: tlsconf.Store{Location: f("trust.jks"), Password: trustPass, Type: "JKS"},
 	}, {
 		name:        "key stores as trust stores",
-		serverKey:   Store{Location: f("server.jks"), Password: serverPass},
-		serverTrust: Store{Location: f("client.p12"), Password: clientPass},
-		clientKey:   Store{Location: f("client.p12"), Password: clientPass},
-		clientTrust: Store{Location: f("server.jks"), Password: serverPass},
+		serverKey:   tlsconf.Store{Location: f("server.jks"), Password: serverPass},
+		serverTrust: tlsconf.Store{Location: f("client.p12"), Password: clientPass},
+		clientKey:   tlsconf.Store{Location: f("client.p12"), Password: clientPass},
+		clientTrust: tlsconf.Store{Location: f("server.jks"), Password: serverPass},
 	}, {
 		name:        "PEM named .jks",
-		serverKey:   Store{Location: f("server-pem.jks")},
-		clientTrust: Store{Location: f("server-cert.jks"), Type: "PEM"},
+		serverKey:   tlsconf.Store{Location: f("server-pem.jks")},
+		clientTrust: tlsconf.Store{Location: f("server-cert.jks"), Type: "PEM"},
 		clientAuth:  "none",
 	}} {
 		t.Run(c.name, func(t *testing.T) {
-			srv, err := ServerConfig(Options{KeyStore: c.serverKey, TrustStore: c.serverTrust, ClientAuth: c.clientAuth})
+			srv, err := tlsconf.ServerConfig(tlsconf.Options{KeyStore: c.serverKey, TrustStore: c.serverTrust, ClientAuth: c.clientAuth})
 			if err != nil {
 				t.Fatal(err)
 			}
-			cli, err := ClientConfig(Options{KeyStore: c.clientKey, TrustStore: c.clientTrust, HostnameVerification: true}, "localhost")
+			cli, err := tlsconf.ClientConfig(tlsconf.Options{KeyStore: c.clientKey, TrustStore: c.clientTrust, HostnameVerification: true}, "localhost")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -218,17 +219,17 @@ func TestKeytoolStoresHandshake(t *testing.T) {
 	if err := os.WriteFile(padded, append(p12, "\n"...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadKeyStore(Store{Location: padded, Password: serverPass}); err != nil {
+	if _, err := tlsconf.LoadKeyStore(tlsconf.Store{Location: padded, Password: serverPass}); err != nil {
 		t.Errorf("a PKCS12 store followed by a newline: %v", err)
 	}
 	// A server that trusts another certificate refuses the client.
-	srv, err := ServerConfig(Options{KeyStore: Store{Location: f("server.jks"), Password: serverPass},
-		TrustStore: Store{Location: f("server-cert.jks")}})
+	srv, err := tlsconf.ServerConfig(tlsconf.Options{KeyStore: tlsconf.Store{Location: f("server.jks"), Password: serverPass},
+		TrustStore: tlsconf.Store{Location: f("server-cert.jks")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cli, err := ClientConfig(Options{KeyStore: Store{Location: f("client.p12"), Password: clientPass},
-		TrustStore: Store{Location: f("trust.jks"), Password: trustPass}, HostnameVerification: true}, "localhost")
+	cli, err := tlsconf.ClientConfig(tlsconf.Options{KeyStore: tlsconf.Store{Location: f("client.p12"), Password: clientPass},
+		TrustStore: tlsconf.Store{Location: f("trust.jks"), Password: trustPass}, HostnameVerification: true}, "localhost")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,34 +265,34 @@ func TestKeytoolStoreErrors(t *testing.T) {
 	if err := os.WriteFile(big, p12, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Truncate(big, maxStoreBytes+1); err != nil {
+	if err := os.Truncate(big, tlsconf.MaxStoreBytes+1); err != nil {
 		t.Fatal(err)
 	}
-	key := func(s Store) error { _, err := LoadKeyStore(s); return err }
-	trust := func(s Store) error { _, err := LoadTrustStore(s); return err }
+	key := func(s tlsconf.Store) error { _, err := tlsconf.LoadKeyStore(s); return err }
+	trust := func(s tlsconf.Store) error { _, err := tlsconf.LoadTrustStore(s); return err }
 	for _, c := range []struct {
 		name string
-		load func(Store) error
-		s    Store
+		load func(tlsconf.Store) error
+		s    tlsconf.Store
 		want []string
 	}{
-		{"PKCS12 wrong password", key, Store{Location: f("server.jks"), Password: "wrong"}, []string{"wrong password or damaged file"}},
-		{"JKS wrong password", key, Store{Location: f("client.p12"), Password: "wrong"}, []string{"wrong password or damaged file"}},
-		{"PKCS12 trust store wrong password", trust, Store{Location: f("trust.jks"), Password: "wrong"}, []string{"wrong password or damaged file"}},
-		{"JKS trust store wrong password", trust, Store{Location: f("clients.truststore"), Password: "wrong"}, []string{"wrong password or damaged file"}},
-		{"key password not the store's", key, Store{Location: f("keypass.jks"), Password: serverPass}, []string{"does not open with the store password"}},
-		{"JCEKS", key, Store{Location: f("legacy.jceks"), Password: serverPass}, []string{"JCEKS is not supported", "keytool -importkeystore -deststoretype pkcs12"}},
-		{"JCEKS typed JKS", trust, Store{Location: f("legacy.jceks"), Password: serverPass, Type: "JKS"}, []string{"JCEKS"}},
-		{"truncated PKCS12", key, Store{Location: write("short.jks", p12[:len(p12)/2]), Password: serverPass}, []string{"truncated"}},
-		{"truncated JKS", key, Store{Location: write("short.p12", jks[:len(jks)/2]), Password: clientPass}, []string{"truncated"}},
-		{"trust store as key store", key, Store{Location: f("trust.jks"), Password: trustPass}, []string{"key store", "no private key"}},
-		{"PKCS12 typed PEM", key, Store{Location: f("server.jks"), Password: serverPass, Type: "PEM"}, []string{"PEM", "PKCS12"}},
-		{"PEM typed JKS", key, Store{Location: f("server-pem.jks"), Type: "JKS"}, []string{"set the type to PEM"}},
-		{"DER certificate", trust, Store{Location: f("client.crt")}, []string{"not a PKCS12 store", "PEM, PKCS12 and JKS"}},
-		{"text", key, Store{Location: write("notes.jks", []byte("keystore goes here\n"))}, []string{"keystore goes here", "PEM, PKCS12 and JKS"}},
-		{"empty", trust, Store{Location: write("empty.p12", nil)}, []string{"empty", "PEM, PKCS12 and JKS"}},
-		{"too big", key, Store{Location: big, Password: serverPass}, []string{"more than 16 MiB"}},
-		{"unknown type", key, Store{Location: f("server.jks"), Password: serverPass, Type: "PKCS11"}, []string{"unknown store type"}},
+		{"PKCS12 wrong password", key, tlsconf.Store{Location: f("server.jks"), Password: "wrong"}, []string{"wrong password or damaged file"}},
+		{"JKS wrong password", key, tlsconf.Store{Location: f("client.p12"), Password: "wrong"}, []string{"wrong password or damaged file"}},
+		{"PKCS12 trust store wrong password", trust, tlsconf.Store{Location: f("trust.jks"), Password: "wrong"}, []string{"wrong password or damaged file"}},
+		{"JKS trust store wrong password", trust, tlsconf.Store{Location: f("clients.truststore"), Password: "wrong"}, []string{"wrong password or damaged file"}},
+		{"key password not the store's", key, tlsconf.Store{Location: f("keypass.jks"), Password: serverPass}, []string{"does not open with the store password"}},
+		{"JCEKS", key, tlsconf.Store{Location: f("legacy.jceks"), Password: serverPass}, []string{"JCEKS is not supported", "keytool -importkeystore -deststoretype pkcs12"}},
+		{"JCEKS typed JKS", trust, tlsconf.Store{Location: f("legacy.jceks"), Password: serverPass, Type: "JKS"}, []string{"JCEKS"}},
+		{"truncated PKCS12", key, tlsconf.Store{Location: write("short.jks", p12[:len(p12)/2]), Password: serverPass}, []string{"truncated"}},
+		{"truncated JKS", key, tlsconf.Store{Location: write("short.p12", jks[:len(jks)/2]), Password: clientPass}, []string{"truncated"}},
+		{"trust store as key store", key, tlsconf.Store{Location: f("trust.jks"), Password: trustPass}, []string{"key store", "no private key"}},
+		{"PKCS12 typed PEM", key, tlsconf.Store{Location: f("server.jks"), Password: serverPass, Type: "PEM"}, []string{"PEM", "PKCS12"}},
+		{"PEM typed JKS", key, tlsconf.Store{Location: f("server-pem.jks"), Type: "JKS"}, []string{"set the type to PEM"}},
+		{"DER certificate", trust, tlsconf.Store{Location: f("client.crt")}, []string{"not a PKCS12 store", "PEM, PKCS12 and JKS"}},
+		{"text", key, tlsconf.Store{Location: write("notes.jks", []byte("keystore goes here\n"))}, []string{"keystore goes here", "PEM, PKCS12 and JKS"}},
+		{"empty", trust, tlsconf.Store{Location: write("empty.p12", nil)}, []string{"empty", "PEM, PKCS12 and JKS"}},
+		{"too big", key, tlsconf.Store{Location: big, Password: serverPass}, []string{"more than 16 MiB"}},
+		{"unknown type", key, tlsconf.Store{Location: f("server.jks"), Password: serverPass, Type: "PKCS11"}, []string{"unknown store type"}},
 	} {
 		err := c.load(c.s)
 		if err == nil {
@@ -306,7 +307,7 @@ func TestKeytoolStoreErrors(t *testing.T) {
 		}
 	}
 	// A server does not start on a store it cannot read.
-	if _, err := ServerConfig(Options{KeyStore: Store{Location: f("server.jks"), Password: "wrong"}}); err == nil || !strings.Contains(err.Error(), "wrong password") {
+	if _, err := tlsconf.ServerConfig(tlsconf.Options{KeyStore: tlsconf.Store{Location: f("server.jks"), Password: "wrong"}}); err == nil || !strings.Contains(err.Error(), "wrong password") {
 		t.Errorf("ServerConfig with a wrong password: %v", err)
 	}
 }
@@ -319,13 +320,13 @@ func TestDamagedKeytoolStores(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, c := range []struct {
 		file, password string
-		load           func(Store) error
+		load           func(tlsconf.Store) error
 		flips          int // bytes changed, one at a time; -1 every one
 	}{
-		{"client.p12", clientPass, func(s Store) error { _, err := LoadKeyStore(s); return err }, -1},
-		{"clients.truststore", trustPass, func(s Store) error { _, err := LoadTrustStore(s); return err }, -1},
-		{"server.jks", serverPass, func(s Store) error { _, err := LoadKeyStore(s); return err }, 24},
-		{"trust.jks", trustPass, func(s Store) error { _, err := LoadTrustStore(s); return err }, 24},
+		{"client.p12", clientPass, func(s tlsconf.Store) error { _, err := tlsconf.LoadKeyStore(s); return err }, -1},
+		{"clients.truststore", trustPass, func(s tlsconf.Store) error { _, err := tlsconf.LoadTrustStore(s); return err }, -1},
+		{"server.jks", serverPass, func(s tlsconf.Store) error { _, err := tlsconf.LoadKeyStore(s); return err }, 24},
+		{"trust.jks", trustPass, func(s tlsconf.Store) error { _, err := tlsconf.LoadTrustStore(s); return err }, 24},
 	} {
 		orig, err := os.ReadFile(filepath.Join(dir, c.file))
 		if err != nil {
@@ -337,7 +338,7 @@ func TestDamagedKeytoolStores(t *testing.T) {
 			if err := os.WriteFile(path, data, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			err := c.load(Store{Location: path, Password: c.password})
+			err := c.load(tlsconf.Store{Location: path, Password: c.password})
 			switch {
 			case err == nil && mustFail:
 				t.Errorf("%s %s: loaded", c.file, what)
@@ -388,7 +389,7 @@ func TestJKSLengthsChecked(t *testing.T) {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err := LoadKeyStore(Store{Location: path, Password: "secret"})
+		_, err := tlsconf.LoadKeyStore(tlsconf.Store{Location: path, Password: "secret"})
 		return err
 	}
 	if err := load(good); err != nil {

@@ -1,4 +1,4 @@
-package tlsconf
+package tlsconf_test
 
 import (
 	"crypto/ecdsa"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkgo/zkgo/internal/tlsconf"
 	"github.com/zkgo/zkgo/tests/framework/tlstest"
 	"software.sslmate.com/src/go-pkcs12"
 )
@@ -85,12 +86,12 @@ func TestPEMStoresAndClientAuth(t *testing.T) {
 	writePEM(t, filepath.Join(dir, "server.pem"), sc, sk)
 	writePEM(t, filepath.Join(dir, "client.pem"), cc, ck)
 	writePEM(t, filepath.Join(dir, "ca.pem"), p.Cert, nil)
-	trust := Store{Location: filepath.Join(dir, "ca.pem")}
-	srv, err := ServerConfig(Options{KeyStore: Store{Location: filepath.Join(dir, "server.pem")}, TrustStore: trust})
+	trust := tlsconf.Store{Location: filepath.Join(dir, "ca.pem")}
+	srv, err := tlsconf.ServerConfig(tlsconf.Options{KeyStore: tlsconf.Store{Location: filepath.Join(dir, "server.pem")}, TrustStore: trust})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cli, err := ClientConfig(Options{KeyStore: Store{Location: filepath.Join(dir, "client.pem")}, TrustStore: trust, HostnameVerification: true}, "server")
+	cli, err := tlsconf.ClientConfig(tlsconf.Options{KeyStore: tlsconf.Store{Location: filepath.Join(dir, "client.pem")}, TrustStore: trust, HostnameVerification: true}, "server")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,21 +104,21 @@ func TestPEMStoresAndClientAuth(t *testing.T) {
 	}
 	// ssl.clientAuth=need (the default): a client without a certificate
 	// is refused.
-	anon, _ := ClientConfig(Options{TrustStore: trust, HostnameVerification: true}, "server")
+	anon, _ := tlsconf.ClientConfig(tlsconf.Options{TrustStore: trust, HostnameVerification: true}, "server")
 	if _, _, err := handshake(t, srv, anon); err == nil {
 		t.Fatal("a client without a certificate was accepted with clientAuth=need")
 	}
 	// want: accepted without one.
-	want, _ := ServerConfig(Options{KeyStore: Store{Location: filepath.Join(dir, "server.pem")}, TrustStore: trust, ClientAuth: "want"})
+	want, _ := tlsconf.ServerConfig(tlsconf.Options{KeyStore: tlsconf.Store{Location: filepath.Join(dir, "server.pem")}, TrustStore: trust, ClientAuth: "want"})
 	if _, seen, err := handshake(t, want, anon); err != nil || seen != nil {
 		t.Fatalf("clientAuth=want without a certificate: %v, %v", seen, err)
 	}
 	// Hostname verification: the certificate names "server", not "other".
-	wrong, _ := ClientConfig(Options{KeyStore: Store{Location: filepath.Join(dir, "client.pem")}, TrustStore: trust, HostnameVerification: true}, "other")
+	wrong, _ := tlsconf.ClientConfig(tlsconf.Options{KeyStore: tlsconf.Store{Location: filepath.Join(dir, "client.pem")}, TrustStore: trust, HostnameVerification: true}, "other")
 	if _, _, err := handshake(t, srv, wrong); err == nil {
 		t.Fatal("hostname verification accepted a certificate for another name")
 	}
-	lax, _ := ClientConfig(Options{KeyStore: Store{Location: filepath.Join(dir, "client.pem")}, TrustStore: trust}, "other")
+	lax, _ := tlsconf.ClientConfig(tlsconf.Options{KeyStore: tlsconf.Store{Location: filepath.Join(dir, "client.pem")}, TrustStore: trust}, "other")
 	if _, _, err := handshake(t, srv, lax); err != nil {
 		t.Fatalf("without hostname verification: %v", err)
 	}
@@ -126,7 +127,7 @@ func TestPEMStoresAndClientAuth(t *testing.T) {
 	other := newPKI(t)
 	oc, ok := other.issue(t, "server")
 	writePEM(t, filepath.Join(dir, "other.pem"), oc, ok)
-	stranger, _ := ServerConfig(Options{KeyStore: Store{Location: filepath.Join(dir, "other.pem")}, ClientAuth: "none"})
+	stranger, _ := tlsconf.ServerConfig(tlsconf.Options{KeyStore: tlsconf.Store{Location: filepath.Join(dir, "other.pem")}, ClientAuth: "none"})
 	if _, _, err := handshake(t, stranger, lax); err == nil {
 		t.Fatal("a server certificate of an unknown CA was accepted")
 	}
@@ -166,12 +167,12 @@ func TestPKCS12AndJKS(t *testing.T) {
 	}
 	for _, ks := range []string{"server.jks", "server.p12"} {
 		for _, ts := range []string{"trust.jks", "trust.p12"} {
-			srv, err := ServerConfig(Options{KeyStore: Store{Location: filepath.Join(dir, ks), Password: "secret"},
-				TrustStore: Store{Location: filepath.Join(dir, ts), Password: "secret"}, ClientAuth: "none"})
+			srv, err := tlsconf.ServerConfig(tlsconf.Options{KeyStore: tlsconf.Store{Location: filepath.Join(dir, ks), Password: "secret"},
+				TrustStore: tlsconf.Store{Location: filepath.Join(dir, ts), Password: "secret"}, ClientAuth: "none"})
 			if err != nil {
 				t.Fatalf("%s: %v", ks, err)
 			}
-			cli, err := ClientConfig(Options{TrustStore: Store{Location: filepath.Join(dir, ts), Password: "secret"}, HostnameVerification: true}, "server")
+			cli, err := tlsconf.ClientConfig(tlsconf.Options{TrustStore: tlsconf.Store{Location: filepath.Join(dir, ts), Password: "secret"}, HostnameVerification: true}, "server")
 			if err != nil {
 				t.Fatalf("%s: %v", ts, err)
 			}
@@ -180,10 +181,10 @@ func TestPKCS12AndJKS(t *testing.T) {
 			}
 		}
 	}
-	if _, err := LoadKeyStore(Store{Location: filepath.Join(dir, "server.jks"), Password: "wrong"}); err == nil {
+	if _, err := tlsconf.LoadKeyStore(tlsconf.Store{Location: filepath.Join(dir, "server.jks"), Password: "wrong"}); err == nil {
 		t.Fatal("a JKS key store opened with the wrong password")
 	}
-	if _, err := LoadKeyStore(Store{Location: filepath.Join(dir, "server.p12"), Password: "wrong"}); err == nil {
+	if _, err := tlsconf.LoadKeyStore(tlsconf.Store{Location: filepath.Join(dir, "server.p12"), Password: "wrong"}); err == nil {
 		t.Fatal("a PKCS12 key store opened with the wrong password")
 	}
 }
@@ -197,11 +198,11 @@ func TestReloadOnChange(t *testing.T) {
 	path := filepath.Join(dir, "server.pem")
 	writePEM(t, path, c1, k1)
 	writePEM(t, filepath.Join(dir, "ca.pem"), p.Cert, nil)
-	srv, err := ServerConfig(Options{KeyStore: Store{Location: path}, ClientAuth: "none", ReloadInterval: time.Nanosecond})
+	srv, err := tlsconf.ServerConfig(tlsconf.Options{KeyStore: tlsconf.Store{Location: path}, ClientAuth: "none", ReloadInterval: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cli, _ := ClientConfig(Options{TrustStore: Store{Location: filepath.Join(dir, "ca.pem")}, HostnameVerification: true}, "server")
+	cli, _ := tlsconf.ClientConfig(tlsconf.Options{TrustStore: tlsconf.Store{Location: filepath.Join(dir, "ca.pem")}, HostnameVerification: true}, "server")
 	seen, _, err := handshake(t, srv, cli)
 	if err != nil || seen.SerialNumber.Cmp(c1.SerialNumber) != 0 {
 		t.Fatalf("first handshake: %v %v", seen, err)
@@ -221,22 +222,22 @@ func TestReloadOnChange(t *testing.T) {
 }
 
 func TestBadSettings(t *testing.T) {
-	for _, o := range []Options{
+	for _, o := range []tlsconf.Options{
 		{Protocol: "TLSv1.1"},
 		{Protocol: "SSLv9"},
 		{CipherSuites: []string{"TLS_NO_SUCH_SUITE"}},
 	} {
-		if _, err := ClientConfig(o, ""); err == nil {
+		if _, err := tlsconf.ClientConfig(o, ""); err == nil {
 			t.Errorf("%+v accepted", o)
 		}
 	}
-	if _, err := ServerConfig(Options{}); err != ErrNoKeyStore {
+	if _, err := tlsconf.ServerConfig(tlsconf.Options{}); err != tlsconf.ErrNoKeyStore {
 		t.Errorf("no key store: %v", err)
 	}
-	if _, err := LoadKeyStore(Store{Location: "/no/such/file.bin"}); err == nil {
+	if _, err := tlsconf.LoadKeyStore(tlsconf.Store{Location: "/no/such/file.bin"}); err == nil {
 		t.Error("a store of unknown type loaded")
 	}
-	cfg, err := ClientConfig(Options{EnabledProtocols: []string{"TLSv1.2", "TLSv1.3"}, CipherSuites: []string{"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "TLS_AES_128_GCM_SHA256"}}, "")
+	cfg, err := tlsconf.ClientConfig(tlsconf.Options{EnabledProtocols: []string{"TLSv1.2", "TLSv1.3"}, CipherSuites: []string{"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "TLS_AES_128_GCM_SHA256"}}, "")
 	if err != nil || cfg.MinVersion != tls.VersionTLS12 || cfg.MaxVersion != tls.VersionTLS13 || len(cfg.CipherSuites) != 2 {
 		t.Errorf("protocols and suites: %+v, %v", cfg, err)
 	}
@@ -253,11 +254,11 @@ func TestClientReloadOnChange(t *testing.T) {
 	c1, k1 := p.issue(t, "client")
 	path := filepath.Join(dir, "client.pem")
 	writePEM(t, path, c1, k1)
-	srv, err := ServerConfig(Options{KeyStore: Store{Location: filepath.Join(dir, "server.pem")}, TrustStore: Store{Location: filepath.Join(dir, "ca.pem")}, ClientAuth: "need"})
+	srv, err := tlsconf.ServerConfig(tlsconf.Options{KeyStore: tlsconf.Store{Location: filepath.Join(dir, "server.pem")}, TrustStore: tlsconf.Store{Location: filepath.Join(dir, "ca.pem")}, ClientAuth: "need"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cli, err := ReloadingClientConfig(Options{KeyStore: Store{Location: path}, TrustStore: Store{Location: filepath.Join(dir, "ca.pem")},
+	cli, err := tlsconf.ReloadingClientConfig(tlsconf.Options{KeyStore: tlsconf.Store{Location: path}, TrustStore: tlsconf.Store{Location: filepath.Join(dir, "ca.pem")},
 		HostnameVerification: true, ReloadInterval: time.Nanosecond}, "server")
 	if err != nil {
 		t.Fatal(err)

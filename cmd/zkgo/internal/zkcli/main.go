@@ -10,7 +10,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/zkgo/zkgo/internal/tlsconf"
+	"github.com/zkgo/zkgo/cmd/zkgo/internal/tlsflags"
 )
 
 // Main runs "zkgo cli" with the arguments after "cli" and returns the exit
@@ -30,7 +30,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, version stri
 	timeout := fs.String("timeout", "30000", "session and connection timeout: milliseconds (as zkCli) or a Go duration such as 30s")
 	readOnly := fs.Bool("r", false, "allow connecting to a read-only server")
 	fs.Bool("waitforconnection", false, "accepted for zkCli compatibility (zkgo always waits for the connection)")
-	tlsFlags := tlsconf.AddClientFlags(fs)
+	tlsFlags := tlsflags.AddClientFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: zkgo cli [flags] [COMMAND ARGS...]
 

@@ -1,4 +1,4 @@
-package tlsconf
+package tlsflags
 
 import (
 	"errors"

@@ -1,14 +1,16 @@
-package tlsconf
+// Package tlsflags holds the TLS flags of zkgo's client commands: PEM
+// files (tlsconf.PEMClientConfig), or a ZooKeeper client configuration
+// file (config.LoadClientConfig) as zkCli.sh -client-configuration reads
+// it.
+package tlsflags
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"flag"
-	"fmt"
 
 	"github.com/zkgo/zkgo/config"
-	"github.com/zkgo/zkgo/internal/boundedfile"
+	"github.com/zkgo/zkgo/internal/tlsconf"
 )
 
 // ClientFlags are the TLS flags of zkgo's client commands (cli, lock,
@@ -43,8 +45,8 @@ func (f *ClientFlags) Config() (*tls.Config, []string, error) {
 			return nil, warnings, nil
 		}
 		t := cc.SSL
-		cfg, err := ClientConfig(Options{
-			KeyStore: Store(t.KeyStore), TrustStore: Store(t.TrustStore),
+		cfg, err := tlsconf.ClientConfig(tlsconf.Options{
+			KeyStore: tlsconf.Store(t.KeyStore), TrustStore: tlsconf.Store(t.TrustStore),
 			Protocol: t.Protocol, EnabledProtocols: t.EnabledProtocols, CipherSuites: t.CipherSuites,
 			HostnameVerification: t.HostnameVerification && !*f.insecureName,
 		}, "")
@@ -56,44 +58,9 @@ func (f *ClientFlags) Config() (*tls.Config, []string, error) {
 	if (*f.cert == "") != (*f.key == "") {
 		return nil, nil, errors.New("-tls-cert and -tls-key go together")
 	}
-	cfg, err := ClientConfig(Options{HostnameVerification: !*f.insecureName}, "")
+	cfg, err := tlsconf.PEMClientConfig(*f.ca, *f.cert, *f.key, *f.insecureName)
 	if err != nil {
 		return nil, nil, err
-	}
-	if *f.ca != "" {
-		b, err := boundedfile.ReadFile(*f.ca, "CA certificate file", maxStoreBytes)
-		if err != nil {
-			return nil, nil, err
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(b) {
-			return nil, nil, fmt.Errorf("%s: no PEM certificates", *f.ca)
-		}
-		if *f.insecureName {
-			// ClientConfig captured the roots at construction.
-			cfg, err = ClientConfig(Options{}, "")
-			if err != nil {
-				return nil, nil, err
-			}
-			cfg.VerifyConnection = verifyChain(pool)
-		} else {
-			cfg.RootCAs = pool
-		}
-	}
-	if *f.cert != "" {
-		certPEM, err := boundedfile.ReadFile(*f.cert, "certificate file", maxStoreBytes)
-		if err != nil {
-			return nil, nil, err
-		}
-		keyPEM, err := boundedfile.ReadFile(*f.key, "key file", maxStoreBytes)
-		if err != nil {
-			return nil, nil, err
-		}
-		cert, err := tls.X509KeyPair(certPEM, keyPEM)
-		if err != nil {
-			return nil, nil, err
-		}
-		cfg.Certificates = []tls.Certificate{cert}
 	}
 	return cfg, nil, nil
 }
