@@ -13,8 +13,8 @@ import (
 
 	"go.etcd.io/raft/v3/raftpb"
 
-	"github.com/zkgo/zkgo/server/audit"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/server/audit"
 	"github.com/zkgo/zkgo/tree"
 	"github.com/zkgo/zkgo/watch"
 )
