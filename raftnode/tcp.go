@@ -178,7 +178,7 @@ type TCPTransport struct {
 	// snapRecvMu is held while a snapshot stream is received: the
 	// Handler keeps one partial snapshot (SnapshotResumer). It guards
 	// no field.
-	snapRecvMu sync.Mutex
+	snapRecvMu sync.Mutex // guards no field: one snapshot stream received at a time
 }
 
 // NewTCPTransport returns a transport that accepts connections on

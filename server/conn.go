@@ -136,7 +136,7 @@ type Conn struct {
 	// it waits behind one that was), so close hands the server's slots
 	// back for all of them at once (freeSlots), and a later release of
 	// one of them does nothing. slotMu is taken alone.
-	slotMu     sync.Mutex
+	slotMu     sync.Mutex // guards held, slotsFreed
 	held       int
 	slotsFreed bool
 

@@ -60,8 +60,8 @@ type replica struct {
 	members atomic.Pointer[membership]
 	// reconfigMu is held by the reconfig this member carries out (one at
 	// a time; another is answered ReconfigInProgress).
-	reconfigMu sync.Mutex
-	memberMu   sync.Mutex
+	reconfigMu sync.Mutex // guards no field: held by the reconfig under way
+	memberMu   sync.Mutex // guards memberCh
 	memberCh   chan struct{}
 	// membershipChanged, if set, is told a new membership on the apply
 	// goroutine (the Server: /zookeeper/config, the dynamic file).
@@ -80,12 +80,12 @@ type replica struct {
 	// learnFormationNow wakes chooseFormation to ask the voters at once.
 	// mismatchMu guards mismatchLogged: when a member of another
 	// ensemble was last logged, by server id (ensemble.go).
-	mismatchMu     sync.Mutex
+	mismatchMu     sync.Mutex // guards mismatchLogged
 	mismatchLogged map[int64]time.Time
 	// pendingMu guards pendingChecks, verifyPending's answers.
 	pendingMu     sync.Mutex
 	pendingChecks map[pendingKey]*pendingCheck
-	formationMu   sync.Mutex
+	formationMu   sync.Mutex // guards no field: serialises setFormation
 	adopting      atomic.Bool
 	// askingBack is set while a member removed by a reconfig asks to be
 	// taken back (members.go's removed).

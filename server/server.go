@@ -63,7 +63,7 @@ type Server struct {
 	// spawnMu orders starting connection goroutines (goConn, read-locked)
 	// before Close sets closing (write-locked), so that none is added to
 	// wg once Close may be waiting on it.
-	spawnMu sync.RWMutex
+	spawnMu sync.RWMutex // guards no field: orders goConn before Close
 	// returningMemory: a collection after a compacted log runs
 	// (memrelease.go).
 	returningMemory atomic.Bool
@@ -73,7 +73,7 @@ type Server struct {
 
 	// noLeaderMu guards noLeader: the timer that drops the clients if an
 	// election under way elects nobody in time (leaderChanged).
-	noLeaderMu sync.Mutex
+	noLeaderMu sync.Mutex // guards noLeader
 	noLeader   *time.Timer
 
 	errMu sync.Mutex // guards err

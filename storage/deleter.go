@@ -28,7 +28,7 @@ var (
 type deleter struct {
 	s *Storage
 
-	mu      sync.Mutex
+	mu      sync.Mutex // guards files, running, halted
 	files   []string
 	running bool
 	halted  bool

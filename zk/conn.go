@@ -34,7 +34,7 @@ type Conn struct {
 	// subs: their queues are pushed to under mu (queue.mu and callQueue.mu
 	// are taken inside it, never the reverse). It is never held while
 	// taking watches.mu or a link's mu, nor across network I/O.
-	mu        sync.Mutex
+	mu        sync.Mutex // guards the fields from state to seenRW
 	state     State
 	link      *link         // the live link, nil while disconnected
 	ready     chan struct{} // closed when link is set or the Conn is finished

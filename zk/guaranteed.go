@@ -17,7 +17,7 @@ type guaranteedDeletes struct {
 	// mu guards pending, changed and abandoned. It is taken by the
 	// background goroutines and by PendingDeletes and WaitDeletes, never
 	// together with Conn.mu.
-	mu      sync.Mutex
+	mu      sync.Mutex    // guards pending, changed, abandoned, abandonErr
 	pending []string      // paths still being deleted, one entry per call
 	changed chan struct{} // closed (and replaced) whenever pending shrinks
 	// abandoned are the paths given up because the Conn was closed or its

@@ -48,7 +48,7 @@ type HostProvider interface {
 type HostList struct {
 	shuffle bool
 
-	mu      sync.Mutex
+	mu      sync.Mutex // guards servers, next, current
 	servers []string
 	next    int    // index of the server Next returns
 	current string // the server of the last Connected

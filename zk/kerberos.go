@@ -59,7 +59,7 @@ func WithKerberos(k Kerberos) Option {
 // kerberosState holds the credentials, loaded once per Conn.
 type kerberosState struct {
 	cfg   Kerberos
-	mu    sync.Mutex
+	mu    sync.Mutex // guards creds
 	creds *krb.Credentials
 }
 

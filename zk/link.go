@@ -57,7 +57,7 @@ type link struct {
 	// err and drains all three under mu, so that send refuses new requests
 	// from then on and no request is failed twice or left behind. mu is
 	// never held across socket I/O, and no other lock is taken inside it.
-	mu      sync.Mutex
+	mu      sync.Mutex // guards out, spare, pending, auths, err
 	out     []*request // queued by send, not yet taken by the writer
 	spare   []*request // the writer's last batch slice, reused for out
 	pending ring       // written (or being written), awaiting replies in order

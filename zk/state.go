@@ -89,8 +89,8 @@ type queue[T any] struct {
 	// overtakes a queued value; ch and stopCh are closed only with mu held
 	// (closeLocked, stop). The feeder sends backlog values to ch without
 	// mu. No other lock is taken inside it.
-	mu       sync.Mutex
-	ch       chan T // set by newQueue
+	mu       sync.Mutex // guards backlog, running, finished, stopped, chClosed
+	ch       chan T     // set by newQueue
 	backlog  []T
 	running  bool          // a feeder goroutine owns the backlog
 	finished bool          // no more values; close ch when drained
@@ -190,7 +190,7 @@ func (q *queue[T]) stop() {
 type callQueue[T any] struct {
 	// mu guards backlog and running; fn (set by newCallQueue) is called
 	// without it. No other lock is taken inside it.
-	mu      sync.Mutex
+	mu      sync.Mutex // guards backlog, running
 	fn      func(T)
 	backlog []T
 	running bool // a goroutine is calling fn on the backlog

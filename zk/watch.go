@@ -109,7 +109,7 @@ type watchManager struct {
 	// registered after terminate ends at once and none ends twice.
 	// Inside mu only queue.mu is taken (Watcher.q); Conn.mu and link
 	// locks are not (removePersistent releases mu before sendAsync).
-	mu         sync.Mutex
+	mu         sync.Mutex              // guards the tables, inflight, ended, endErr
 	data       map[string][]chan Event // GetW, GetConfigW, ExistsW on an existing node
 	exist      map[string][]chan Event // ExistsW on a missing node
 	child      map[string][]chan Event // ChildrenW

@@ -105,7 +105,7 @@ type Credentials struct {
 	name   string // principal without the realm
 	realm  string
 
-	mu sync.Mutex
+	mu sync.Mutex     // guards cl
 	cl *client.Client // logged in on first use
 }
 

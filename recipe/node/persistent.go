@@ -76,7 +76,7 @@ type PersistentNode struct {
 
 	// mu guards path, data and err (copies of the owner goroutine's
 	// state for the accessors).
-	mu   sync.Mutex
+	mu   sync.Mutex // guards path, data, err
 	path string
 	data []byte
 	err  error

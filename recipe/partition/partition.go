@@ -107,7 +107,7 @@ type SetPartitioner struct {
 	o         options
 	partyNode string
 
-	mu         sync.Mutex
+	mu         sync.Mutex // guards the fields from state to running
 	state      State
 	stateID    int
 	changed    chan struct{} // closed at the next state change

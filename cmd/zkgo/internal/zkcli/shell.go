@@ -125,7 +125,7 @@ func ExitCode(err error) int {
 
 // outputs serialises writes from commands and watch goroutines.
 type outputs struct {
-	mu       sync.Mutex
+	mu       sync.Mutex // guards writes to out and err
 	out, err io.Writer
 }
 
@@ -143,7 +143,7 @@ type Shell struct {
 	o   outputs
 	loc *time.Location
 
-	mu    sync.Mutex // guards conn, host, gen
+	mu    sync.Mutex // guards conn, host, gen, state
 	conn  *zk.Conn
 	host  string
 	gen   int
@@ -153,7 +153,7 @@ type Shell struct {
 	history      map[int]string
 	count        int
 	watches      watchBook
-	ctlMu        sync.Mutex
+	ctlMu        sync.Mutex  // guards shards, regSeq, closed; held while messaging the shards
 	shards       []*shard    // event dispatchers (see watch.go)
 	regSeq       int64       // registrations made
 	closed       bool        // Close was called: no more shards

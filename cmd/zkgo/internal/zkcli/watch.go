@@ -48,8 +48,8 @@ type persistent struct {
 }
 
 type watchBook struct {
-	mu         sync.Mutex
-	gen        int // incremented when the session closes
+	mu         sync.Mutex // guards gen, oneShots, persistent and their entries
+	gen        int        // incremented when the session closes
 	oneShots   map[string][]*oneShot
 	persistent map[string]*persistent // key: path + "\x00" + "r" or "p"
 }
