@@ -83,7 +83,7 @@ func (s *Server) listenAdmin() (*adminServer, error) {
 	mux.HandleFunc("GET "+a.url+"/snapshot", a.snapshot)
 	mux.HandleFunc("GET "+a.url+"/snap", a.snapshot)
 	if s.met != nil {
-		mux.Handle("GET /metrics", s.met.handler())
+		mux.Handle("GET /metrics", s.met.Handler())
 	}
 	write := adminWriteTimeout
 	if o.AdminPprof {

@@ -262,7 +262,7 @@ func (s *Server) adminServerStats(r *cmdResponse) {
 	v := s.serverStatsView()
 	g := s.gauges()
 	data, log := s.dirSizes()
-	resp := jsonObject{{"last_buffer_size", v.response.last}, {"min_buffer_size", v.response.min}, {"max_buffer_size", v.response.max}}
+	resp := jsonObject{{"last_buffer_size", v.response.Last}, {"min_buffer_size", v.response.Min}, {"max_buffer_size", v.response.Max}}
 	r.put("version", v.version)
 	r.put("read_only", v.readOnly)
 	// ServerStats as Jackson writes its getters. zkgo counts no fsyncs
@@ -283,9 +283,9 @@ func (s *Server) adminServerStats(r *cmdResponse) {
 		{"min_latency", v.minLat},
 		{"num_alive_client_connections", v.connections},
 		{"uptime", v.uptime.Milliseconds()},
-		{"auth_failed_count", g.authFailed},
-		{"non_mtlsremote_conn_count", g.nonMTLSRemote},
-		{"non_mtlslocal_conn_count", g.nonMTLSLocal},
+		{"auth_failed_count", g.AuthFailed},
+		{"non_mtlsremote_conn_count", g.NonMTLSRemote},
+		{"non_mtlslocal_conn_count", g.NonMTLSLocal},
 	})
 	r.put("client_response", resp)
 	r.put("node_count", v.nodeCount)

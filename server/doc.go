@@ -33,10 +33,12 @@
 //	                 print (one source for text and JSON)
 //	admin.go, admin_commands.go  the AdminServer: ZooKeeper's commands as
 //	                 JSON over HTTP, /metrics, optional pprof
-//	gauges.go        the snapshot of gauges mntr and /metrics both print
-//	metrics.go, metrics_table.go  Prometheus metrics: the table of
-//	                 ZooKeeper's metric names and zkgo's, the collectors,
-//	                 the /metrics endpoint
+//	gauges.go        reads the gauges (metrics.Gauges) mntr and /metrics
+//	                 both print
+//	metrics_hooks.go hands package metrics its counters and gauges
+//	metrics/         package metrics: the table of ZooKeeper's metric
+//	                 names and zkgo's, the collectors, the /metrics
+//	                 endpoint; it reads nothing of the server itself
 //
 // # The write path
 //

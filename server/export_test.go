@@ -6,9 +6,10 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/zkgo/zkgo/console/status"
+	"github.com/zkgo/zkgo/server/metrics"
 )
 
-// MetricSpec is a row of metricTable, for the external tests.
+// MetricSpec is a row of the metrics table, for the external tests.
 type MetricSpec struct {
 	Name     string
 	Type     dto.MetricType
@@ -20,26 +21,14 @@ type MetricSpec struct {
 
 // MetricSpecs returns the metrics table.
 func MetricSpecs() []MetricSpec {
+	types := map[string]dto.MetricType{"gauge": dto.MetricType_GAUGE, "counter": dto.MetricType_COUNTER,
+		"summary": dto.MetricType_SUMMARY, "histogram": dto.MetricType_HISTOGRAM}
 	var out []MetricSpec
-	for _, d := range metricTable {
-		out = append(out, MetricSpec{Name: d.name, Type: d.kind.promType(), Labels: d.labels,
-			Exported: d.scope != notExported, EnsembleOnly: d.scope == ensemble, LeaderOnly: d.scope == leading})
+	for _, d := range metrics.Table() {
+		out = append(out, MetricSpec{Name: d.Name, Type: types[d.Type], Labels: d.Labels,
+			Exported: d.Exported, EnsembleOnly: d.EnsembleOnly, LeaderOnly: d.LeaderOnly})
 	}
 	return out
-}
-
-func (k metricKind) promType() dto.MetricType {
-	switch k {
-	case kindGauge:
-		return dto.MetricType_GAUGE
-	case kindCounter:
-		return dto.MetricType_COUNTER
-	case kindSummary:
-		return dto.MetricType_SUMMARY
-	case kindHistogram:
-		return dto.MetricType_HISTOGRAM
-	}
-	return dto.MetricType_UNTYPED
 }
 
 // ConsoleMember is what s tells its web console about itself and the

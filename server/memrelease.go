@@ -52,7 +52,7 @@ func (s *Server) logCompacted(dataBytes uint64) {
 // from its data directory when raft started.
 func (s *Server) startupLoaded(open time.Duration, load raftnode.StartupLoad) {
 	if s.met != nil {
-		s.met.startupLoad(open, load)
+		s.met.StartupLoad(open, load)
 	}
 	if load.Snapshot > 0 || load.Entries > 0 {
 		var size int64

@@ -32,7 +32,7 @@ func (c *Conn) noteReply(r *request, zxid int64) {
 		}
 	}
 	c.s.stats.lat.add(d)
-	c.s.met.request(r.op, r.isWrite, d)
+	c.s.met.Request(r.op, r.isWrite, d)
 	c.lat.add(d)
 	c.lastZxid.Store(zxid)
 	c.lastXid.Store(r.xid)

@@ -16,6 +16,7 @@ import (
 	"github.com/zkgo/zkgo/config"
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/raftnode"
+	"github.com/zkgo/zkgo/server/metrics"
 	"github.com/zkgo/zkgo/tree"
 )
 
@@ -50,7 +51,7 @@ type serverStatsView struct {
 	lastZxid       int64
 	nodeCount      int
 	uptime         time.Duration
-	response       responseSizes
+	response       metrics.ResponseSizes
 }
 
 // serverStatsView reads srvr's numbers: the same sources as the gauges
@@ -332,7 +333,7 @@ func (m monitorValue) textKey() string {
 }
 
 // monitorValues are mntr's and monitor's values. The keys /metrics
-// exports too come from the same gaugeSnapshot, so all three agree.
+// exports too come from the same metrics.Gauges, so all three agree.
 func (s *Server) monitorValues() []monitorValue {
 	g := s.gauges()
 	var out []monitorValue
@@ -340,25 +341,25 @@ func (s *Server) monitorValues() []monitorValue {
 	own := func(k string, v any) { out = append(out, monitorValue{key: k, value: v, own: true}) }
 	zk("version", Version())
 	zk("server_state", s.Mode())
-	zk("avg_latency", g.avgLatency)
-	zk("max_latency", g.maxLatency)
-	zk("min_latency", g.minLatency)
-	zk("packets_received", g.packetsReceived)
-	zk("packets_sent", g.packetsSent)
-	zk("num_alive_connections", g.aliveConnections)
-	zk("outstanding_requests", g.outstanding)
-	zk("znode_count", g.znodes)
-	zk("watch_count", g.watches)
-	zk("ephemerals_count", g.ephemerals)
-	zk("approximate_data_size", g.dataSize)
-	zk("open_file_descriptor_count", g.openFDs)
-	zk("max_file_descriptor_count", g.maxFDs)
-	zk("global_sessions", g.globalSessions)
-	zk("local_sessions", g.localSessions)
-	zk("uptime", g.uptime.Milliseconds())
-	zk("last_client_response_size", g.response.last)
-	zk("max_client_response_size", g.response.max)
-	zk("min_client_response_size", g.response.min)
+	zk("avg_latency", g.AvgLatency)
+	zk("max_latency", g.MaxLatency)
+	zk("min_latency", g.MinLatency)
+	zk("packets_received", g.PacketsReceived)
+	zk("packets_sent", g.PacketsSent)
+	zk("num_alive_connections", g.AliveConnections)
+	zk("outstanding_requests", g.Outstanding)
+	zk("znode_count", g.Znodes)
+	zk("watch_count", g.Watches)
+	zk("ephemerals_count", g.Ephemerals)
+	zk("approximate_data_size", g.DataSize)
+	zk("open_file_descriptor_count", g.OpenFDs)
+	zk("max_file_descriptor_count", g.MaxFDs)
+	zk("global_sessions", g.GlobalSessions)
+	zk("local_sessions", g.LocalSessions)
+	zk("uptime", g.Uptime.Milliseconds())
+	zk("last_client_response_size", g.Response.Last)
+	zk("max_client_response_size", g.Response.Max)
+	zk("min_client_response_size", g.Response.Min)
 	own("zkgo_in_memory_only", !s.Durable())
 	var queued int
 	most := 0
@@ -369,7 +370,7 @@ func (s *Server) monitorValues() []monitorValue {
 		}
 	}
 	own("zkgo_queued_bytes", queued)
-	own("zkgo_parked_connections", g.parkedConnections)
+	own("zkgo_parked_connections", g.ParkedConnections)
 	own("zkgo_last_snapshot_bytes", s.stats.snapshotBytes.Load())
 	own("zkgo_memory_returns", s.stats.memoryReturns.Load())
 	own("zkgo_last_snapshot_ms", time.Duration(s.stats.snapshotNanos.Load()).Milliseconds())
@@ -386,8 +387,8 @@ func (s *Server) monitorValues() []monitorValue {
 		own("zkgo_audit_events", s.audit.Written())
 		own("zkgo_audit_dropped", s.audit.Dropped())
 	}
-	if _, syncs, entries, prefilled, ok := s.raft.status(); ok && g.raftOK {
-		st := g.raft
+	if _, syncs, entries, prefilled, ok := s.raft.status(); ok && g.RaftOK {
+		st := g.Raft
 		own("zkgo_raft_id", st.ID)
 		own("zkgo_raft_leader", st.Leader)
 		own("zkgo_raft_term", st.Term)
@@ -399,18 +400,18 @@ func (s *Server) monitorValues() []monitorValue {
 		own("zkgo_wal_prefilled_bytes", prefilled)
 		own("zkgo_raft_voters", len(st.Voters))
 		own("zkgo_raft_learners", len(st.Learners))
-		if g.clustered {
-			zk("quorum_size", g.quorumSize)
+		if g.Clustered {
+			zk("quorum_size", g.QuorumSize)
 			own("zkgo_ensemble_formation", raftnode.FormationString(s.raft.formation()))
 		}
-		if l := g.leader; l != nil {
+		if l := g.Leader; l != nil {
 			// ZooKeeper's leader-only keys.
-			zk("learners", l.learners)
-			zk("synced_followers", l.syncedFollowers)
-			zk("synced_non_voting_followers", l.syncedNonVotingFollowers)
-			zk("synced_observers", l.syncedObservers)
+			zk("learners", l.Learners)
+			zk("synced_followers", l.SyncedFollowers)
+			zk("synced_non_voting_followers", l.SyncedNonVotingFollowers)
+			zk("synced_observers", l.SyncedObservers)
 			zk("pending_syncs", 0) // no such queue in zkgo; for tools that expect the key
-			zk("leader_uptime", l.uptime.Milliseconds())
+			zk("leader_uptime", l.Uptime.Milliseconds())
 		}
 	}
 	return out

@@ -14,6 +14,7 @@ import (
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/raftnode"
 	"github.com/zkgo/zkgo/server/audit"
+	"github.com/zkgo/zkgo/server/metrics"
 	"github.com/zkgo/zkgo/server/statemachine"
 	"github.com/zkgo/zkgo/tree"
 	"github.com/zkgo/zkgo/watch"
@@ -44,11 +45,11 @@ type Server struct {
 	// inflight holds a token per request in flight in the server
 	// (GlobalOutstanding); a connection takes one with each of its slots.
 	inflight chan struct{}
-	heavy    heavyCache     // outputs of the heavy four-letter words (fourlw.go)
-	trace    traceMask      // stmk's mask, reported by gtmk (report.go)
-	met      *metricsServer // Prometheus metrics; nil unless Options.MetricsAddr
-	adminMu  sync.Mutex     // guards admin
-	admin    *adminServer   // the AdminServer; nil unless it listens (Options.AdminAddr)
+	heavy    heavyCache       // outputs of the heavy four-letter words (fourlw.go)
+	trace    traceMask        // stmk's mask, reported by gtmk (report.go)
+	met      *metrics.Metrics // Prometheus metrics; nil unless Options.MetricsAddr
+	adminMu  sync.Mutex       // guards admin
+	admin    *adminServer     // the AdminServer; nil unless it listens (Options.AdminAddr)
 	// electionStart is when this member last lost its leader (or
 	// started); only leaderChanged uses it, on the replica's
 	// followLeader goroutine.
@@ -157,18 +158,18 @@ func New(opts Options) (*Server, error) {
 	if opts.MetricsAddr != "" {
 		s.met = newMetrics(s)
 		s.sm.Metrics = s.met
-		s.watches.SetFanOutHook(s.met.watchFanOut)
+		s.watches.SetFanOutHook(s.met.WatchFanOut)
 	}
 	s.raft.onStartupLoad = s.startupLoaded
 	s.raft.onWALSync = func(entries int, d time.Duration) {
 		s.stats.stages.ns[stageFsync].Add(int64(d))
 		s.stats.stages.count[stageFsync].Add(1)
-		s.met.walSynced(entries, d)
+		s.met.WALSynced(entries, d)
 	}
 	s.raft.onSnapshot = func(bytes int64, d time.Duration) {
 		s.stats.snapshotBytes.Store(bytes)
 		s.stats.snapshotNanos.Store(int64(d))
-		s.met.snapshotTaken(d)
+		s.met.SnapshotTaken(d)
 	}
 	s.raft.onLogCompacted = s.logCompacted
 	s.raft.configVersioned = func(m *membership) {
@@ -425,7 +426,7 @@ func (s *Server) start() error {
 		return err
 	}
 	if s.met != nil {
-		if err := s.met.listen(s.opts.MetricsAddr, &s.wg); err != nil {
+		if err := s.met.Listen(s.opts.MetricsAddr, &s.wg); err != nil {
 			for _, l := range []net.Listener{ln, sln} {
 				if l != nil {
 					l.Close()
@@ -468,10 +469,10 @@ func (s *Server) Addr() net.Addr {
 // MetricsAddr returns the address of the Prometheus metrics endpoint, or
 // nil without one (Options.MetricsAddr) or before Start.
 func (s *Server) MetricsAddr() net.Addr {
-	if s.met == nil || s.met.ln == nil {
-		return nil
+	if a := s.met.Addr(); a != nil {
+		return a
 	}
-	return s.met.ln.Addr()
+	return nil
 }
 
 // SecureAddr returns the TLS client address, or nil without one.
@@ -577,7 +578,7 @@ func (s *Server) Close() error {
 			s.sln.Close()
 		}
 		close(s.done)
-		s.met.close()
+		s.met.Close()
 		s.closeAdmin()
 		s.connsMu.Lock()
 		conns := make([]*Conn, 0, len(s.conns))

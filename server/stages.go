@@ -56,5 +56,5 @@ type stageStats struct {
 func (s *Server) noteStage(st stage, d time.Duration) {
 	s.stats.stages.ns[st].Add(int64(d))
 	s.stats.stages.count[st].Add(1)
-	s.met.stage(st, d)
+	s.met.Stage(int(st), d)
 }

@@ -29,7 +29,7 @@ type serverStats struct {
 	response responseStats
 
 	// Counters that only grow (srst leaves them), reported by /metrics
-	// (metrics_table.go says what each counts).
+	// (server/metrics/table.go says what each counts).
 	connectRequests    atomic.Int64 // ConnectRequests read
 	bytesReceived      atomic.Int64 // request frame bytes, length prefixes not included
 	sessionlessExpired atomic.Int64 // connections closed at the handshake deadline

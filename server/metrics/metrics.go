@@ -1,4 +1,4 @@
-package server
+package metrics
 
 import (
 	"errors"
@@ -18,26 +18,10 @@ import (
 	"github.com/zkgo/zkgo/raftnode"
 )
 
-// Prometheus metrics (metricsProvider.className=PrometheusMetricsProvider):
-// the collectors named by metricTable (metrics_table.go) and the HTTP
-// endpoint that serves them.
-//
-// Nothing here blocks the request path. Counters are the atomics of
-// serverStats (and the proposer), read at scrape time by CounterFuncs, and
-// kept whether or not metrics are served, like mntr's. Gauges are read at
-// scrape time from gaugeSnapshot (gauges.go), which takes each lock it
-// needs briefly and nothing in proportion to the tree. Histograms are
-// client_golang's lock-free ones. Summaries (ZooKeeper's quantiles) are
-// client_golang's: an observation appends to a buffer under the summary's
-// own mutex; once per 500 observations, or when a scrape runs, the buffer
-// is merged into the quantile streams, and an observation arriving then
-// waits for that merge (bounded by the 500-sample buffer, microseconds).
-// The summaries and histograms exist only when metrics are served
-// (Server.met is nil otherwise and its methods do nothing).
-
-// metricsServer holds the event-driven collectors and the HTTP endpoint.
-// Its fields are set by newMetrics and never change.
-type metricsServer struct {
+// Metrics holds the event-driven collectors, the registry and the HTTP
+// endpoint. Its fields are set by New and never change (but ln and http,
+// set by Listen before it serves).
+type Metrics struct {
 	reg *prometheus.Registry
 	log *slog.Logger
 
@@ -47,13 +31,33 @@ type metricsServer struct {
 	propagationLatency, electionTime   prometheus.Summary
 	dbInit, snapLoad, txnsLoad         prometheus.Summary
 	txnsLoaded                         prometheus.Summary
-	// Watchers fired per event, by event type (watchFanOut).
+	// Watchers fired per event, by event type (WatchFanOut).
 	fanOut                             map[proto.EventType]prometheus.Summary
 	walFsync, walEntries, snapDuration prometheus.Histogram
-	requestDuration                    map[proto.OpCode]*opObserver // read-only after newMetrics
-	stages                             [numStages]prometheus.Observer
+	requestDuration                    map[proto.OpCode]*opObserver // read-only after New
+	stages                             []prometheus.Observer        // by stage index; nil: not recorded
 	http                               *http.Server
 	ln                                 net.Listener
+}
+
+// Sources are what the server offers the collectors: every function is
+// called at scrape time, on the scraping goroutine.
+type Sources struct {
+	// Log receives the endpoint's errors.
+	Log *slog.Logger
+	// Gauges reads one snapshot of the gauges per scrape.
+	Gauges func() Gauges
+	// Counters reads each counter of the table by its name (every name
+	// must be a counter of the table; New panics otherwise, a bug the
+	// tests find at once).
+	Counters map[string]func() int64
+	// Rejected reads zkgo_connections_rejected_total by reason.
+	Rejected map[string]func() int64
+	// SnapshotBytes reads zkgo_snapshot_size_bytes.
+	SnapshotBytes func() int64
+	// Stages names the request stages (Stage's index), "" for a stage
+	// not recorded in zkgo_request_stage_seconds.
+	Stages []string
 }
 
 // Histogram buckets, in seconds or entries.
@@ -64,12 +68,12 @@ var (
 	snapshotBuckets = prometheus.ExponentialBuckets(0.01, 2, 14)   // 10 ms … 82 s
 )
 
-// newMetrics builds the registry from metricTable: s's counters and gauges
-// as functions read at scrape time, and the summaries and histograms.
-func newMetrics(s *Server) *metricsServer {
-	m := &metricsServer{reg: prometheus.NewRegistry(), log: s.log}
+// New builds the registry from the table: src's counters and gauges as
+// functions read at scrape time, and the summaries and histograms.
+func New(src Sources) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry(), log: src.Log}
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m.reg.MustRegister(newGaugeCollector(s))
+	m.reg.MustRegister(newGaugeCollector(src.Gauges))
 
 	summary := func(name string) prometheus.Summary {
 		d := metricByName(name)
@@ -88,11 +92,6 @@ func newMetrics(s *Server) *metricsServer {
 		h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: d.name, Help: d.help, Buckets: buckets})
 		m.reg.MustRegister(h)
 		return h
-	}
-	counter := func(name string, read func() int64) {
-		d := metricByName(name)
-		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: d.name, Help: d.help},
-			func() float64 { return float64(read()) }))
 	}
 
 	m.fsyncTime = summary("fsynctime")
@@ -129,47 +128,29 @@ func newMetrics(s *Server) *metricsServer {
 	d = metricByName("zkgo_request_stage_seconds")
 	stageVec := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: d.name, Help: d.help, Buckets: requestBuckets}, d.labels)
 	m.reg.MustRegister(stageVec)
-	for st, name := range stageNames {
-		if stage(st) != stageFsync {
-			m.stages[st] = stageVec.WithLabelValues(name)
+	m.stages = make([]prometheus.Observer, len(src.Stages))
+	for i, name := range src.Stages {
+		if name != "" {
+			m.stages[i] = stageVec.WithLabelValues(name)
 		}
 	}
 
-	st := &s.stats
-	counter("looking_count", st.lookingCount.Load)
-	counter("connection_request_count", st.connectRequests.Load)
-	counter("connection_rejected", func() int64 {
-		return st.throttledConns.Load() + st.rejectedMaxCnxns.Load() + st.rejectedPerIP.Load()
-	})
-	counter("bytes_received_count", st.bytesReceived.Load)
-	counter("sessionless_connections_expired", st.sessionlessExpired.Load)
-	counter("throttled_ops", st.watchRefusals.Load)
-	counter("response_bytes", st.responseBytes.Load)
-	counter("watch_bytes", st.watchBytes.Load)
-	counter("zkgo_raft_leader_changes_total", st.leaderChanges.Load)
-	counter("zkgo_raft_proposals_dropped_total", s.prop.dropped.Load)
-	counter("zkgo_session_expirations_total", s.sessions.expirations.Load)
-	counter("zkgo_watch_notifications_total", st.watchNotifications.Load)
-	counter("revalidate_count", st.revalidations.Load)
-	counter("zkgo_connect_requests_abandoned_total", st.abandonedConnects.Load)
-	counter("zkgo_audit_events_dropped_total", func() int64 {
-		if s.audit == nil { // off, or not opened yet (Start)
-			return 0
+	for name, read := range src.Counters {
+		d := metricByName(name)
+		if d.kind != kindCounter {
+			panic("metrics: " + name + " is not a counter")
 		}
-		return s.audit.Dropped()
-	})
-
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: d.name, Help: d.help},
+			func() float64 { return float64(read()) }))
+	}
 	d = metricByName("zkgo_connections_rejected_total")
-	for _, r := range []struct {
-		reason string
-		n      func() int64
-	}{{"max_cnxns", st.rejectedMaxCnxns.Load}, {"max_client_cnxns", st.rejectedPerIP.Load}, {"throttle", st.throttledConns.Load}} {
+	for reason, n := range src.Rejected {
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: d.name, Help: d.help,
-			ConstLabels: prometheus.Labels{d.labels[0]: r.reason}}, func() float64 { return float64(r.n()) }))
+			ConstLabels: prometheus.Labels{d.labels[0]: reason}}, func() float64 { return float64(n()) }))
 	}
 	d = metricByName("zkgo_snapshot_size_bytes")
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: d.name, Help: d.help},
-		func() float64 { return float64(st.snapshotBytes.Load()) }))
+		func() float64 { return float64(src.SnapshotBytes()) }))
 	return m
 }
 
@@ -193,11 +174,11 @@ func (o *opObserver) observe(seconds float64) {
 	(*h).Observe(seconds)
 }
 
-// The event hooks. Each is safe on a nil *metricsServer (metrics not
-// served) and on any goroutine.
+// The event hooks. Each is safe on a nil *Metrics (metrics not served)
+// and on any goroutine.
 
-// request records a reply to a client request after d.
-func (m *metricsServer) request(op proto.OpCode, write bool, d time.Duration) {
+// Request records a reply to a client request after d.
+func (m *Metrics) Request(op proto.OpCode, write bool, d time.Duration) {
 	if m == nil {
 		return
 	}
@@ -211,18 +192,19 @@ func (m *metricsServer) request(op proto.OpCode, write bool, d time.Duration) {
 	}
 }
 
-// stage records that a request spent d in st (stages.go).
-func (m *metricsServer) stage(st stage, d time.Duration) {
-	if m == nil {
+// Stage records that a request spent d in stage st (an index of
+// Sources.Stages).
+func (m *Metrics) Stage(st int, d time.Duration) {
+	if m == nil || st < 0 || st >= len(m.stages) || m.stages[st] == nil {
 		return
 	}
 	m.stages[st].Observe(d.Seconds())
 }
 
-// walSynced records a WAL fsync that made entries durable; it is
+// WALSynced records a WAL fsync that made entries durable; it is
 // storage.Options.OnWALSync (called on raft's run goroutine with the
 // storage's lock held).
-func (m *metricsServer) walSynced(entries int, d time.Duration) {
+func (m *Metrics) WALSynced(entries int, d time.Duration) {
 	if m == nil {
 		return
 	}
@@ -232,8 +214,8 @@ func (m *metricsServer) walSynced(entries int, d time.Duration) {
 	m.walEntries.Observe(float64(entries))
 }
 
-// snapshotTaken records a snapshot this member wrote and installed.
-func (m *metricsServer) snapshotTaken(d time.Duration) {
+// SnapshotTaken records a snapshot this member wrote and installed.
+func (m *Metrics) SnapshotTaken(d time.Duration) {
 	if m == nil {
 		return
 	}
@@ -241,19 +223,19 @@ func (m *metricsServer) snapshotTaken(d time.Duration) {
 	m.snapDuration.Observe(d.Seconds())
 }
 
-// applied records the propagation latency of a transaction created at
+// Applied records the propagation latency of a transaction created at
 // txnTime (unix ms, the proposing member's clock) and applied at now.
-func (m *metricsServer) Applied(now, txnTime int64) {
+func (m *Metrics) Applied(now, txnTime int64) {
 	if m == nil || txnTime <= 0 || now < txnTime {
 		return
 	}
 	m.propagationLatency.Observe(float64(now - txnTime))
 }
 
-// startupLoad records how the member loaded its state when raft started
+// StartupLoad records how the member loaded its state when raft started
 // (replica.onStartupLoad): the storage's open (reading the WAL), the
 // snapshot's restore, and the replay of the committed entries after it.
-func (m *metricsServer) startupLoad(open time.Duration, l raftnode.StartupLoad) {
+func (m *Metrics) StartupLoad(open time.Duration, l raftnode.StartupLoad) {
 	if m == nil {
 		return
 	}
@@ -263,9 +245,9 @@ func (m *metricsServer) startupLoad(open time.Duration, l raftnode.StartupLoad) 
 	m.txnsLoaded.Observe(float64(l.Entries))
 }
 
-// watchFanOut records that an event of type typ fired n watchers
+// WatchFanOut records that an event of type typ fired n watchers
 // (watch.Manager.SetFanOutHook).
-func (m *metricsServer) watchFanOut(typ proto.EventType, n int) {
+func (m *Metrics) WatchFanOut(typ proto.EventType, n int) {
 	if m == nil {
 		return
 	}
@@ -274,24 +256,24 @@ func (m *metricsServer) watchFanOut(typ proto.EventType, n int) {
 	}
 }
 
-// election records the time a member spent without a leader.
-func (m *metricsServer) election(d time.Duration) {
+// Election records the time a member spent without a leader.
+func (m *Metrics) Election(d time.Duration) {
 	if m == nil {
 		return
 	}
 	m.electionTime.Observe(float64(d.Milliseconds()))
 }
 
-// gaugeCollector reports the table's gauges read at scrape time, from one
-// gaugeSnapshot per scrape (Server.gauges says which locks it takes).
+// gaugeCollector reports the table's gauges read at scrape time, from
+// one Gauges snapshot per scrape.
 type gaugeCollector struct {
-	s     *Server
+	read  func() Gauges
 	defs  []*metricDef
 	descs []*prometheus.Desc
 }
 
-func newGaugeCollector(s *Server) *gaugeCollector {
-	c := &gaugeCollector{s: s}
+func newGaugeCollector(read func() Gauges) *gaugeCollector {
+	c := &gaugeCollector{read: read}
 	for i := range metricTable {
 		d := &metricTable[i]
 		if d.scope == notExported || d.read == nil {
@@ -314,10 +296,10 @@ func (c *gaugeCollector) Describe(ch chan<- *prometheus.Desc) {
 // members of one, the leader's only on the leader, as ZooKeeper registers
 // them.
 func (c *gaugeCollector) Collect(ch chan<- prometheus.Metric) {
-	g := c.s.gauges()
+	g := c.read()
 	for i, d := range c.defs {
 		switch {
-		case d.scope == ensemble && !g.clustered, d.scope == leading && g.leader == nil:
+		case d.scope == ensemble && !g.Clustered, d.scope == leading && g.Leader == nil:
 			continue
 		}
 		ch <- prometheus.MustNewConstMetric(c.descs[i], prometheus.GaugeValue, d.read(&g))
@@ -334,9 +316,9 @@ const (
 	metricsMaxScrapes        = 4 // concurrent scrapes; more are answered 503
 )
 
-// listen starts serving GET /metrics on addr, in a goroutine that
+// Listen starts serving GET /metrics on addr, in a goroutine that
 // returns when close is called.
-func (m *metricsServer) listen(addr string, wg *sync.WaitGroup) error {
+func (m *Metrics) Listen(addr string, wg *sync.WaitGroup) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("metrics endpoint (metricsProvider.httpHost/httpPort): %w", err)
@@ -344,7 +326,7 @@ func (m *metricsServer) listen(addr string, wg *sync.WaitGroup) error {
 	mux := http.NewServeMux()
 	// GET (and HEAD) only: ZooKeeper's provider refuses TRACE; the mux
 	// answers other methods 405.
-	mux.Handle("GET /metrics", m.handler())
+	mux.Handle("GET /metrics", m.Handler())
 	m.ln = ln
 	m.http = &http.Server{
 		Handler:           mux,
@@ -364,10 +346,10 @@ func (m *metricsServer) listen(addr string, wg *sync.WaitGroup) error {
 	return nil
 }
 
-// handler serves the registry in Prometheus's text format, at most
+// Handler serves the registry in Prometheus's text format, at most
 // metricsMaxScrapes scrapes at a time (more are answered 503). The
 // metrics endpoint and the AdminServer's /metrics each have one.
-func (m *metricsServer) handler() http.Handler {
+func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
 		ErrorLog:            slog.NewLogLogger(m.log.Handler(), slog.LevelWarn),
 		ErrorHandling:       promhttp.ContinueOnError,
@@ -376,35 +358,18 @@ func (m *metricsServer) handler() http.Handler {
 	})
 }
 
-// close stops the endpoint and closes its connections.
-func (m *metricsServer) close() {
+// Close stops the endpoint and closes its connections.
+func (m *Metrics) Close() {
 	if m != nil && m.http != nil {
 		m.http.Close()
 	}
 }
 
-// noteLeaderChange counts a change of raft leader and, on a member of an
-// ensemble, the time it spent without one (election_time, looking_count)
-// and when it became leader (leader_uptime). leaderChanged calls it on the
-// replica's followLeader goroutine, the only user of s.electionStart.
-func (s *Server) noteLeaderChange(ch raftnode.LeaderChange) {
-	s.stats.leaderChanges.Add(1)
-	clustered := s.clustered()
-	if ch.IsSelf && clustered {
-		s.stats.leaderSince.Store(time.Now().UnixNano())
-	} else {
-		s.stats.leaderSince.Store(0)
+// Addr is the metrics endpoint's address, nil before Listen (or on a nil
+// *Metrics).
+func (m *Metrics) Addr() net.Addr {
+	if m == nil || m.ln == nil {
+		return nil
 	}
-	if !clustered {
-		return // standalone: leads its group of one from the start
-	}
-	if ch.Leader == 0 {
-		s.stats.lookingCount.Add(1)
-		s.electionStart = time.Now()
-		return
-	}
-	if !s.electionStart.IsZero() {
-		s.met.election(time.Since(s.electionStart))
-		s.electionStart = time.Time{}
-	}
+	return m.ln.Addr()
 }

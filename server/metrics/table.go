@@ -1,4 +1,4 @@
-package server
+package metrics
 
 // The metrics table: every metric Apache ZooKeeper 3.8 registers with its
 // metrics provider (ServerMetrics, ZooKeeperServer.registerMetrics, the
@@ -47,7 +47,7 @@ type metricDef struct {
 	// read, for gauges read at scrape time, gets the value from the
 	// snapshot that mntr prints too (gauges.go). Metrics updated where
 	// their events happen have none: metrics.go creates them by name.
-	read func(g *gaugeSnapshot) float64
+	read func(g *Gauges) float64
 }
 
 // Reasons shared by many of the metrics zkgo does not export.
@@ -68,54 +68,54 @@ var metricTable = []metricDef{
 	// ZooKeeperServer.registerMetrics: gauges read at scrape time, from
 	// the same numbers as mntr (gauges.go).
 	{name: "avg_latency", kind: kindGauge, scope: always, help: "Average request latency in ms since start or srst (whole-ms samples).",
-		source: "serverStats latencyStats, updated as each reply is queued (mntr zk_avg_latency)", read: func(g *gaugeSnapshot) float64 { return g.avgLatency }},
+		source: "serverStats latencyStats, updated as each reply is queued (mntr zk_avg_latency)", read: func(g *Gauges) float64 { return g.AvgLatency }},
 	{name: "max_latency", kind: kindGauge, scope: always, help: "Largest request latency in ms since start or srst.",
-		source: "serverStats latencyStats (mntr zk_max_latency)", read: func(g *gaugeSnapshot) float64 { return num(g.maxLatency) }},
+		source: "serverStats latencyStats (mntr zk_max_latency)", read: func(g *Gauges) float64 { return num(g.MaxLatency) }},
 	{name: "min_latency", kind: kindGauge, scope: always, help: "Smallest request latency in ms since start or srst.",
-		source: "serverStats latencyStats (mntr zk_min_latency)", read: func(g *gaugeSnapshot) float64 { return num(g.minLatency) }},
+		source: "serverStats latencyStats (mntr zk_min_latency)", read: func(g *Gauges) float64 { return num(g.MinLatency) }},
 	{name: "packets_received", kind: kindGauge, scope: always, help: "Request packets received from clients since start or srst.",
 		source: "serverStats.packetsReceived, counted by each connection's reader (mntr zk_packets_received); a gauge, as in ZooKeeper, because srst resets it",
-		read:   func(g *gaugeSnapshot) float64 { return num(g.packetsReceived) }},
+		read:   func(g *Gauges) float64 { return num(g.PacketsReceived) }},
 	{name: "packets_sent", kind: kindGauge, scope: always, help: "Packets (replies and notifications) queued to clients since start or srst.",
-		source: "serverStats.packetsSent (mntr zk_packets_sent)", read: func(g *gaugeSnapshot) float64 { return num(g.packetsSent) }},
+		source: "serverStats.packetsSent (mntr zk_packets_sent)", read: func(g *Gauges) float64 { return num(g.PacketsSent) }},
 	{name: "num_alive_connections", kind: kindGauge, scope: always, help: "Client connections that completed their handshake.",
-		source: "one pass over Server.conns (mntr zk_num_alive_connections)", read: func(g *gaugeSnapshot) float64 { return num(g.aliveConnections) }},
+		source: "one pass over Server.conns (mntr zk_num_alive_connections)", read: func(g *Gauges) float64 { return num(g.AliveConnections) }},
 	{name: "outstanding_requests", kind: kindGauge, scope: always, help: "Requests received and not yet answered.",
-		source: "the connections' outstanding-request slots in use (mntr zk_outstanding_requests)", read: func(g *gaugeSnapshot) float64 { return num(g.outstanding) }},
+		source: "the connections' outstanding-request slots in use (mntr zk_outstanding_requests)", read: func(g *Gauges) float64 { return num(g.Outstanding) }},
 	{name: "uptime", kind: kindGauge, scope: always, help: "Time since the server started, in ms.",
-		source: "time since Server.New (mntr zk_uptime)", read: func(g *gaugeSnapshot) float64 { return num(g.uptime.Milliseconds()) }},
+		source: "time since Server.New (mntr zk_uptime)", read: func(g *Gauges) float64 { return num(g.Uptime.Milliseconds()) }},
 	{name: "znode_count", kind: kindGauge, scope: always, help: "Number of znodes, the root counted twice as ZooKeeper does.",
-		source: "tree.NodeCount, a counter kept by the tree (mntr zk_znode_count)", read: func(g *gaugeSnapshot) float64 { return num(g.znodes) }},
+		source: "tree.NodeCount, a counter kept by the tree (mntr zk_znode_count)", read: func(g *Gauges) float64 { return num(g.Znodes) }},
 	{name: "watch_count", kind: kindGauge, scope: always, help: "Watch registrations (data and child watches).",
-		source: "watch.Manager.Count (mntr zk_watch_count)", read: func(g *gaugeSnapshot) float64 { return num(g.watches) }},
+		source: "watch.Manager.Count (mntr zk_watch_count)", read: func(g *Gauges) float64 { return num(g.Watches) }},
 	{name: "ephemerals_count", kind: kindGauge, scope: always, help: "Number of ephemeral znodes.",
-		source: "tree.EphemeralCount, from the tree's per-session index (mntr zk_ephemerals_count)", read: func(g *gaugeSnapshot) float64 { return num(g.ephemerals) }},
+		source: "tree.EphemeralCount, from the tree's per-session index (mntr zk_ephemerals_count)", read: func(g *Gauges) float64 { return num(g.Ephemerals) }},
 	{name: "approximate_data_size", kind: kindGauge, scope: always, help: "Sum of the znodes' path and data lengths.",
-		source: "tree.ApproximateDataSize, a running total kept by the tree (mntr zk_approximate_data_size)", read: func(g *gaugeSnapshot) float64 { return float64(g.dataSize) }},
+		source: "tree.ApproximateDataSize, a running total kept by the tree (mntr zk_approximate_data_size)", read: func(g *Gauges) float64 { return float64(g.DataSize) }},
 	{name: "global_sessions", kind: kindGauge, scope: always, help: "Sessions in the replicated session table.",
-		source: "tree.SessionCount (mntr zk_global_sessions)", read: func(g *gaugeSnapshot) float64 { return num(g.globalSessions) }},
+		source: "tree.SessionCount (mntr zk_global_sessions)", read: func(g *Gauges) float64 { return num(g.GlobalSessions) }},
 	{name: "local_sessions", kind: kindGauge, scope: always, help: "Local sessions: those of clients of this member while it serves read-only.",
-		source: "connections holding a local session (mntr zk_local_sessions)", read: func(g *gaugeSnapshot) float64 { return num(g.localSessions) }},
+		source: "connections holding a local session (mntr zk_local_sessions)", read: func(g *Gauges) float64 { return num(g.LocalSessions) }},
 	{name: "open_file_descriptor_count", kind: kindGauge, scope: always, help: "Open file descriptors of the process (-1 where unknown).",
-		source: "entries of /proc/self/fd (mntr zk_open_file_descriptor_count)", read: func(g *gaugeSnapshot) float64 { return num(g.openFDs) }},
+		source: "entries of /proc/self/fd (mntr zk_open_file_descriptor_count)", read: func(g *Gauges) float64 { return num(g.OpenFDs) }},
 	{name: "max_file_descriptor_count", kind: kindGauge, scope: always, help: "The process's file descriptor limit (-1 where unknown).",
-		source: "getrlimit(RLIMIT_NOFILE) soft limit (mntr zk_max_file_descriptor_count)", read: func(g *gaugeSnapshot) float64 { return num(g.maxFDs) }},
+		source: "getrlimit(RLIMIT_NOFILE) soft limit (mntr zk_max_file_descriptor_count)", read: func(g *Gauges) float64 { return num(g.MaxFDs) }},
 	{name: "connection_drop_probability", kind: kindGauge, help: "ZooKeeper's probability of dropping a new connection.",
 		source: "not exported: zkgo's connection throttle is a plain token bucket that refuses when empty; it never drops by probability"},
 	{name: "last_client_response_size", kind: kindGauge, scope: always, help: "Size of the last reply to a client request in bytes (header and body), -1 before the first.",
-		source: "serverStats.response, recorded as each reply is queued (mntr zk_last_client_response_size)", read: func(g *gaugeSnapshot) float64 { return num(g.response.last) }},
+		source: "serverStats.response, recorded as each reply is queued (mntr zk_last_client_response_size)", read: func(g *Gauges) float64 { return num(g.Response.Last) }},
 	{name: "max_client_response_size", kind: kindGauge, scope: always, help: "Largest reply to a client request in bytes since start or srst, -1 before the first.",
-		source: "serverStats.response (mntr zk_max_client_response_size)", read: func(g *gaugeSnapshot) float64 { return num(g.response.max) }},
+		source: "serverStats.response (mntr zk_max_client_response_size)", read: func(g *Gauges) float64 { return num(g.Response.Max) }},
 	{name: "min_client_response_size", kind: kindGauge, scope: always, help: "Smallest reply to a client request in bytes since start or srst, -1 before the first.",
-		source: "serverStats.response (mntr zk_min_client_response_size)", read: func(g *gaugeSnapshot) float64 { return num(g.response.min) }},
+		source: "serverStats.response (mntr zk_min_client_response_size)", read: func(g *Gauges) float64 { return num(g.Response.Min) }},
 	{name: "outstanding_tls_handshake", kind: kindGauge, scope: always, help: "Client TLS handshakes in progress.",
-		source: "Conn.startTLS, around the handshake in each connection's reader", read: func(g *gaugeSnapshot) float64 { return num(g.tlsHandshakes) }},
+		source: "Conn.startTLS, around the handshake in each connection's reader", read: func(g *Gauges) float64 { return num(g.TLSHandshakes) }},
 	{name: "auth_failed_count", kind: kindGauge, scope: always, help: "Failed client authentications since start: TLS handshakes (a missing or refused certificate included) and SASL exchanges.",
-		source: "Conn.startTLS and Conn.saslFailed (AdminServer stats: server_stats.auth_failed_count)", read: func(g *gaugeSnapshot) float64 { return num(g.authFailed) }},
+		source: "Conn.startTLS and Conn.saslFailed (AdminServer stats: server_stats.auth_failed_count)", read: func(g *Gauges) float64 { return num(g.AuthFailed) }},
 	{name: "non_mtls_remote_conn_count", kind: kindGauge, scope: always, help: "Client connections without a verified client certificate from non-loopback addresses.",
-		source: "one pass over Server.conns (AdminServer stats: server_stats.non_mtlsremote_conn_count)", read: func(g *gaugeSnapshot) float64 { return num(g.nonMTLSRemote) }},
+		source: "one pass over Server.conns (AdminServer stats: server_stats.non_mtlsremote_conn_count)", read: func(g *Gauges) float64 { return num(g.NonMTLSRemote) }},
 	{name: "non_mtls_local_conn_count", kind: kindGauge, scope: always, help: "Client connections without a verified client certificate from loopback addresses.",
-		source: "one pass over Server.conns (AdminServer stats: server_stats.non_mtlslocal_conn_count)", read: func(g *gaugeSnapshot) float64 { return num(g.nonMTLSLocal) }},
+		source: "one pass over Server.conns (AdminServer stats: server_stats.non_mtlslocal_conn_count)", read: func(g *Gauges) float64 { return num(g.NonMTLSLocal) }},
 	{name: "quota_count_limit_per_namespace", kind: kindGauge, labels: []string{"key"}, source: "not exported: " + whyQuota},
 	{name: "quota_bytes_limit_per_namespace", kind: kindGauge, labels: []string{"key"}, source: "not exported: " + whyQuota},
 	{name: "quota_count_usage_per_namespace", kind: kindGauge, labels: []string{"key"}, source: "not exported: " + whyQuota},
@@ -123,18 +123,18 @@ var metricTable = []metricDef{
 
 	// QuorumZooKeeperServer, LeaderZooKeeperServer, FollowerZooKeeperServer.
 	{name: "quorum_size", kind: kindGauge, scope: ensemble, help: "Voting members of the ensemble.",
-		source: "raft's voters (raftnode.Status)", read: func(g *gaugeSnapshot) float64 { return num(g.quorumSize) }},
+		source: "raft's voters (raftnode.Status)", read: func(g *Gauges) float64 { return num(g.QuorumSize) }},
 	{name: "learners", kind: kindGauge, scope: leading, help: "Members following this leader (voters, observers and members not voting yet).",
-		source: "raft progress entries other than the leader's (mntr zk_learners)", read: func(g *gaugeSnapshot) float64 { return num(g.leader.learners) }},
+		source: "raft progress entries other than the leader's (mntr zk_learners)", read: func(g *Gauges) float64 { return num(g.Leader.Learners) }},
 	{name: "synced_followers", kind: kindGauge, scope: leading, help: "Voting followers whose log is caught up with the leader's.",
-		source: "voters whose match index is within promoteLag of the commit index (mntr zk_synced_followers)", read: func(g *gaugeSnapshot) float64 { return num(g.leader.syncedFollowers) }},
+		source: "voters whose match index is within promoteLag of the commit index (mntr zk_synced_followers)", read: func(g *Gauges) float64 { return num(g.Leader.SyncedFollowers) }},
 	{name: "synced_non_voting_followers", kind: kindGauge, scope: leading, help: "Participants not voting yet (rejoining under a new raft id) whose log is caught up.",
-		source: "raft learners that are not observers, caught up likewise (mntr zk_synced_non_voting_followers)", read: func(g *gaugeSnapshot) float64 { return num(g.leader.syncedNonVotingFollowers) }},
+		source: "raft learners that are not observers, caught up likewise (mntr zk_synced_non_voting_followers)", read: func(g *Gauges) float64 { return num(g.Leader.SyncedNonVotingFollowers) }},
 	{name: "synced_observers", kind: kindGauge, scope: leading, help: "Observers whose log is caught up with the leader's.",
 		source: "observers caught up likewise (mntr zk_synced_observers); on followers ZooKeeper counts observers synced through observer masters, which zkgo has not, so followers do not export it",
-		read:   func(g *gaugeSnapshot) float64 { return num(g.leader.syncedObservers) }},
+		read:   func(g *Gauges) float64 { return num(g.Leader.SyncedObservers) }},
 	{name: "leader_uptime", kind: kindGauge, scope: leading, help: "Time since this member became leader, in ms.",
-		source: "time since the leader change that made this member leader", read: func(g *gaugeSnapshot) float64 { return num(g.leader.uptime.Milliseconds()) }},
+		source: "time since the leader change that made this member leader", read: func(g *Gauges) float64 { return num(g.Leader.Uptime.Milliseconds()) }},
 	{name: "pending_syncs", kind: kindGauge, help: "Learner sync requests the leader has pending.",
 		source: "not exported: a zkgo sync is a barrier entry through the raft log; the leader keeps no queue of pending syncs (mntr prints zk_pending_syncs 0 for tools that expect the key)"},
 	{name: "last_proposal_size", kind: kindGauge, source: "not exported: " + whyZab},
@@ -293,15 +293,15 @@ var metricTable = []metricDef{
 	{name: "zkgo_wal_fsync_entries", kind: kindHistogram, scope: always, help: "Log entries made durable per WAL fsync.",
 		source: "storage.Options.OnWALSync, as sync_processor_batch_size"},
 	{name: "zkgo_raft_term", kind: kindGauge, scope: always, help: "Current raft term.",
-		source: "raftnode.Status (mntr zkgo_raft_term)", read: func(g *gaugeSnapshot) float64 { return float64(g.raft.Term) }},
+		source: "raftnode.Status (mntr zkgo_raft_term)", read: func(g *Gauges) float64 { return float64(g.Raft.Term) }},
 	{name: "zkgo_raft_commit_index", kind: kindGauge, scope: always, help: "Highest raft log index known committed.",
-		source: "raftnode.Status (mntr zkgo_raft_commit)", read: func(g *gaugeSnapshot) float64 { return float64(g.raft.Commit) }},
+		source: "raftnode.Status (mntr zkgo_raft_commit)", read: func(g *Gauges) float64 { return float64(g.Raft.Commit) }},
 	{name: "zkgo_raft_applied_index", kind: kindGauge, scope: always, help: "Highest raft log index applied to the tree.",
-		source: "raftnode.Status (mntr zkgo_raft_applied)", read: func(g *gaugeSnapshot) float64 { return float64(g.raft.Applied) }},
+		source: "raftnode.Status (mntr zkgo_raft_applied)", read: func(g *Gauges) float64 { return float64(g.Raft.Applied) }},
 	{name: "zkgo_raft_snapshot_index", kind: kindGauge, scope: always, help: "Raft log index of the newest snapshot.",
-		source: "raftnode.Status (mntr zkgo_raft_snapshot_index)", read: func(g *gaugeSnapshot) float64 { return float64(g.raft.Snapshot) }},
+		source: "raftnode.Status (mntr zkgo_raft_snapshot_index)", read: func(g *Gauges) float64 { return float64(g.Raft.Snapshot) }},
 	{name: "zkgo_raft_leader", kind: kindGauge, scope: always, help: "Raft id of the leader this member knows, 0 for none.",
-		source: "raftnode.Status (mntr zkgo_raft_leader)", read: func(g *gaugeSnapshot) float64 { return float64(g.raft.Leader) }},
+		source: "raftnode.Status (mntr zkgo_raft_leader)", read: func(g *Gauges) float64 { return float64(g.Raft.Leader) }},
 	{name: "zkgo_raft_leader_changes_total", kind: kindCounter, scope: always, help: "Changes of the raft leader this member saw (to none included).",
 		source: "Server.leaderChanged"},
 	{name: "zkgo_raft_proposals_dropped_total", kind: kindCounter, scope: always, help: "Proposals of this member that raft refused or that never reached the log (outcome unknown to their client).",
@@ -319,7 +319,7 @@ var metricTable = []metricDef{
 	{name: "zkgo_request_stage_seconds", kind: kindHistogram, labels: []string{"stage"}, scope: always, help: "Where requests spend their time: propose (a write, read to handed to raft), log (a write, handed to raft to reply queued: WAL fsync, replication, commit, apply), apply (a write, the end of log: the state machine got its batch to reply queued), read (a read, read to reply queued), reply (queued to written to the socket, per write call).",
 		source: "stages.go: Conn.noteReply, the proposer, the writers (mntr zkgo_stage_<stage>_ns and _count)"},
 	{name: "zkgo_connections_parked", kind: kindGauge, scope: always, help: "Client connections parked while idle: no goroutine and no input buffer until their next request.",
-		source: "the idle poller (connpark.go; mntr zkgo_parked_connections)", read: func(g *gaugeSnapshot) float64 { return float64(g.parkedConnections) }},
+		source: "the idle poller (connpark.go; mntr zkgo_parked_connections)", read: func(g *Gauges) float64 { return float64(g.ParkedConnections) }},
 	{name: "zkgo_connections_rejected_total", kind: kindCounter, labels: []string{"reason"}, scope: always, help: "Client connections refused, by reason: max_cnxns, max_client_cnxns or throttle.",
 		source: "where each refusal happens (Server.newConn, acceptLoop)"},
 	{name: "zkgo_audit_events_dropped_total", kind: kindCounter, scope: always, help: "Audit events dropped because the audit log's queue was full (0 while the audit log is off).",
@@ -332,10 +332,51 @@ func metricByName(name string) *metricDef {
 	for i := range metricTable {
 		if d := &metricTable[i]; d.name == name {
 			if d.scope == notExported {
-				panic("server: metric " + name + " is marked not exported")
+				panic("metrics: metric " + name + " is marked not exported")
 			}
 			return d
 		}
 	}
-	panic("server: metric " + name + " is not in the table")
+	panic("metrics: metric " + name + " is not in the table")
+}
+
+// Spec is a row of the table as tools and tests see it.
+type Spec struct {
+	Name string
+	// Type is the Prometheus type: "gauge", "counter", "summary" or
+	// "histogram".
+	Type     string
+	Labels   []string
+	Exported bool
+	// EnsembleOnly and LeaderOnly: where an exported metric appears.
+	EnsembleOnly, LeaderOnly bool
+	Help                     string
+	// Source says how zkgo computes the metric, or why it does not.
+	Source string
+}
+
+// Table returns the table, in its order.
+func Table() []Spec {
+	out := make([]Spec, 0, len(metricTable))
+	for _, d := range metricTable {
+		out = append(out, Spec{Name: d.name, Type: d.kind.String(), Labels: d.labels,
+			Exported: d.scope != notExported, EnsembleOnly: d.scope == ensemble, LeaderOnly: d.scope == leading,
+			Help: d.help, Source: d.source})
+	}
+	return out
+}
+
+// String is the kind's Prometheus type name.
+func (k metricKind) String() string {
+	switch k {
+	case kindGauge:
+		return "gauge"
+	case kindCounter:
+		return "counter"
+	case kindSummary:
+		return "summary"
+	case kindHistogram:
+		return "histogram"
+	}
+	return "untyped"
 }

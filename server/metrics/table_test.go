@@ -1,6 +1,7 @@
-package server
+package metrics
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 )
@@ -48,13 +49,26 @@ func TestMetricTableRows(t *testing.T) {
 		}
 	}
 	t.Logf("ZooKeeper metrics: %d, exported %d; zkgo's own: %d", zk, zkExported, len(metricTable)-zk)
-	// newMetrics looks up every metric it creates (metricByName panics on
-	// a name missing or marked not exported).
-	s, err := New(Options{MetricsAddr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.met == nil {
-		t.Fatal("no metrics with MetricsAddr set")
+	// New looks up every metric it creates (metricByName panics on a
+	// name missing or marked not exported).
+	New(Sources{Log: slog.New(slog.DiscardHandler), Gauges: func() Gauges { return Gauges{} },
+		Counters:      map[string]func() int64{"looking_count": func() int64 { return 0 }},
+		Rejected:      map[string]func() int64{"throttle": func() int64 { return 0 }},
+		SnapshotBytes: func() int64 { return 0 }, Stages: []string{"a", "", "b"}})
+}
+
+// A counter's name that is not in the table, or not a counter, is a bug
+// New reports at once.
+func TestNewRefusesUnknownCounter(t *testing.T) {
+	for _, name := range []string{"no_such_metric", "avg_latency"} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: accepted as a counter", name)
+				}
+			}()
+			New(Sources{Log: slog.New(slog.DiscardHandler), Gauges: func() Gauges { return Gauges{} },
+				Counters: map[string]func() int64{name: func() int64 { return 0 }}, SnapshotBytes: func() int64 { return 0 }})
+		}()
 	}
 }

@@ -1,0 +1,81 @@
+package server
+
+import (
+	"time"
+
+	"github.com/zkgo/zkgo/raftnode"
+	"github.com/zkgo/zkgo/server/metrics"
+)
+
+// newMetrics builds s's Prometheus metrics (package metrics) over its
+// counters and gauges, read at scrape time.
+func newMetrics(s *Server) *metrics.Metrics {
+	st := &s.stats
+	stages := make([]string, numStages)
+	for i, name := range stageNames {
+		if stage(i) != stageFsync { // fsyncs are zkgo_wal_fsync_duration_seconds
+			stages[i] = name
+		}
+	}
+	return metrics.New(metrics.Sources{
+		Log:    s.log,
+		Gauges: s.gauges,
+		Counters: map[string]func() int64{
+			"looking_count":            st.lookingCount.Load,
+			"connection_request_count": st.connectRequests.Load,
+			"connection_rejected": func() int64 {
+				return st.throttledConns.Load() + st.rejectedMaxCnxns.Load() + st.rejectedPerIP.Load()
+			},
+			"bytes_received_count":                  st.bytesReceived.Load,
+			"sessionless_connections_expired":       st.sessionlessExpired.Load,
+			"throttled_ops":                         st.watchRefusals.Load,
+			"response_bytes":                        st.responseBytes.Load,
+			"watch_bytes":                           st.watchBytes.Load,
+			"zkgo_raft_leader_changes_total":        st.leaderChanges.Load,
+			"zkgo_raft_proposals_dropped_total":     s.prop.dropped.Load,
+			"zkgo_session_expirations_total":        s.sessions.expirations.Load,
+			"zkgo_watch_notifications_total":        st.watchNotifications.Load,
+			"revalidate_count":                      st.revalidations.Load,
+			"zkgo_connect_requests_abandoned_total": st.abandonedConnects.Load,
+			"zkgo_audit_events_dropped_total": func() int64 {
+				if s.audit == nil { // off, or not opened yet (Start)
+					return 0
+				}
+				return s.audit.Dropped()
+			},
+		},
+		Rejected: map[string]func() int64{
+			"max_cnxns":        st.rejectedMaxCnxns.Load,
+			"max_client_cnxns": st.rejectedPerIP.Load,
+			"throttle":         st.throttledConns.Load,
+		},
+		SnapshotBytes: st.snapshotBytes.Load,
+		Stages:        stages,
+	})
+}
+
+// noteLeaderChange counts a change of raft leader and, on a member of an
+// ensemble, the time it spent without one (election_time, looking_count)
+// and when it became leader (leader_uptime). leaderChanged calls it on the
+// replica's followLeader goroutine, the only user of s.electionStart.
+func (s *Server) noteLeaderChange(ch raftnode.LeaderChange) {
+	s.stats.leaderChanges.Add(1)
+	clustered := s.clustered()
+	if ch.IsSelf && clustered {
+		s.stats.leaderSince.Store(time.Now().UnixNano())
+	} else {
+		s.stats.leaderSince.Store(0)
+	}
+	if !clustered {
+		return // standalone: leads its group of one from the start
+	}
+	if ch.Leader == 0 {
+		s.stats.lookingCount.Add(1)
+		s.electionStart = time.Now()
+		return
+	}
+	if !s.electionStart.IsZero() {
+		s.met.Election(time.Since(s.electionStart))
+		s.electionStart = time.Time{}
+	}
+}
