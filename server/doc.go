@@ -75,7 +75,10 @@
 // (outMu); reads run inside Machine.View (read). Conn.pipeMu is never
 // held while entering View. Conn.close may run with the Machine's lock
 // and pipeMu held (a reply over the queue limit): it takes outMu,
-// Server.connsMu, watch.Manager's lock and sessionTracker.mu each on its
-// own, holding none of them while taking another. proposer.mu is a leaf: waiters are
-// told after it is released.
+// slotMu, Server.connsMu, the idle poller's lock, watch.Manager's lock
+// and sessionTracker.mu each on its own, holding none of them while
+// taking another. Server.spawnMu (read) may be taken under the Machine's
+// lock, pipeMu or wmu (waking a parked connection's writer); Close takes
+// it with nothing else held. proposer.mu is a leaf: waiters are told
+// after it is released.
 package server

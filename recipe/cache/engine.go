@@ -24,8 +24,8 @@ const (
 // goroutine (run) owns the session, the watch and the reading; the cached
 // state lives in store, which readers reach under its own lock.
 //
-// Lock order: engine.mu, then recipeutil.Stream's lock (send). store.mu is
-// never held with engine.mu.
+// Lock order: engine.mu, then recipeutil.Stream's lock (send), or
+// store.mu (finish clears the store under engine.mu); store.mu is a leaf.
 type engine struct {
 	// Set by newEngine, then read-only.
 	root     string

@@ -4,7 +4,9 @@
 //
 // The Machine owns the tree and its lock, and is the only code that takes
 // that lock. raft's apply goroutine calls Apply, Snapshot, CheckSnapshot
-// and Restore (raftnode.StateMachine); the rest of the server reads the
+// and Restore (raftnode.StateMachine); the AdminServer's snapshot command
+// calls Snapshot too (the capture takes the lock once, like the apply
+// goroutine's); the rest of the server reads the
 // tree inside View, or through a Waiter's Applied while a batch holds the
 // tree write-locked (Batch.Tree), and changes /zookeeper/config outside
 // the log through SetConfigData and ReconfigData.
