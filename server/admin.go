@@ -10,6 +10,8 @@ import (
 	"net/http/pprof"
 	"strings"
 	"time"
+
+	"github.com/zkgo/zkgo/server/report"
 )
 
 // The AdminServer: ZooKeeper's commands over HTTP (its JettyAdminServer),
@@ -17,7 +19,7 @@ import (
 // Options.AdminTLS (admin_tls.go).
 //
 //	GET <url>             the commands, as links (url: Options.AdminCommandURL)
-//	GET <url>/<name>      runs one, answering ZooKeeper's JSON (admin_commands.go)
+//	GET <url>/<name>      runs one, answering ZooKeeper's JSON (package report)
 //	GET /metrics          Prometheus metrics, when they are served (metrics.go)
 //	GET /debug/pprof/...  Go's profiler, with Options.AdminPprof
 //	/ (everything else)   the web console, with Options.AdminConsole (console.go)
@@ -150,7 +152,7 @@ func (a *adminServer) limit(h http.Handler) http.Handler {
 func (a *adminServer) list(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	var b strings.Builder
-	for _, name := range adminPrimaryNames() {
+	for _, name := range report.PrimaryNames() {
 		fmt.Fprintf(&b, "<a href=\"%s/%s\">%s</a>\n<br/>\n", a.url, name, name)
 	}
 	w.Write([]byte(b.String()))
@@ -165,10 +167,10 @@ func (a *adminServer) command(w http.ResponseWriter, r *http.Request) {
 			args[k] = v[0]
 		}
 	}
-	if c := adminByName[r.PathValue("name")]; c != nil && c.operator && !a.s.operatorAllowed(w, r, c.names[0]) {
+	if primary, ok := report.Operator(r.PathValue("name")); ok && !a.s.operatorAllowed(w, r, primary) {
 		return
 	}
-	body := a.s.runAdminCommand(r.PathValue("name"), args)
+	body := report.Run(reports{a.s}, r.PathValue("name"), args)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	w.Write(body)

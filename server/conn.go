@@ -15,6 +15,7 @@ import (
 	"github.com/zkgo/zkgo/acl"
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/server/report"
 	"github.com/zkgo/zkgo/server/statemachine"
 )
 
@@ -571,7 +572,7 @@ func (c *Conn) readHandshake() bool {
 		c.noteHandshakeTimeout(err)
 		return false
 	}
-	if cmd := string(hdr[:]); isFourLetterWord(cmd) {
+	if cmd := string(hdr[:]); report.IsFourLetterWord(cmd) {
 		c.serveFourLetterWord(cmd, br)
 		return false
 	}

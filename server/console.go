@@ -282,9 +282,9 @@ func (cs consoleStatus) info(id int64, c *Conn, lists int) status.SessionInfo {
 	si.EphemeralCount = len(eph)
 	if c != nil {
 		ci := c.info()
-		si.ClientAddr = ci.remote
-		if ci.lastResp > 0 {
-			si.LastSeen = time.UnixMilli(ci.lastResp)
+		si.ClientAddr = ci.Remote
+		if ci.LastResp > 0 {
+			si.LastSeen = time.UnixMilli(ci.LastResp)
 		}
 		for _, a := range *c.auth.Load() {
 			si.AuthIDs = append(si.AuthIDs, shownID(a.Scheme, a.ID))

@@ -28,11 +28,15 @@
 //	replica.go       replica, the cluster glue: the raft node over the WAL
 //	                 (or memory), leader tracking, touch batches
 //	options.go       Options: the configuration New takes, and its defaults
-//	fourlw.go, stats.go  four-letter words and their counters
-//	report.go        the numbers four-letter words and AdminServer commands
-//	                 print (one source for text and JSON)
-//	admin.go, admin_commands.go  the AdminServer: ZooKeeper's commands as
-//	                 JSON over HTTP, /metrics, optional pprof
+//	fourlw.go, stats.go  four-letter words on the client port (whitelist,
+//	                 stmk's mask, the heavy-output cache) and the counters
+//	report.go        reads the views four-letter words and AdminServer
+//	                 commands print (one source for text and JSON)
+//	reports.go       the server as package report sees it (report.Source)
+//	report/          package report: the words' text and the commands'
+//	                 JSON, ZooKeeper's names and shapes
+//	admin.go         the AdminServer: the commands over HTTP, /metrics,
+//	                 optional pprof
 //	gauges.go        reads the gauges (metrics.Gauges) mntr and /metrics
 //	                 both print
 //	metrics_hooks.go hands package metrics its counters and gauges

@@ -7,11 +7,11 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/raftnode"
+	"github.com/zkgo/zkgo/server/report"
 	"github.com/zkgo/zkgo/tree"
 )
 
@@ -153,49 +153,8 @@ func (s *Server) handOverBeforeStop(ctx context.Context) bool {
 	return true
 }
 
-// leadershipWord answers ydld, rqld, csnp and lgif.
-func (s *Server) leadershipWord(cmd string, b *strings.Builder) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.handOverWait())
-	defer cancel()
-	switch cmd {
-	case "ydld":
-		if _, err := s.TransferLeadership(ctx, -1); err != nil {
-			b.WriteString("Failed to yield leadership request to leader.")
-			return
-		}
-		b.WriteString("Sent yield leadership request to leader.")
-	case "rqld":
-		if err := s.RequestLeadership(ctx); err != nil {
-			b.WriteString("Failed to send leadership request to leader.")
-			return
-		}
-		b.WriteString("Sent leadership request to leader.")
-	case "csnp":
-		node := s.raft.raft()
-		if node == nil {
-			b.WriteString("Failed to schedule snapshot creation task.")
-			return
-		}
-		fmt.Fprintf(b, "Snapshot creation scheduled with last committed log index %d.", node.RequestSnapshot())
-	case "lgif":
-		li, err := s.logInfo()
-		if err != nil {
-			b.WriteString("Failed to read the log: " + err.Error())
-			return
-		}
-		for _, kv := range li {
-			fmt.Fprintf(b, "%s\t%d\n", kv.key, kv.value)
-		}
-	}
-}
-
-type logInfoValue struct {
-	key   string
-	value uint64
-}
-
 // logInfo is lgif's report, in Keeper's order and names.
-func (s *Server) logInfo() ([]logInfoValue, error) {
+func (s *Server) logInfo() ([]report.KV, error) {
 	node := s.raft.raft()
 	if node == nil {
 		return nil, errors.New("raft is not running")
@@ -204,11 +163,11 @@ func (s *Server) logInfo() ([]logInfoValue, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []logInfoValue{
-		{"first_log_idx", li.FirstIndex}, {"first_log_term", li.FirstTerm},
-		{"last_log_idx", li.LastIndex}, {"last_log_term", li.LastTerm},
-		{"last_committed_log_idx", li.Committed}, {"leader_committed_log_idx", li.LeaderCommitted},
-		{"target_committed_log_idx", li.LeaderCommitted}, {"last_snapshot_idx", li.Snapshot},
+	return []report.KV{
+		{Key: "first_log_idx", Value: li.FirstIndex}, {Key: "first_log_term", Value: li.FirstTerm},
+		{Key: "last_log_idx", Value: li.LastIndex}, {Key: "last_log_term", Value: li.LastTerm},
+		{Key: "last_committed_log_idx", Value: li.Committed}, {Key: "leader_committed_log_idx", Value: li.LeaderCommitted},
+		{Key: "target_committed_log_idx", Value: li.LeaderCommitted}, {Key: "last_snapshot_idx", Value: li.Snapshot},
 	}, nil
 }
 
@@ -238,53 +197,4 @@ func (s *Server) operatorAllowed(w http.ResponseWriter, r *http.Request, name st
 		return fail(http.StatusForbidden, "this command needs the super user or an identity that every permission on / is granted to by an ACL entry other than world:anyone")
 	}
 	return true
-}
-
-func init() {
-	defer func() {
-		for _, c := range adminCommands {
-			for _, n := range c.names {
-				adminByName[n] = c
-			}
-		}
-	}()
-	adminCommands = append(adminCommands,
-		&adminCommand{names: []string{"yield_leadership", "ydld"}, serverRequired: true, operator: true, run: func(s *Server, r *cmdResponse, _ map[string]string) {
-			ctx, cancel := context.WithTimeout(context.Background(), s.handOverWait())
-			defer cancel()
-			to, err := s.TransferLeadership(ctx, -1)
-			if err != nil {
-				r.put("error", err.Error())
-				return
-			}
-			r.put("leader", to)
-		}},
-		&adminCommand{names: []string{"request_leadership", "rqld"}, serverRequired: true, operator: true, run: func(s *Server, r *cmdResponse, _ map[string]string) {
-			ctx, cancel := context.WithTimeout(context.Background(), s.handOverWait())
-			defer cancel()
-			if err := s.RequestLeadership(ctx); err != nil {
-				r.put("error", err.Error())
-				return
-			}
-			r.put("leader", s.opts.ServerID)
-		}},
-		&adminCommand{names: []string{"create_snapshot", "csnp"}, serverRequired: true, operator: true, run: func(s *Server, r *cmdResponse, _ map[string]string) {
-			node := s.raft.raft()
-			if node == nil {
-				r.put("error", "raft is not running")
-				return
-			}
-			r.put("last_committed_log_idx", node.RequestSnapshot())
-		}},
-		&adminCommand{names: []string{"log_info", "lgif"}, serverRequired: true, run: func(s *Server, r *cmdResponse, _ map[string]string) {
-			li, err := s.logInfo()
-			if err != nil {
-				r.put("error", err.Error())
-				return
-			}
-			for _, kv := range li {
-				r.put(kv.key, kv.value)
-			}
-		}},
-	)
 }

@@ -16,12 +16,12 @@ import (
 	"github.com/zkgo/zkgo/config"
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/raftnode"
-	"github.com/zkgo/zkgo/server/metrics"
+	"github.com/zkgo/zkgo/server/report"
 	"github.com/zkgo/zkgo/tree"
 )
 
-// Reports: the numbers the four-letter words (fourlw.go) and the
-// AdminServer's commands (admin_commands.go) print. Each report is read
+// Reports: the numbers the four-letter words and the AdminServer's
+// commands (package report, through reports.go) print. Each report is read
 // once into a value here and printed by both, so that a number has one
 // source: srvr and server_stats, cons and connections, mntr and monitor,
 // dirs, gtmk, … agree by construction.
@@ -36,86 +36,48 @@ const defaultTraceMask = 306
 // stored and reported.
 type traceMask struct{ v atomic.Int64 }
 
-// serverStatsView is srvr/stat's summary and the AdminServer's
-// server_stats.
-type serverStatsView struct {
-	version        string
-	readOnly       bool
-	mode           string
-	minLat         int64
-	avgLat         float64
-	maxLat         int64
-	received, sent int64
-	connections    int
-	outstanding    int
-	lastZxid       int64
-	nodeCount      int
-	uptime         time.Duration
-	response       metrics.ResponseSizes
-}
-
 // serverStatsView reads srvr's numbers: the same sources as the gauges
 // (gauges.go) without the ones srvr does not print (file descriptors,
 // raft), so that polling srvr stays cheap.
-func (s *Server) serverStatsView() serverStatsView {
-	v := serverStatsView{version: Version(), readOnly: s.readOnly.Load(), mode: s.Mode(),
-		received: s.stats.packetsReceived.Load(), sent: s.stats.packetsSent.Load(),
-		uptime: time.Since(s.started), response: s.stats.response.get()}
-	v.minLat, v.avgLat, v.maxLat, _ = s.stats.lat.get()
+func (s *Server) serverStatsView() report.ServerStats {
+	v := report.ServerStats{Version: Version(), ReadOnly: s.readOnly.Load(), Mode: s.Mode(),
+		Received: s.stats.packetsReceived.Load(), Sent: s.stats.packetsSent.Load(),
+		Uptime: time.Since(s.started), Response: s.stats.response.get()}
+	v.MinLat, v.AvgLat, v.MaxLat, _ = s.stats.lat.get()
 	conns := s.connList()
-	v.connections = len(conns)
+	v.Connections = len(conns)
 	for _, c := range conns {
-		v.outstanding += len(c.slots)
+		v.Outstanding += len(c.slots)
 	}
-	s.sm.View(func(t *tree.Tree) { v.lastZxid, v.nodeCount = t.LastZxid(), t.NodeCount() })
+	s.sm.View(func(t *tree.Tree) { v.LastZxid, v.NodeCount = t.LastZxid(), t.NodeCount() })
 	return v
 }
 
-// connInfo is a connection as cons and stat show it (ZooKeeper's
-// ServerCnxn.getConnectionInfo).
-type connInfo struct {
-	remote      string
-	secure      bool
-	interestOps int // 1 (reading), as a Java NIO connection that is not writing reports
-	outstanding int
-	received    int64
-	sent        int64
-	// The rest are cons's (full) fields.
-	sessionID          int64
-	lastOp             string
-	established        int64 // unix ms
-	timeout            int64 // ms
-	lastCxid, lastZxid int64
-	lastResp           int64 // unix ms
-	lastLat            int64
-	minLat, avgLat     int64
-	maxLat             int64
-}
-
-func (c *Conn) info() connInfo {
+// info reads c as cons and stat show it.
+func (c *Conn) info() report.ConnInfo {
 	lastOp := "NA"
 	if v := c.lastOp.Load(); v != 0 {
 		lastOp = opName(proto.OpCode(int32(uint32(v))))
 	}
 	minLat, avg, maxLat, llat := c.lat.get()
-	return connInfo{
-		remote:      c.raw.RemoteAddr().String(),
-		secure:      c.secure,
-		interestOps: 1,
-		outstanding: len(c.slots),
-		received:    c.packetsIn.Load(),
-		sent:        c.packetsOut.Load(),
-		sessionID:   c.sessionID,
-		lastOp:      lastOp,
-		established: c.created.UnixMilli(),
-		timeout:     c.timeout.Milliseconds(),
-		lastCxid:    int64(c.lastXid.Load()),
-		lastZxid:    c.lastZxid.Load(),
-		lastResp:    c.lastResp.Load(),
-		lastLat:     llat,
-		minLat:      minLat,
-		avgLat:      int64(avg),
-		maxLat:      maxLat,
+	return report.ConnInfo{
+		Remote:      c.raw.RemoteAddr().String(),
+		Secure:      c.secure,
+		InterestOps: 1,
+		Outstanding: len(c.slots),
+		Received:    c.packetsIn.Load(),
+		Sent:        c.packetsOut.Load(),
+		SessionID:   c.sessionID,
+		LastOp:      lastOp,
+		Established: c.created.UnixMilli(),
+		Timeout:     c.timeout.Milliseconds(),
+		LastCxid:    int64(c.lastXid.Load()),
+		LastZxid:    c.lastZxid.Load(),
+		LastResp:    c.lastResp.Load(),
+		LastLat:     llat,
+		MinLat:      minLat,
+		AvgLat:      int64(avg),
+		MaxLat:      maxLat,
 	}
 }
 
@@ -147,20 +109,8 @@ func (s *Server) resetServerStats() {
 	s.heavy.clear()
 }
 
-// confView is conf and configuration: the settings ZooKeeper's
-// ZooKeeperServerConf holds.
-type confView struct {
-	clientPort          int
-	secureClientPort    int
-	dataDir, dataLogDir string
-	tickTime            int64
-	maxClientCnxns      int
-	minSessionTimeout   int64
-	maxSessionTimeout   int64
-	serverID            int64
-}
-
-func (s *Server) confView() confView {
+// confView reads conf's settings.
+func (s *Server) confView() report.Conf {
 	o := &s.opts
 	port := func(a net.Addr) int {
 		if a == nil {
@@ -181,10 +131,10 @@ func (s *Server) confView() confView {
 	if logDir == "" {
 		logDir = o.DataDir
 	}
-	return confView{clientPort: plain, secureClientPort: secure, dataDir: o.DataDir, dataLogDir: logDir,
-		tickTime: o.TickTime.Milliseconds(), maxClientCnxns: o.MaxClientCnxns,
-		minSessionTimeout: o.MinSessionTimeout.Milliseconds(), maxSessionTimeout: o.MaxSessionTimeout.Milliseconds(),
-		serverID: o.ServerID}
+	return report.Conf{ClientPort: plain, SecureClientPort: secure, DataDir: o.DataDir, DataLogDir: logDir,
+		TickTime: o.TickTime.Milliseconds(), MaxClientCnxns: o.MaxClientCnxns,
+		MinSessionTimeout: o.MinSessionTimeout.Milliseconds(), MaxSessionTimeout: o.MaxSessionTimeout.Milliseconds(),
+		ServerID: o.ServerID}
 }
 
 // dirSizes returns the bytes in the data directory and in the log
@@ -228,13 +178,10 @@ func dirSize(dir string) int64 {
 	return n
 }
 
-// envEntry is one line of envi / one field of environment.
-type envEntry struct{ key, value string }
-
 // environment lists what envi and environment print: ZooKeeper's keys
 // where they have a meaning in a Go process (zookeeper.version,
 // host.name, os.*, user.*), Go's in place of java.*.
-func (s *Server) environment() []envEntry {
+func (s *Server) environment() []report.EnvEntry {
 	host, _ := os.Hostname()
 	wd, _ := os.Getwd()
 	var name, home string
@@ -244,61 +191,38 @@ func (s *Server) environment() []envEntry {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	mb := func(b uint64) string { return strconv.FormatUint(b>>20, 10) + "MB" }
-	return []envEntry{
-		{"zookeeper.version", Version()},
-		{"host.name", host},
-		{"go.version", runtime.Version()},
-		{"go.compiler", runtime.Compiler},
-		{"os.name", runtime.GOOS},
-		{"os.arch", runtime.GOARCH},
-		{"os.version", osVersion()},
-		{"os.procs", strconv.Itoa(runtime.NumCPU())},
-		{"user.name", name},
-		{"user.home", home},
-		{"user.dir", wd},
-		{"os.memory.free", mb(ms.HeapIdle - ms.HeapReleased)},
-		{"os.memory.total", mb(ms.Sys)},
+	return []report.EnvEntry{
+		{Key: "zookeeper.version", Value: Version()},
+		{Key: "host.name", Value: host},
+		{Key: "go.version", Value: runtime.Version()},
+		{Key: "go.compiler", Value: runtime.Compiler},
+		{Key: "os.name", Value: runtime.GOOS},
+		{Key: "os.arch", Value: runtime.GOARCH},
+		{Key: "os.version", Value: report.OSVersion()},
+		{Key: "os.procs", Value: strconv.Itoa(runtime.NumCPU())},
+		{Key: "user.name", Value: name},
+		{Key: "user.home", Value: home},
+		{Key: "user.dir", Value: wd},
+		{Key: "os.memory.free", Value: mb(ms.HeapIdle - ms.HeapReleased)},
+		{Key: "os.memory.total", Value: mb(ms.Sys)},
 	}
 }
 
-// osVersion is the kernel release (Java's os.version), or "" where
-// there is no uname.
-func osVersion() string {
-	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
-	if err != nil {
-		return ""
-	}
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == ' ') {
-		b = b[:len(b)-1]
-	}
-	return string(b)
-}
-
-// sessionDump is dump's content: the sessions by expiry time (the
-// deadline this member tracks, rounded up to the tick as ZooKeeper's
-// expiry buckets are, in unix ms) and the ephemeral nodes by session.
-type sessionDump struct {
-	sessions   []int64 // every session, sorted
-	timeouts   map[int64]int32
-	expiry     map[int64][]int64 // deadline (unix ms) → sorted sessions
-	ephemerals map[int64][]string
-	withEph    []int64 // sessions owning ephemerals, sorted
-}
-
-func (s *Server) sessionDump() sessionDump {
+// sessionDump reads dump's content.
+func (s *Server) sessionDump() report.SessionDump {
 	// The tree's read lock is taken per session, not for the whole walk,
 	// so that applying goes on meanwhile.
-	d := sessionDump{timeouts: make(map[int64]int32), expiry: make(map[int64][]int64), ephemerals: make(map[int64][]string)}
+	d := report.SessionDump{Timeouts: make(map[int64]int32), Expiry: make(map[int64][]int64), Ephemerals: make(map[int64][]string)}
 	var sessions []*tree.Session
 	s.sm.View(func(t *tree.Tree) { sessions = t.Sessions() })
 	for _, ss := range sessions {
-		d.sessions = append(d.sessions, ss.ID)
-		d.timeouts[ss.ID] = ss.Timeout
+		d.Sessions = append(d.Sessions, ss.ID)
+		d.Timeouts[ss.ID] = ss.Timeout
 		var ps []string
 		s.sm.View(func(t *tree.Tree) { ps = t.Ephemerals(ss.ID) })
 		if len(ps) > 0 {
-			d.withEph = append(d.withEph, ss.ID)
-			d.ephemerals[ss.ID] = ps
+			d.WithEph = append(d.WithEph, ss.ID)
+			d.Ephemerals[ss.ID] = ps
 		}
 	}
 	tick := s.opts.TickTime.Milliseconds()
@@ -307,38 +231,21 @@ func (s *Server) sessionDump() sessionDump {
 		if tick > 0 {
 			ms = (ms/tick + 1) * tick
 		}
-		d.expiry[ms] = append(d.expiry[ms], id)
+		d.Expiry[ms] = append(d.Expiry[ms], id)
 	}
-	for _, ids := range d.expiry {
+	for _, ids := range d.Expiry {
 		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	}
 	return d
 }
 
-// monitorValue is one line of mntr and one field of monitor. ZooKeeper's
-// keys are written without their zk_ prefix (monitor's names); zkgo's own
-// keep their zkgo_ name in both.
-type monitorValue struct {
-	key   string
-	value any // int, int64, float64, bool or string
-	own   bool
-}
-
-// textKey is the key mntr prints.
-func (m monitorValue) textKey() string {
-	if m.own {
-		return m.key
-	}
-	return "zk_" + m.key
-}
-
 // monitorValues are mntr's and monitor's values. The keys /metrics
 // exports too come from the same metrics.Gauges, so all three agree.
-func (s *Server) monitorValues() []monitorValue {
+func (s *Server) monitorValues() []report.MonitorValue {
 	g := s.gauges()
-	var out []monitorValue
-	zk := func(k string, v any) { out = append(out, monitorValue{key: k, value: v}) }
-	own := func(k string, v any) { out = append(out, monitorValue{key: k, value: v, own: true}) }
+	var out []report.MonitorValue
+	zk := func(k string, v any) { out = append(out, report.MonitorValue{Key: k, Value: v}) }
+	own := func(k string, v any) { out = append(out, report.MonitorValue{Key: k, Value: v, Own: true}) }
 	zk("version", Version())
 	zk("server_state", s.Mode())
 	zk("avg_latency", g.AvgLatency)
@@ -417,25 +324,18 @@ func (s *Server) monitorValues() []monitorValue {
 	return out
 }
 
-// leaderView is lead/leader on an ensemble member: whether it leads, and
-// the leader's server id (-1 without one) and peer host.
-type leaderView struct {
-	isLeader bool
-	leaderID int64
-	leaderIP string
-}
-
-func (s *Server) leaderView() leaderView {
-	v := leaderView{isLeader: s.isLeader(), leaderID: -1}
+// leaderView reads lead/leader.
+func (s *Server) leaderView() report.LeaderView {
+	v := report.LeaderView{IsLeader: s.isLeader(), LeaderID: -1}
 	lead := s.raft.leader.Load()
 	if lead == 0 {
-		v.isLeader = false
+		v.IsLeader = false
 		return v
 	}
-	v.leaderID = memberID(uint64(lead))
+	v.LeaderID = memberID(uint64(lead))
 	if m := s.currentMembership(); m != nil {
-		if sv, ok := m.server(v.leaderID); ok {
-			v.leaderIP = sv.Host
+		if sv, ok := m.server(v.LeaderID); ok {
+			v.LeaderIP = sv.Host
 		}
 	}
 	return v
@@ -457,32 +357,25 @@ func (s *Server) votingMembers() []config.Server {
 	return out
 }
 
-// observerInfo is an observer as the leader sees it (observers/obsr).
-type observerInfo struct {
-	addr     string
-	sid      int64
-	lastZxid int64 // the index raft knows it holds
-}
-
 // observers returns the observers in sync with this member if it leads
 // (nil otherwise).
-func (s *Server) observers() []observerInfo {
+func (s *Server) observers() []report.ObserverInfo {
 	st, _, _, _, ok := s.raft.status()
 	if !ok || !s.clustered() || st.Role != raftnode.RoleLeader {
 		return nil
 	}
-	var out []observerInfo
+	var out []report.ObserverInfo
 	for id, match := range st.Match {
 		if id == st.ID || !s.raft.isObserver(id) || match+promoteLag < st.Commit {
 			continue
 		}
-		o := observerInfo{sid: memberID(id), lastZxid: int64(match)}
-		if p, ok := s.raft.peer(o.sid); ok {
-			o.addr = p.Addr
+		o := report.ObserverInfo{SID: memberID(id), LastZxid: int64(match)}
+		if p, ok := s.raft.peer(o.SID); ok {
+			o.Addr = p.Addr
 		}
 		out = append(out, o)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].sid < out[j].sid })
+	sort.Slice(out, func(i, j int) bool { return out[i].SID < out[j].SID })
 	return out
 }
 
