@@ -1,7 +1,6 @@
 package zk
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,8 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/zk/wire"
 )
 
 // Conn is a ZooKeeper session. It is safe for concurrent use; requests from
@@ -608,50 +607,22 @@ func (c *Conn) connect(addr string) (*link, *proto.ConnectResponse, error) {
 	}
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
-	nc.SetDeadline(time.Now().Add(connTimeout))
-	if passwd == nil {
-		passwd = make([]byte, proto.PasswdLen)
-	}
-	req := proto.ConnectRequest{
+	wc := wire.NewConn(nc, wire.Options{MaxFrame: c.cfg.maxFrame, ReadBuffer: 32 << 10})
+	resp, err := wc.Handshake(proto.ConnectRequest{
 		LastZxidSeen: c.lastZxid.Load(),
 		TimeOut:      int32(c.cfg.sessionTimeout / time.Millisecond),
 		SessionID:    sid,
 		Passwd:       passwd,
 		ReadOnly:     c.cfg.readOnly,
-		HasReadOnly:  true,
-	}
-	var enc jute.Encoder
-	proto.AppendFrame(&enc, nil, &req)
-	if _, err := nc.Write(enc.Bytes()); err != nil {
-		nc.Close()
-		return nil, nil, err
-	}
-	br := bufio.NewReaderSize(nc, 32<<10)
-	frame, err := proto.ReadFrame(br, nil, c.cfg.maxFrame)
+	}, time.Now().Add(connTimeout))
 	if err != nil {
-		nc.Close()
-		return nil, nil, fmt.Errorf("handshake: %w", err)
-	}
-	var resp proto.ConnectResponse
-	d := jute.NewDecoder(frame)
-	resp.Decode(d)
-	if d.Err() != nil {
-		nc.Close()
-		return nil, nil, fmt.Errorf("handshake: %w: %v", ErrProtocol, d.Err())
-	}
-	if resp.TimeOut <= 0 {
-		nc.Close()
-		if sid != 0 {
-			return nil, nil, &Error{Code: proto.ErrSessionExpired, Err: ErrSessionExpired, Op: "connect"}
-		}
-		return nil, nil, fmt.Errorf("handshake: server refused a new session")
+		return nil, nil, handshakeError(err, sid)
 	}
 	if sid != 0 && resp.SessionID != sid {
 		nc.Close()
 		return nil, nil, &Error{Code: proto.ErrSessionExpired, Err: ErrSessionExpired, Op: "connect",
 			Detail: fmt.Sprintf("server answered with session 0x%x", resp.SessionID)}
 	}
-	nc.SetDeadline(time.Time{})
 	timeout := time.Duration(resp.TimeOut) * time.Millisecond
 	c.mu.Lock()
 	c.sessionID, c.passwd, c.timeout, c.server = resp.SessionID, resp.Passwd, timeout, addr
@@ -661,8 +632,8 @@ func (c *Conn) connect(addr string) (*link, *proto.ConnectResponse, error) {
 	c.mu.Unlock()
 	c.cfg.logger.Debug("zk: session established", "server", addr, "session", fmt.Sprintf("0x%x", resp.SessionID), "timeout", timeout, "readOnly", resp.ReadOnly)
 
-	l := newLink(c, nc, addr, timeout)
-	l.start(br)
+	l := newLink(c, wc, addr, timeout)
+	l.start()
 	// SASL first, as ZooKeeper's client holds everything else back until it
 	// completes (sasl.go).
 	if err := c.saslAuth(ctx, l); err != nil {
@@ -703,6 +674,29 @@ func (c *Conn) connect(addr string) (*link, *proto.ConnectResponse, error) {
 		}
 	}
 	return l, &resp, nil
+}
+
+// handshakeError is the error of a failed wire.Handshake as zk reports it:
+// the socket's error as it is for a failed write, "handshake: ..." for a
+// failed read, ErrProtocol for an undecodable answer, and an *Error with
+// ErrSessionExpired when the session to resume is refused.
+func handshakeError(err error, sid int64) error {
+	var he *wire.HandshakeError
+	if !errors.As(err, &he) {
+		return err
+	}
+	switch he.Step {
+	case wire.StepWrite:
+		return he.Err
+	case wire.StepRead:
+		return fmt.Errorf("handshake: %w", he.Err)
+	case wire.StepDecode:
+		return fmt.Errorf("handshake: %w: %v", ErrProtocol, he.Err)
+	}
+	if sid != 0 {
+		return &Error{Code: proto.ErrSessionExpired, Err: ErrSessionExpired, Op: "connect"}
+	}
+	return fmt.Errorf("handshake: server refused a new session")
 }
 
 // Close ends the session: it sends closeSession (waiting briefly for the

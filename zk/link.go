@@ -1,8 +1,6 @@
 package zk
 
 import (
-	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/zk/wire"
 )
 
 // request is one request on the wire and its outcome.
@@ -47,6 +46,7 @@ type link struct {
 	// Set by newLink, then read-only.
 	c            *Conn
 	nc           net.Conn
+	wc           *wire.Conn // nc's reading side, past the handshake
 	addr         string
 	readTimeout  time.Duration
 	pingInterval time.Duration
@@ -57,23 +57,24 @@ type link struct {
 	// err and drains all three under mu, so that send refuses new requests
 	// from then on and no request is failed twice or left behind. mu is
 	// never held across socket I/O, and no other lock is taken inside it.
-	mu      sync.Mutex // guards out, spare, pending, auths, err
-	out     []*request // queued by send, not yet taken by the writer
-	spare   []*request // the writer's last batch slice, reused for out
-	pending ring       // written (or being written), awaiting replies in order
-	auths   ring       // auth packets awaiting replies (the server answers them out of band)
-	err     error      // non-nil once the link is dead
+	mu      sync.Mutex             // guards out, spare, pending, auths, err
+	out     []*request             // queued by send, not yet taken by the writer
+	spare   []*request             // the writer's last batch slice, reused for out
+	pending wire.Pending[*request] // written (or being written), awaiting replies in order
+	auths   wire.Pending[*request] // auth packets awaiting replies (the server answers them out of band)
+	err     error                  // non-nil once the link is dead
 
 	kick chan struct{}  // wakes the writer (buffered 1; sends never block)
 	dead chan struct{}  // closed by fail, once (by the caller that set err)
 	wg   sync.WaitGroup // the reader and writer goroutines
 }
 
-func newLink(c *Conn, nc net.Conn, addr string, timeout time.Duration) *link {
+func newLink(c *Conn, wc *wire.Conn, addr string, timeout time.Duration) *link {
 	rt := timeout * 2 / 3
 	return &link{
 		c:            c,
-		nc:           nc,
+		nc:           wc.NetConn(),
+		wc:           wc,
 		addr:         addr,
 		readTimeout:  rt,
 		pingInterval: rt / 2,
@@ -82,9 +83,9 @@ func newLink(c *Conn, nc net.Conn, addr string, timeout time.Duration) *link {
 	}
 }
 
-func (l *link) start(br *bufio.Reader) {
+func (l *link) start() {
 	l.wg.Add(2)
-	go l.readLoop(br)
+	go l.readLoop()
 	go l.writeLoop()
 }
 
@@ -117,8 +118,8 @@ func (l *link) fail(err error) {
 	l.err = err
 	out := l.out
 	l.out = nil
-	pend := l.pending.drain()
-	auths := l.auths.drain()
+	pend := l.pending.Drain()
+	auths := l.auths.Drain()
 	l.mu.Unlock()
 	l.nc.Close()
 	close(l.dead)
@@ -179,18 +180,18 @@ func (l *link) writeLoop() {
 		for _, r := range batch {
 			switch r.xid {
 			case proto.XidAuth:
-				l.auths.push(r)
+				l.auths.Push(r)
 			default:
-				l.pending.push(r)
+				l.pending.Push(r)
 			}
 		}
 		l.mu.Unlock()
 		enc.Reset(enc.Bytes())
 		for _, r := range batch {
-			proto.AppendRequest(&enc, &proto.RequestHeader{Xid: r.xid, Type: r.op}, r.body)
+			wire.AppendRequest(&enc, r.xid, r.op, r.body)
 		}
 		if len(batch) == 0 {
-			proto.AppendRequest(&enc, &proto.RequestHeader{Xid: proto.XidPing, Type: proto.OpPing}, nil)
+			wire.AppendRequest(&enc, proto.XidPing, proto.OpPing, nil)
 		}
 		clear(batch)
 		l.mu.Lock()
@@ -209,56 +210,32 @@ func (l *link) writeLoop() {
 	}
 }
 
-// frameBuffered reports whether br holds a whole frame, which can be read
-// without touching the socket.
-func frameBuffered(br *bufio.Reader) bool {
-	n := br.Buffered()
-	if n < proto.FrameHeaderSize {
-		return false
-	}
-	hdr, err := br.Peek(proto.FrameHeaderSize)
-	if err != nil {
-		return false
-	}
-	size := int64(binary.BigEndian.Uint32(hdr))
-	return size >= 0 && int64(n) >= proto.FrameHeaderSize+size
-}
-
-func (l *link) readLoop(br *bufio.Reader) {
+func (l *link) readLoop() {
 	defer l.wg.Done()
-	var hdr [proto.FrameHeaderSize]byte
-	var buf []byte
-	var d jute.Decoder
 	var ev proto.WatcherEvent
 	for {
-		if !frameBuffered(br) {
+		if !l.wc.Buffered() {
 			// Only a read that may wait on the socket needs the
 			// deadline; setting it costs a clock read and a timer
 			// update, per frame otherwise.
 			l.nc.SetReadDeadline(time.Now().Add(l.readTimeout))
 		}
-		frame, err := proto.ReadFrameInto(br, &hdr, buf, l.c.cfg.maxFrame)
+		rh, d, err := l.wc.ReadReply()
 		if err != nil {
 			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
+			switch {
+			case errors.Is(err, wire.ErrShortHeader):
+				err = fmt.Errorf("%w: short reply header", ErrProtocol)
+			case errors.As(err, &ne) && ne.Timeout():
 				err = errPingTimeout
 			}
 			l.fail(connLoss(err))
 			return
 		}
-		if cap(frame) <= 64<<10 {
-			buf = frame[:0]
-		}
-		d.Reset(frame, false)
-		var rh proto.ReplyHeader
-		rh.Decode(&d)
-		if d.Err() != nil {
-			l.fail(connLoss(fmt.Errorf("%w: short reply header", ErrProtocol)))
-			return
-		}
-		switch rh.Xid {
-		case proto.XidNotification:
-			ev.Decode(&d)
+		kind := wire.KindOf(rh.Xid)
+		switch kind {
+		case wire.KindNotification:
+			ev.Decode(d)
 			if d.Err() != nil {
 				l.fail(connLoss(fmt.Errorf("%w: bad notification: %v", ErrProtocol, d.Err())))
 				return
@@ -272,15 +249,15 @@ func (l *link) readLoop(br *bufio.Reader) {
 				}
 			}
 			continue
-		case proto.XidPing:
+		case wire.KindPing:
 			continue
 		}
 		l.mu.Lock()
 		var r *request
-		if rh.Xid == proto.XidAuth {
-			r = l.auths.pop()
+		if kind == wire.KindAuth {
+			r, _ = l.auths.Pop()
 		} else {
-			r = l.pending.pop()
+			r, _ = l.pending.Pop()
 		}
 		l.mu.Unlock()
 		if r == nil {
@@ -298,7 +275,7 @@ func (l *link) readLoop(br *bufio.Reader) {
 		}
 		r.code, r.zxid = rh.Err, rh.Zxid
 		if rh.Err == proto.ErrOk && r.resp != nil {
-			r.resp.Decode(&d)
+			r.resp.Decode(d)
 			if d.Err() != nil {
 				err := connLoss(fmt.Errorf("%w: bad %v reply: %v", ErrProtocol, r.op, d.Err()))
 				l.fail(err)
@@ -311,45 +288,4 @@ func (l *link) readLoop(br *bufio.Reader) {
 		}
 		r.complete()
 	}
-}
-
-// ring is a FIFO of requests.
-type ring struct {
-	buf        []*request
-	head, size int
-}
-
-func (q *ring) push(r *request) {
-	if q.size == len(q.buf) {
-		n := 2 * len(q.buf)
-		if n == 0 {
-			n = 16
-		}
-		nb := make([]*request, n)
-		for i := 0; i < q.size; i++ {
-			nb[i] = q.buf[(q.head+i)%len(q.buf)]
-		}
-		q.buf, q.head = nb, 0
-	}
-	q.buf[(q.head+q.size)%len(q.buf)] = r
-	q.size++
-}
-
-func (q *ring) pop() *request {
-	if q.size == 0 {
-		return nil
-	}
-	r := q.buf[q.head]
-	q.buf[q.head] = nil
-	q.head = (q.head + 1) % len(q.buf)
-	q.size--
-	return r
-}
-
-func (q *ring) drain() []*request {
-	out := make([]*request, 0, q.size)
-	for q.size > 0 {
-		out = append(out, q.pop())
-	}
-	return out
 }
