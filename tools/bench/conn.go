@@ -1,9 +1,7 @@
 package bench
 
 import (
-	"bufio"
 	"crypto/tls"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -14,11 +12,12 @@ import (
 
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/zk/wire"
 )
 
 // Conn is the load generator's own ZooKeeper session: a thin pipelined
-// client over the wire protocol (package proto), so that the benchmark
-// measures the server and not a client library. Any number of goroutines may
+// client over the wire protocol (packages proto and zk/wire), so that the
+// benchmark measures the server and not a client library. Any number of goroutines may
 // call Do and Go at once: requests are written in xid order by whichever
 // caller finds the socket idle (writes of concurrent callers are coalesced
 // into one system call), and one reader goroutine matches replies to
@@ -29,6 +28,7 @@ import (
 // later request with the same error, which ends the benchmark.
 type Conn struct {
 	nc      net.Conn
+	wc      *wire.Conn // nc's reading side, read by readLoop
 	session proto.ConnectResponse
 	onEvent func(*Conn, proto.WatcherEvent)
 
@@ -37,7 +37,7 @@ type Conn struct {
 	spare   []byte
 	writing bool
 	xid     int32
-	pending fifo
+	pending wire.Pending[*call]
 	err     error // sticky: set once the connection is broken or closed
 
 	readDone chan struct{}
@@ -85,39 +85,23 @@ func dial(addr string, o dialOptions) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Conn{nc: nc, onEvent: o.onEvent, readDone: make(chan struct{})}
-	req := proto.ConnectRequest{TimeOut: int32(o.timeout / time.Millisecond), Passwd: make([]byte, proto.PasswdLen), HasReadOnly: true}
-	proto.AppendFrame(&c.enc, nil, &req)
-	if _, err := nc.Write(c.enc.Bytes()); err != nil {
-		nc.Close()
-		return nil, err
-	}
-	c.enc.Reset(c.enc.Bytes())
-	br := bufio.NewReaderSize(nc, 64<<10)
-	nc.SetReadDeadline(time.Now().Add(15 * time.Second))
-	var hdr [proto.FrameHeaderSize]byte
-	frame, err := proto.ReadFrame(br, &hdr, jute.DefaultMaxBuffer)
-	nc.SetReadDeadline(time.Time{})
+	// Replies are read into one buffer, as large as the largest so far.
+	wc := wire.NewConn(nc, wire.Options{MaxFrame: maxReply, MaxConnectFrame: jute.DefaultMaxBuffer, KeepBuffer: maxReply})
+	session, err := wc.Handshake(proto.ConnectRequest{TimeOut: int32(o.timeout / time.Millisecond)}, time.Now().Add(15*time.Second))
 	if err != nil {
-		nc.Close()
 		if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
-			return nil, fmt.Errorf("handshake with %s: %w (does the server limit connections per client? set maxClientCnxns=0)", addr, err)
+			return nil, fmt.Errorf("bench: %s: %w (does the server limit connections per client? set maxClientCnxns=0)", addr, err)
 		}
-		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
+		return nil, fmt.Errorf("bench: %s: %w", addr, err)
 	}
-	d := jute.NewDecoder(frame)
-	c.session.Decode(d)
-	if d.Err() != nil {
-		nc.Close()
-		return nil, fmt.Errorf("handshake with %s: %w", addr, d.Err())
-	}
-	if c.session.TimeOut <= 0 {
-		nc.Close()
-		return nil, fmt.Errorf("handshake with %s: session refused", addr)
-	}
-	go c.readLoop(br)
+	c := &Conn{nc: nc, wc: wc, session: session, onEvent: o.onEvent, readDone: make(chan struct{})}
+	go c.readLoop()
 	return c, nil
 }
+
+// maxReply bounds a reply's frame (the ConnectResponse's is
+// jute.DefaultMaxBuffer).
+const maxReply = 16 << 20
 
 // SessionID returns the session id.
 func (c *Conn) SessionID() int64 { return c.session.SessionID }
@@ -188,18 +172,15 @@ func (c *Conn) enqueue(cl *call, op proto.OpCode, req proto.Record, write bool) 
 		c.mu.Unlock()
 		return err
 	}
-	var xid int32
-	if op == proto.OpPing {
-		xid = proto.XidPing
-	} else {
+	xid, ok := wire.ReservedXid(op)
+	if !ok {
 		c.xid++
 		xid = c.xid
 	}
-	hdr := proto.RequestHeader{Xid: xid, Type: op}
-	proto.AppendRequest(&c.enc, &hdr, req)
+	wire.AppendRequest(&c.enc, xid, op, req)
 	if cl != nil {
 		cl.xid = xid
-		c.pending.push(cl)
+		c.pending.Push(cl)
 	}
 	if !write || c.writing {
 		c.mu.Unlock()
@@ -237,14 +218,7 @@ func (c *Conn) fail(err error) {
 	}
 	c.err = err
 	c.nc.Close()
-	var failed []*call
-	for {
-		cl := c.pending.pop()
-		if cl == nil {
-			break
-		}
-		failed = append(failed, cl)
-	}
+	failed := c.pending.Drain()
 	c.enc.Reset(c.enc.Bytes())
 	c.mu.Unlock()
 	for _, cl := range failed {
@@ -261,41 +235,32 @@ func (c *Conn) complete(cl *call) {
 	cl.done <- struct{}{}
 }
 
-func (c *Conn) readLoop(br *bufio.Reader) {
+func (c *Conn) readLoop() {
 	defer close(c.readDone)
-	var hdr [proto.FrameHeaderSize]byte
-	buf := make([]byte, 16<<10)
-	var d jute.Decoder
 	for {
-		if !frameBuffered(br) {
+		if !c.wc.Buffered() {
 			// The next read may block: requests queued by the
 			// callbacks so far leave now, in one write.
 			c.Flush()
 		}
-		frame, err := proto.ReadFrameInto(br, &hdr, buf, 16<<20)
+		h, d, err := c.wc.ReadReply()
 		if err != nil {
 			c.fail(err)
 			return
 		}
-		if cap(frame) > cap(buf) {
-			buf = frame[:0]
-		}
-		d.Reset(frame, false)
-		var h proto.ReplyHeader
-		h.Decode(&d)
-		switch h.Xid {
-		case proto.XidNotification:
+		switch wire.KindOf(h.Xid) {
+		case wire.KindNotification:
 			var ev proto.WatcherEvent
-			ev.Decode(&d)
+			ev.Decode(d)
 			if c.onEvent != nil && d.Err() == nil {
 				c.onEvent(c, ev)
 			}
 			continue
-		case proto.XidPing:
+		case wire.KindPing:
 			continue
 		}
 		c.mu.Lock()
-		cl := c.pending.pop()
+		cl, _ := c.pending.Pop()
 		c.mu.Unlock()
 		if cl == nil || cl.xid != h.Xid {
 			err := fmt.Errorf("bench: unexpected reply xid %d", h.Xid)
@@ -308,7 +273,7 @@ func (c *Conn) readLoop(br *bufio.Reader) {
 		}
 		cl.code = h.Err
 		if h.Err == proto.ErrOk && cl.resp != nil && d.Remaining() > 0 {
-			cl.resp.Decode(&d)
+			cl.resp.Decode(d)
 			if d.Err() != nil {
 				cl.err = fmt.Errorf("bench: decoding reply to xid %d: %w", h.Xid, d.Err())
 			}
@@ -356,48 +321,4 @@ func (c *Conn) CloseAsync(cb func(error)) {
 func (c *Conn) abort() {
 	c.fail(ErrConnClosed)
 	<-c.readDone
-}
-
-// frameBuffered reports whether br holds a whole frame, so that reading it
-// makes no system call.
-func frameBuffered(br *bufio.Reader) bool {
-	n := br.Buffered()
-	if n < proto.FrameHeaderSize {
-		return false
-	}
-	b, _ := br.Peek(proto.FrameHeaderSize)
-	return n-proto.FrameHeaderSize >= int(binary.BigEndian.Uint32(b))
-}
-
-// fifo is a queue of pending calls.
-type fifo struct {
-	buf        []*call
-	head, size int
-}
-
-func (q *fifo) push(c *call) {
-	if q.size == len(q.buf) {
-		n := 2 * len(q.buf)
-		if n == 0 {
-			n = 64
-		}
-		nb := make([]*call, n)
-		for i := 0; i < q.size; i++ {
-			nb[i] = q.buf[(q.head+i)%len(q.buf)]
-		}
-		q.buf, q.head = nb, 0
-	}
-	q.buf[(q.head+q.size)%len(q.buf)] = c
-	q.size++
-}
-
-func (q *fifo) pop() *call {
-	if q.size == 0 {
-		return nil
-	}
-	c := q.buf[q.head]
-	q.buf[q.head] = nil
-	q.head = (q.head + 1) % len(q.buf)
-	q.size--
-	return c
 }
