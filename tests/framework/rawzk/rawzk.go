@@ -8,7 +8,6 @@
 package rawzk
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -18,14 +17,14 @@ import (
 
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/zk/wire"
 )
 
 // Conn is a raw protocol connection with an established session.
 type Conn struct {
 	nc      net.Conn
-	br      *bufio.Reader
+	wc      *wire.Conn // nc's reading side (Recv)
 	enc     jute.Encoder
-	hdr     [4]byte
 	xid     int32
 	Session proto.ConnectResponse
 	// Events collects watch notifications received by Call/Recv.
@@ -71,39 +70,19 @@ func Dial(addr string, o Options) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Conn{nc: nc, br: bufio.NewReaderSize(nc, 64<<10)}
-	pw := o.Passwd
-	if pw == nil {
-		pw = make([]byte, 16)
-	}
-	req := proto.ConnectRequest{
+	// Replies up to 16 MiB (a ConnectResponse up to jute.maxbuffer).
+	wc := wire.NewConn(nc, wire.Options{MaxFrame: 16 << 20, MaxConnectFrame: jute.DefaultMaxBuffer})
+	sess, err := wc.Handshake(proto.ConnectRequest{
 		LastZxidSeen: o.LastZxid, TimeOut: int32(o.Timeout / time.Millisecond),
-		SessionID: o.SessionID, Passwd: pw, ReadOnly: o.ReadOnly, HasReadOnly: true,
-	}
-	proto.AppendFrame(&c.enc, nil, &req)
-	if _, err := nc.Write(c.enc.Bytes()); err != nil {
-		nc.Close()
-		return nil, err
-	}
-	c.enc.Reset(c.enc.Bytes())
-	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-	frame, err := proto.ReadFrame(c.br, &c.hdr, jute.DefaultMaxBuffer)
-	nc.SetReadDeadline(time.Time{})
-	if err != nil {
-		nc.Close()
-		return nil, fmt.Errorf("rawzk: handshake: %w", err)
-	}
-	d := jute.NewDecoder(frame)
-	c.Session.Decode(d)
-	if d.Err() != nil {
-		nc.Close()
-		return nil, d.Err()
-	}
-	if c.Session.TimeOut <= 0 {
-		nc.Close()
+		SessionID: o.SessionID, Passwd: o.Passwd, ReadOnly: o.ReadOnly,
+	}, time.Now().Add(10*time.Second))
+	if errors.Is(err, wire.ErrSessionRefused) {
 		return nil, ErrSessionExpired
 	}
-	return c, nil
+	if err != nil {
+		return nil, fmt.Errorf("rawzk: %w", err)
+	}
+	return &Conn{nc: nc, wc: wc, Session: sess}, nil
 }
 
 // ErrSessionExpired is returned by Dial when the server refuses to resume a
@@ -125,7 +104,7 @@ func (c *Conn) Send(op proto.OpCode, req proto.Record) (int32, error) {
 // SendXid writes one request with the given xid.
 func (c *Conn) SendXid(xid int32, op proto.OpCode, req proto.Record) error {
 	c.enc.Reset(c.enc.Bytes())
-	proto.AppendRequest(&c.enc, &proto.RequestHeader{Xid: xid, Type: op}, req)
+	wire.AppendRequest(&c.enc, xid, op, req)
 	_, err := c.nc.Write(c.enc.Bytes())
 	return err
 }
@@ -144,17 +123,11 @@ func (c *Conn) SendRaw(body []byte) error {
 // are appended to Events.
 func (c *Conn) Recv(resp proto.Record) (proto.ReplyHeader, error) {
 	for {
-		frame, err := proto.ReadFrame(c.br, &c.hdr, 16<<20)
+		h, d, err := c.wc.ReadReply()
 		if err != nil {
-			return proto.ReplyHeader{}, err
+			return h, err
 		}
-		d := jute.NewDecoder(frame)
-		var h proto.ReplyHeader
-		h.Decode(d)
-		if d.Err() != nil {
-			return h, d.Err()
-		}
-		if h.Xid == proto.XidNotification {
+		if wire.KindOf(h.Xid) == wire.KindNotification {
 			var ev proto.WatcherEvent
 			ev.Decode(d)
 			c.Events = append(c.Events, ev)
@@ -180,14 +153,11 @@ func (c *Conn) RecvEvent(timeout time.Duration) (proto.WatcherEvent, error) {
 	}
 	c.nc.SetReadDeadline(time.Now().Add(timeout))
 	defer c.nc.SetReadDeadline(time.Time{})
-	frame, err := proto.ReadFrame(c.br, &c.hdr, 16<<20)
+	h, d, err := c.wc.ReadReply()
 	if err != nil {
 		return proto.WatcherEvent{}, err
 	}
-	d := jute.NewDecoder(frame)
-	var h proto.ReplyHeader
-	h.Decode(d)
-	if h.Xid != proto.XidNotification {
+	if wire.KindOf(h.Xid) != wire.KindNotification {
 		return proto.WatcherEvent{}, fmt.Errorf("rawzk: expected a notification, got reply xid %d", h.Xid)
 	}
 	var ev proto.WatcherEvent
@@ -197,16 +167,11 @@ func (c *Conn) RecvEvent(timeout time.Duration) (proto.WatcherEvent, error) {
 
 // Call sends one request and waits for its reply.
 func (c *Conn) Call(op proto.OpCode, req, resp proto.Record) (proto.ReplyHeader, error) {
-	var xid int32
+	xid, reserved := wire.ReservedXid(op)
 	var err error
-	switch op {
-	case proto.OpPing:
-		xid, err = proto.XidPing, c.SendXid(proto.XidPing, op, req)
-	case proto.OpAuth:
-		xid, err = proto.XidAuth, c.SendXid(proto.XidAuth, op, req)
-	case proto.OpSetWatches, proto.OpSetWatches2:
-		xid, err = proto.XidSetWatches, c.SendXid(proto.XidSetWatches, op, req)
-	default:
+	if reserved {
+		err = c.SendXid(xid, op, req)
+	} else {
 		xid, err = c.Send(op, req)
 	}
 	if err != nil {
