@@ -40,10 +40,6 @@ const (
 	DefaultKeepBuffer = 64 << 10
 )
 
-// initialBuffer is the frame buffer a Conn starts with (at most KeepBuffer),
-// so that a session's small replies are read without allocating.
-const initialBuffer = 16 << 10
-
 // Options configure a Conn. The zero value is ZooKeeper's defaults.
 type Options struct {
 	// MaxFrame bounds the length of every reply frame (jute.maxbuffer);
@@ -72,7 +68,7 @@ type Conn struct {
 	maxConnect int
 	keep       int
 	hdr        [proto.FrameHeaderSize]byte
-	buf        []byte       // the frame buffer reused by ReadFrame
+	buf        []byte       // the frame buffer reused by ReadFrame: the first frame's size, then grown (up to keep)
 	d          jute.Decoder // over the last frame, returned by ReadReply
 }
 
@@ -98,7 +94,6 @@ func NewConn(nc net.Conn, o Options) *Conn {
 		maxFrame:   o.MaxFrame,
 		maxConnect: o.MaxConnectFrame,
 		keep:       o.KeepBuffer,
-		buf:        make([]byte, 0, min(o.KeepBuffer, initialBuffer)),
 	}
 }
 
