@@ -1,8 +1,6 @@
 package server
 
 import (
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,16 +93,6 @@ func (l *latencyStats) reset() {
 	l.mu.Lock()
 	l.count, l.totalMs, l.min, l.max, l.last = 0, 0, 0, 0, 0
 	l.mu.Unlock()
-}
-
-// javaDouble formats f as Java's Double.toString does for ordinary values
-// ("0.0", "1.5", "0.3333333333333333").
-func javaDouble(f float64) string {
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
 }
 
 // opName is the abbreviation cons shows for op.
