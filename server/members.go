@@ -366,6 +366,14 @@ func (r *replica) admitPeer(from uint64) error {
 // (every address of a multiAddress line, '|'-separated).
 func (r *replica) resolve(id uint64) (string, bool) {
 	p, ok := r.peer(memberID(id))
+	if !ok {
+		// An outgoing voter of a joint configuration (see outgoing).
+		if m := r.outgoing.Load(); m != nil {
+			if s, found := m.server(memberID(id)); found {
+				return serverPeer(s).dialAddr(), true
+			}
+		}
+	}
 	return p.dialAddr(), ok
 }
 
@@ -543,26 +551,50 @@ const promoteLag = 1000
 // confChanged is raftnode's OnConfChange: it keeps the transport's peers
 // in step with the configuration.
 func (r *replica) confChanged(index uint64, cc raftpb.ConfChangeV2, cs raftpb.ConfState) {
+	joint := len(cs.VotersOutgoing) > 0
 	var rc reconfigContext
 	if json.Unmarshal(cc.Context, &rc) == nil && len(rc.Servers) > 0 {
+		if joint {
+			// Several voters changed at once: raft runs both
+			// configurations until the leader's leaving entry commits,
+			// which needs a majority of the outgoing voters too. Those
+			// the new membership drops must still be reached.
+			r.outgoing.Store(r.members.Load())
+		}
 		r.applyMembership(index, rc)
 	}
+	if !joint {
+		r.outgoing.Store(nil)
+	}
 	defer r.recheckQuorum()
-	self := r.id.Load()
 	for _, c := range cc.Changes {
-		if c.Type != raftpb.ConfChangeRemoveNode {
-			continue
-		}
-		if c.NodeID == self {
-			r.log.Error("this member's raft identity was removed from the ensemble: it no longer votes or receives the log",
-				"id", fmt.Sprintf("%x", c.NodeID), "index", index)
-			r.removed(self)
-			continue
-		}
-		if !slices.Contains(cs.Voters, c.NodeID) && !slices.Contains(cs.Learners, c.NodeID) && r.tr != nil {
-			r.tr.RemovePeer(c.NodeID)
+		if c.Type == raftpb.ConfChangeRemoveNode && !slices.Contains(r.leaving, c.NodeID) {
+			r.leaving = append(r.leaving, c.NodeID)
 		}
 	}
+	// A removed identity stays a peer for as long as the joint
+	// configuration holds it; it is dropped once raft has left it.
+	self := r.id.Load()
+	r.leaving = slices.DeleteFunc(r.leaving, func(id uint64) bool {
+		if inConfState(cs, id) {
+			return false
+		}
+		if id == self {
+			r.log.Error("this member's raft identity was removed from the ensemble: it no longer votes or receives the log",
+				"id", fmt.Sprintf("%x", id), "index", index)
+			r.removed(self)
+		} else if r.tr != nil {
+			r.tr.RemovePeer(id)
+		}
+		return true
+	})
+}
+
+// inConfState reports whether raft id id votes or learns in cs, in
+// either half of a joint configuration.
+func inConfState(cs raftpb.ConfState, id uint64) bool {
+	return slices.Contains(cs.Voters, id) || slices.Contains(cs.VotersOutgoing, id) ||
+		slices.Contains(cs.Learners, id) || slices.Contains(cs.LearnersNext, id)
 }
 
 // removed starts, once, what a member removed from the configuration does

@@ -58,6 +58,15 @@ type replica struct {
 	// members is the ensemble's membership (reconfig.go); memberCh is
 	// closed and replaced whenever it changes (guarded by memberMu).
 	members atomic.Pointer[membership]
+	// outgoing is, while raft's configuration is joint (a reconfig that
+	// changed several voters at once, until its leaving entry applies),
+	// the membership before it: the outgoing voters still vote, and
+	// resolve finds them there. nil otherwise.
+	outgoing atomic.Pointer[membership]
+	// leaving are raft ids a conf change removed that raft's joint
+	// configuration still holds; confChanged drops their transports once
+	// it does not (apply goroutine only).
+	leaving []uint64
 	// reconfigMu is held by the reconfig this member carries out (one at
 	// a time; another is answered ReconfigInProgress).
 	reconfigMu sync.Mutex // guards no field: held by the reconfig under way
