@@ -285,11 +285,27 @@ func (m *watchManager) removePersistent(w *Watcher) {
 	}
 	removed := removeWatcher(tbl, w)
 	p := w.path
-	idle := removed && !m.ended && len(m.persistent[p]) == 0 && len(m.recursive[p]) == 0 &&
-		len(m.data[p]) == 0 && len(m.exist[p]) == 0 && len(m.child[p]) == 0 && m.inflight[p] == 0
+	// With nothing left on p, every watch of the session on p goes
+	// (WatcherAny, which every server version knows). With one-shot
+	// watches or the other persistent mode left, only the mode whose
+	// last Watcher closed goes: ZooKeeper 3.9's types 4 and 5, which zkgo
+	// knows too; a 3.8 server refuses them (the reply is ignored) and
+	// keeps the watch, as before.
+	var typ WatcherType
+	if removed && !m.ended && m.inflight[p] == 0 {
+		switch {
+		case len(m.persistent[p]) == 0 && len(m.recursive[p]) == 0 &&
+			len(m.data[p]) == 0 && len(m.exist[p]) == 0 && len(m.child[p]) == 0:
+			typ = WatcherAny
+		case len(tbl[p]) == 0 && w.recursive:
+			typ = proto.WatcherPersistentRecursive
+		case len(tbl[p]) == 0:
+			typ = proto.WatcherPersistent
+		}
+	}
 	m.mu.Unlock()
-	if idle {
-		m.c.sendAsync(proto.OpRemoveWatches, &proto.RemoveWatchesRequest{Path: m.c.addRoot(p), Type: WatcherAny})
+	if typ != 0 {
+		m.c.sendAsync(proto.OpRemoveWatches, &proto.RemoveWatchesRequest{Path: m.c.addRoot(p), Type: typ})
 	}
 }
 
