@@ -39,7 +39,7 @@ func FuzzAdminHTTP(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { s.Close() })
-	h := s.admin.http.Handler
+	h := s.admin.Handler()
 	f.Fuzz(func(t *testing.T, method, target, host, auth string) {
 		if !strings.HasPrefix(target, "/") {
 			target = "/" + target

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zkgo/zkgo/acl"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/server/adminhttp"
 	"github.com/zkgo/zkgo/server/statemachine"
 	"github.com/zkgo/zkgo/tree"
 	"github.com/zkgo/zkgo/zkdata"
@@ -25,7 +26,7 @@ import (
 //	    'http://host:8080/commands/snapshot?streaming=true' -o snapshot.file
 //
 // or, over HTTPS (Options.AdminTLS), with a client certificate whose x509
-// identity is the one (admin_tls.go: requestIdentity; ZooKeeper 3.9 wants
+// identity is the one (admin_identity.go: requestIdentity; ZooKeeper 3.9 wants
 // the header "Authorization: x509" then, which zkgo accepts and does not
 // need).
 //
@@ -57,8 +58,8 @@ type adminSnapshot struct {
 	last time.Time  // when the last snapshot was allowed
 }
 
-func (a *adminServer) snapshot(w http.ResponseWriter, r *http.Request) {
-	s := a.s
+// serveSnapshot is the snapshot command (adminhttp.Config.Snapshot).
+func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 	fail := func(code int, msg string) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(code)
@@ -88,7 +89,7 @@ func (a *adminServer) snapshot(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusServiceUnavailable, "This ZooKeeper instance is not currently serving requests")
 		return
 	}
-	snap := &a.snap
+	snap := &s.snap
 	if !snap.mu.TryLock() {
 		fail(http.StatusTooManyRequests, "a snapshot is being taken")
 		return
@@ -121,7 +122,7 @@ func (a *adminServer) snapshot(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
 	// A large tree takes longer than the AdminServer's write timeout.
-	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(max(adminWriteTimeout, time.Duration(size/(1<<20))*time.Second)))
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(max(adminhttp.WriteTimeout, time.Duration(size/(1<<20))*time.Second)))
 	io.Copy(w, f)
 }
 

@@ -35,8 +35,9 @@
 //	reports.go       the server as package report sees it (report.Source)
 //	report/          package report: the words' text and the commands'
 //	                 JSON, ZooKeeper's names and shapes
-//	admin.go         the AdminServer: the commands over HTTP, /metrics,
-//	                 optional pprof
+//	admin.go         hands the AdminServer (adminhttp/: HTTP, HTTPS, the
+//	                 host guard, bounds) its commands, snapshot, /metrics
+//	                 and console
 //	gauges.go        reads the gauges (metrics.Gauges) mntr and /metrics
 //	                 both print
 //	metrics_hooks.go hands package metrics its counters and gauges

@@ -282,7 +282,7 @@ type Options struct {
 	// ignored; ".example.org" for a whole domain; zkgo.admin.allowedHosts)
 	// a request's Host header may name on the AdminServer's port besides
 	// IP addresses, localhost and this machine's host name. Other Hosts
-	// are answered 421 (a DNS-rebinding defence, admin_hosts.go); "*"
+	// are answered 421 (a DNS-rebinding defence, server/adminhttp/hosts.go); "*"
 	// allows any.
 	AdminAllowedHosts []string
 	// AdminSnapshot serves the snapshot command (admin.snapshot.enabled,
@@ -291,7 +291,7 @@ type Options struct {
 	AdminSnapshot  bool
 	AdminRateLimit time.Duration
 	// AdminTLS, if set, serves the AdminServer (and the console) over
-	// HTTPS (admin.forceHttps; admin_tls.go), and over plain HTTP too on
+	// HTTPS (admin.forceHttps; server/adminhttp/tls.go), and over plain HTTP too on
 	// the same port with AdminPortUnification (admin.portUnification: a
 	// connection whose first byte starts a TLS handshake gets TLS). A
 	// verified client certificate gives the request the x509 identity

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/raftnode"
+	"github.com/zkgo/zkgo/server/adminhttp"
 	"github.com/zkgo/zkgo/server/audit"
 	"github.com/zkgo/zkgo/server/metrics"
 	"github.com/zkgo/zkgo/server/statemachine"
@@ -45,11 +46,12 @@ type Server struct {
 	// inflight holds a token per request in flight in the server
 	// (GlobalOutstanding); a connection takes one with each of its slots.
 	inflight chan struct{}
-	heavy    heavyCache       // outputs of the heavy four-letter words (fourlw.go)
-	trace    traceMask        // stmk's mask, reported by gtmk (report.go)
-	met      *metrics.Metrics // Prometheus metrics; nil unless Options.MetricsAddr
-	adminMu  sync.Mutex       // guards admin
-	admin    *adminServer     // the AdminServer; nil unless it listens (Options.AdminAddr)
+	heavy    heavyCache        // outputs of the heavy four-letter words (fourlw.go)
+	trace    traceMask         // stmk's mask, reported by gtmk (report.go)
+	met      *metrics.Metrics  // Prometheus metrics; nil unless Options.MetricsAddr
+	adminMu  sync.Mutex        // guards admin
+	admin    *adminhttp.Server // the AdminServer; nil unless it listens (Options.AdminAddr)
+	snap     adminSnapshot     // the snapshot command's state (admin_snapshot.go)
 	// electionStart is when this member last lost its leader (or
 	// started); only leaderChanged uses it, on the replica's
 	// followLeader goroutine.

@@ -17,7 +17,7 @@ import (
 func (c *Conn) startTLS() bool {
 	if cc, ok := c.raw.(consoleConn); ok && cc.cert != nil {
 		// The console's session for an HTTPS client whose certificate
-		// the admin port verified (admin_tls.go): its identity, as if
+		// the admin port verified (adminhttp.VerifiedCert): its identity, as if
 		// the client had presented it here.
 		c.certIDs = c.s.x509IDs(cc.cert, string(cc.remote))
 		c.addIDs(c.certIDs)

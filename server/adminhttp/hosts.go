@@ -1,4 +1,4 @@
-package server
+package adminhttp
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ import (
 //   - localhost and *.localhost;
 //   - this machine's host name as os.Hostname returns it, and its first
 //     label;
-//   - Options.AdminAllowedHosts (zkgo.admin.allowedHosts; cmd/zkgo adds
+//   - Config.AllowedHosts (zkgo.admin.allowedHosts; cmd/zkgo adds
 //     the host names of zoo.cfg's server.N lines): "name", ".example.org"
 //     or "*.example.org" for every name under example.org, "*" for any.
 //

@@ -1,4 +1,4 @@
-package server
+package adminhttp
 
 import (
 	"crypto/tls"
@@ -7,17 +7,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/zkgo/zkgo/acl"
 	"github.com/zkgo/zkgo/internal/tlssniff"
-	"github.com/zkgo/zkgo/proto"
 )
 
 // HTTPS on the AdminServer's port, as ZooKeeper 3.7+'s JettyAdminServer
-// serves it (Options.AdminTLS; cmd/zkgo builds it from the ssl.quorum.*
+// serves it (Config.TLS; cmd/zkgo builds it from the ssl.quorum.*
 // stores, as JettyAdminServer's QuorumX509Util reads them):
 //
 //   - admin.forceHttps=true: TLS only; a plain HTTP request fails its
@@ -37,10 +34,9 @@ import (
 //
 // A client certificate is asked for (required with admin.needClientAuth)
 // and verified against the trust store; a verified one gives the request
-// the x509 identity ZooKeeper's X509AuthenticationProvider gives it
-// (Server.x509IDs): the snapshot command accepts it (requestIdentity),
-// and the console opens its sessions for that client with it
-// (ConsoleDialer's cert).
+// the x509 identity ZooKeeper's X509AuthenticationProvider gives it (the
+// server reads it with VerifiedCert): the snapshot command accepts it,
+// and the console opens its sessions for that client with it.
 
 // adminMaxSniffing bounds the connections of a unified admin port waiting
 // for their first byte.
@@ -142,30 +138,6 @@ func (l *unifiedListener) Close() error {
 
 func (l *unifiedListener) Addr() net.Addr { return l.inner.Addr() }
 
-// adminListener wraps the AdminServer's TCP listener for Options.AdminTLS.
-func (s *Server) adminListener(ln net.Listener) net.Listener {
-	o := &s.opts
-	switch {
-	case o.AdminTLS == nil:
-		return ln
-	case o.AdminPortUnification:
-		return newUnifiedListener(ln, o.AdminTLS, adminReadHeaderTimeout, s.log)
-	default:
-		return tls.NewListener(ln, o.AdminTLS)
-	}
-}
-
-// adminScheme is the AdminServer's URL scheme, for the log.
-func (s *Server) adminScheme() string {
-	switch {
-	case s.opts.AdminTLS == nil:
-		return "http"
-	case s.opts.AdminPortUnification:
-		return "https+http"
-	}
-	return "https"
-}
-
 // withSTS adds Strict-Transport-Security to the answers over TLS.
 func withSTS(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -176,36 +148,11 @@ func withSTS(h http.Handler) http.Handler {
 	})
 }
 
-// verifiedCert returns the client certificate the admin port verified
+// VerifiedCert returns the client certificate the admin port verified
 // for r (the leaf of its first verified chain), or nil.
-func verifiedCert(r *http.Request) *x509.Certificate {
+func VerifiedCert(r *http.Request) *x509.Certificate {
 	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
 		return nil
 	}
 	return r.TLS.VerifiedChains[0][0]
-}
-
-// requestIdentity returns the identities r authenticates for the
-// commands that need one (the snapshot command): those of its verified
-// client certificate, and those of its Authorization header. The header
-// is ZooKeeper 3.9's: "digest user:password", or "x509" alone (the
-// certificate's identity, which must then be there).
-func (s *Server) requestIdentity(r *http.Request) ([]proto.Id, bool) {
-	var ids []proto.Id
-	cert := verifiedCert(r)
-	if cert != nil {
-		ids = s.x509IDs(cert, r.RemoteAddr)
-	}
-	h := strings.TrimSpace(r.Header.Get("Authorization"))
-	switch {
-	case h == "":
-		return ids, len(ids) > 0
-	case strings.EqualFold(h, acl.SchemeX509):
-		return ids, cert != nil
-	}
-	digest, ok := adminIdentity(h, s.opts.SuperDigest)
-	if !ok {
-		return nil, false
-	}
-	return append(ids, digest...), true
 }

@@ -1,11 +1,11 @@
-package server
+package adminhttp
 
 import (
 	"os"
 	"testing"
 )
 
-// The admin port's Host check (admin_hosts.go): IP literals, localhost,
+// The admin port's Host check (hosts.go): IP literals, localhost,
 // the host name and the configured names pass, ports and case aside;
 // other names do not.
 func TestAdminHostsAllowed(t *testing.T) {
