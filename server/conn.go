@@ -16,6 +16,7 @@ import (
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/server/report"
+	"github.com/zkgo/zkgo/server/session"
 	"github.com/zkgo/zkgo/server/statemachine"
 )
 
@@ -64,14 +65,14 @@ type Conn struct {
 	sessionID  int64
 	timeout    time.Duration
 	sendRO     bool // the client sent the readOnly byte; answer with one
-	live       *liveSession
+	live       *session.Live
 	handshaken atomic.Bool
 	// localSession: the session was made by this member in read-only
 	// mode and exists nowhere else (ZooKeeper's local sessions); it ends
 	// with the connection. Set by the handshake, read by the reader.
 	localSession bool
 
-	// moved: the session was resumed on another member (sessionMoved).
+	// moved: the session was resumed on another member (SessionMoved).
 	moved atomic.Bool
 
 	// claim is the log position of this connection's claim on its
@@ -257,9 +258,9 @@ func (c *Conn) close(reason string) {
 		s.watches.RemoveWatcher(c)
 		if c.handshaken.Load() {
 			if c.localSession {
-				s.sessions.forget(c.sessionID)
+				s.sessions.Forget(c.sessionID)
 			} else {
-				s.sessions.detach(c.sessionID, c)
+				s.sessions.Detach(c.sessionID, c)
 			}
 		}
 		s.log.Debug("connection closed", "remote", c.raw.RemoteAddr().String(), "session", hexID(c.sessionID), "reason", reason)
@@ -347,14 +348,19 @@ func (c *Conn) signalWriter() {
 	}
 }
 
-// sessionClosed is called (by the apply loop) when the connection's session
-// has been closed or expired.
-func (c *Conn) sessionClosed() { c.closeAfterFlush() }
+// Close implements session.Conn: it closes the connection now, for
+// reason (the session moved to another connection here).
+func (c *Conn) Close(reason string) { c.close(reason) }
 
-// sessionMoved is called (by the apply loop) when the client resumed the
-// connection's session on another member: requests that still arrive
-// here are answered SessionMoved, and the connection closes.
-func (c *Conn) sessionMoved() {
+// SessionClosed implements session.Conn: the apply loop calls it when
+// the connection's session has been closed or expired.
+func (c *Conn) SessionClosed() { c.closeAfterFlush() }
+
+// SessionMoved implements session.Conn: the apply loop calls it when the
+// client resumed the connection's session on another member: requests
+// that still arrive here are answered SessionMoved, and the connection
+// closes.
+func (c *Conn) SessionMoved() {
 	c.moved.Store(true)
 	c.closeAfterFlush()
 }
@@ -668,7 +674,7 @@ func (c *Conn) serveFrames() (parked bool) {
 		c.s.stats.packetsReceived.Add(1)
 		c.s.stats.bytesReceived.Add(int64(len(frame)))
 		if c.live != nil {
-			c.live.touch()
+			c.live.Touch()
 		}
 		if !c.handleFrame(frame) {
 			return false

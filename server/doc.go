@@ -24,7 +24,8 @@
 //	                 (statemachine.Waiter) and the session tracker
 //	                 (statemachine.SessionObserver); the rest of the server
 //	                 reads the tree inside Machine.View
-//	session.go       sessionTracker: liveness and expiry of sessions
+//	session/         package session: the Tracker, liveness and expiry of
+//	                 sessions (their state is the tree's)
 //	replica.go       replica, the cluster glue: the raft node over the WAL
 //	                 (or memory), leader tracking, touch batches
 //	options.go       Options: the configuration New takes, and its defaults
@@ -81,7 +82,7 @@
 // held while entering View. Conn.close may run with the Machine's lock
 // and pipeMu held (a reply over the queue limit): it takes outMu,
 // slotMu, Server.connsMu, the idle poller's lock, watch.Manager's lock
-// and sessionTracker.mu each on its own, holding none of them while
+// and session.Tracker.mu each on its own, holding none of them while
 // taking another. Server.spawnMu (read) may be taken under the Machine's
 // lock, pipeMu or wmu (waking a parked connection's writer); Close takes
 // it with nothing else held. proposer.mu is a leaf: waiters are told

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/server/session"
 	"github.com/zkgo/zkgo/server/statemachine"
 	"github.com/zkgo/zkgo/tree"
 )
@@ -52,17 +53,17 @@ func (c *Conn) handshake(body []byte) bool {
 		// session: it makes a local one, as ZooKeeper's read-only server
 		// does. The client asks for a new session once it reaches a
 		// read-write member.
-		id := s.sessions.newID()
-		pw := newPasswd()
+		id := s.sessions.NewID()
+		pw := session.NewPasswd()
 		c.sessionID, c.timeout, c.localSession = id, to, true
-		c.live = s.sessions.track(id, to, c)
+		c.live = s.sessions.Track(id, to, c)
 		c.handshaken.Store(true)
 		c.connectReply(to, id, pw, 0)
 		return true
 	}
 	if req.SessionID == 0 {
-		id := s.sessions.newID()
-		pw := newPasswd()
+		id := s.sessions.NewID()
+		pw := session.NewPasswd()
 		txn := &tree.Txn{
 			Op: proto.OpCreateSession, Session: id, Time: time.Now().UnixMilli(),
 			Req: &tree.CreateSessionReq{Timeout: int32(to / time.Millisecond), Passwd: pw},
@@ -71,7 +72,7 @@ func (c *Conn) handshake(body []byte) bool {
 		// createSession goes through the pipeline like a write, so requests
 		// pipelined behind the handshake wait for it.
 		c.sessionID, c.timeout = id, to
-		c.live = s.sessions.track(id, to, c)
+		c.live = s.sessions.Track(id, to, c)
 		c.handshaken.Store(true)
 		r := &request{c: c, op: proto.OpCreateSession, isWrite: true, body: txn.Req, noSlot: true, start: time.Now()}
 		c.claimReady = make(chan struct{})
@@ -109,10 +110,10 @@ func (c *Conn) handshake(body []byte) bool {
 		return false
 	}
 	c.sessionID, c.timeout = req.SessionID, to
-	c.live = s.sessions.track(req.SessionID, to, c)
+	c.live = s.sessions.Track(req.SessionID, to, c)
 	c.handshaken.Store(true)
 	if s.clustered() && !s.readOnly.Load() {
-		if n := s.sessions.claim(req.SessionID, c); n != 0 {
+		if n := s.sessions.Claim(req.SessionID, c); n != 0 {
 			// Tell the other members, through the log, that the
 			// session lives here now: a connection of it they still
 			// hold is closed (SessionMoved), and what the session's

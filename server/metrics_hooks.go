@@ -33,7 +33,7 @@ func newMetrics(s *Server) *metrics.Metrics {
 			"watch_bytes":                           st.watchBytes.Load,
 			"zkgo_raft_leader_changes_total":        st.leaderChanges.Load,
 			"zkgo_raft_proposals_dropped_total":     s.prop.dropped.Load,
-			"zkgo_session_expirations_total":        s.sessions.expirations.Load,
+			"zkgo_session_expirations_total":        s.sessions.Expirations.Load,
 			"zkgo_watch_notifications_total":        st.watchNotifications.Load,
 			"revalidate_count":                      st.revalidations.Load,
 			"zkgo_connect_requests_abandoned_total": st.abandonedConnects.Load,

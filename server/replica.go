@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/raftnode"
+	"github.com/zkgo/zkgo/server/session"
 	"github.com/zkgo/zkgo/server/statemachine"
 	"github.com/zkgo/zkgo/storage"
 )
@@ -40,7 +41,7 @@ type replica struct {
 	dir      string // the data directory; "" in memory
 	sm       *statemachine.Machine
 	prop     *proposer
-	sessions *sessionTracker
+	sessions *session.Tracker
 	// leaderChanged is told every change of leader (the Server).
 	leaderChanged func(raftnode.LeaderChange)
 	// auth is quorum SASL (quorumauth.go); nil when off. Set before
@@ -307,7 +308,7 @@ func (r *replica) startNode(tr raftnode.Transport, peers []raftnode.Peer, join b
 		}
 	}
 	r.prop.start(node)
-	r.sessions.restore(r.sm)
+	r.sessions.Restore(r.sm)
 	if !r.clustered() {
 		// A group of one leads at once; wait for it so proposals are
 		// not dropped.
@@ -539,7 +540,7 @@ func (r *replica) sendTouches() {
 		case <-r.quit:
 			return
 		}
-		ids := r.sessions.takeTouched()
+		ids := r.sessions.TakeTouched()
 		if len(ids) == 0 || r.isLeader() {
 			continue
 		}

@@ -226,7 +226,7 @@ func (s *Server) sessionDump() report.SessionDump {
 		}
 	}
 	tick := s.opts.TickTime.Milliseconds()
-	for id, deadline := range s.sessions.deadlines() {
+	for id, deadline := range s.sessions.Deadlines() {
 		ms := time.Unix(0, deadline).UnixMilli()
 		if tick > 0 {
 			ms = (ms/tick + 1) * tick

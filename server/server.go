@@ -16,6 +16,7 @@ import (
 	"github.com/zkgo/zkgo/server/adminhttp"
 	"github.com/zkgo/zkgo/server/audit"
 	"github.com/zkgo/zkgo/server/metrics"
+	"github.com/zkgo/zkgo/server/session"
 	"github.com/zkgo/zkgo/server/statemachine"
 	"github.com/zkgo/zkgo/tree"
 	"github.com/zkgo/zkgo/watch"
@@ -28,7 +29,7 @@ type Server struct {
 
 	sm       *statemachine.Machine // the tree, its lock, and applying the log
 	watches  *watch.Manager
-	sessions *sessionTracker
+	sessions *session.Tracker
 	prop     *proposer
 	raft     *replica    // raft, storage, and following the leader
 	reads    readBarrier // linearizable reads' rounds (linread.go)
@@ -139,11 +140,13 @@ func New(opts Options) (*Server, error) {
 	s.prop = newProposer(s.log)
 	// A stopping member expires no session: Shutdown keeps them for the
 	// restart (while it drains, readers no longer see the clients' pings).
-	s.sessions = newSessionTracker(s.log, opts.TickTime, opts.ServerID, s.prop, func() bool { return s.isLeader() && !s.draining.Load() })
+	s.sessions = session.New(s.log, opts.TickTime, opts.ServerID, func(id int64) {
+		s.prop.propose(statemachine.TxnEntry(&tree.Txn{Op: proto.OpCloseSession, Session: id, Time: time.Now().UnixMilli()}), nil, false)
+	}, func() bool { return s.isLeader() && !s.draining.Load() })
 	if opts.clustered() {
 		// Writes that neither commit nor fail (a forwarded proposal lost
 		// in transit) must not hang their clients forever.
-		s.sessions.housekeeping = func() { s.abortPendingWrites(max(2*opts.MaxSessionTimeout, 30*time.Second)) }
+		s.sessions.Housekeeping = func() { s.abortPendingWrites(max(2*opts.MaxSessionTimeout, 30*time.Second)) }
 	}
 	s.sm.Waiters, s.sm.Sessions = s.prop, s.sessions
 	s.sm.OnFail = s.fail
@@ -296,7 +299,7 @@ func (s *Server) leaderChanged(ch raftnode.LeaderChange) {
 		return
 	}
 	if ch.IsSelf {
-		s.sessions.refreshAll()
+		s.sessions.RefreshAll()
 	}
 	// A proposal in flight across a change of leader may be lost (raft
 	// drops it, or overwrites it in an old leader's log) without telling
@@ -489,7 +492,7 @@ func (s *Server) startBackground() {
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
-		s.sessions.run(s.done)
+		s.sessions.Run(s.done)
 	}()
 	go func() {
 		defer s.wg.Done()
@@ -682,7 +685,7 @@ func (s *Server) Tree(fn func(t *tree.Tree)) { s.sm.View(fn) }
 // ExpireSession expires a session now, as if its timeout had passed. It is
 // meant for tests.
 func (s *Server) ExpireSession(id int64) {
-	s.sessions.expire(id)
+	s.sessions.Expire(id)
 }
 
 // versionedText returns configText's membership with the version a

@@ -311,7 +311,7 @@ var metricTable = []metricDef{
 	{name: "zkgo_snapshot_size_bytes", kind: kindGauge, scope: always, help: "Size of the last snapshot file this member wrote (0 before the first).",
 		source: "raftnode.Config.OnSnapshot"},
 	{name: "zkgo_session_expirations_total", kind: kindCounter, scope: always, help: "Sessions this member expired (only the leader expires sessions).",
-		source: "sessionTracker.expire proposing the close"},
+		source: "session.Tracker.Expire proposing the close"},
 	{name: "zkgo_watch_notifications_total", kind: kindCounter, scope: always, help: "Watch notifications queued to clients.",
 		source: "Conn.Deliver, after the READ check"},
 	{name: "zkgo_connect_requests_abandoned_total", kind: kindCounter, scope: always, help: "Session resumes not served because the client had already closed the connection (it waited in the accept queue of a paused member).",

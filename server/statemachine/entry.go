@@ -84,7 +84,7 @@ type Entry struct {
 	// session alone (EntryMove).
 	Sessions []int64
 	// Owner and Claim (EntryMove): the member the session moved to and
-	// its claim number (see sessionTracker.claim). A move of format 4
+	// its claim number (see session.Tracker.Claim). A move of format 4
 	// has a proposal id (its resumed connection waits for it).
 	Owner int64
 	Claim uint64

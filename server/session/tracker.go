@@ -1,7 +1,8 @@
-package server
+package session
 
 import (
 	"crypto/rand"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -12,7 +13,7 @@ import (
 	"github.com/zkgo/zkgo/tree"
 )
 
-// sessionTracker tracks the liveness of sessions. The sessions themselves
+// Tracker tracks the liveness of sessions. The sessions themselves
 // (id, timeout, password) are replicated state in the tree; the tracker only
 // knows when each was last heard from and which connections serve it. When
 // a session's deadline passes it proposes a closeSession transaction; the
@@ -21,35 +22,34 @@ import (
 // Callers: the handshake (track, newID), connections (touch, detach,
 // forget), the state machine (applied, remoteTouch, as sessionObserver),
 // the replica (refreshAll, takeTouched) and its own goroutine (run).
-type sessionTracker struct {
+type Tracker struct {
 	log      *slog.Logger
 	tick     time.Duration // how often deadlines are checked
-	prop     *proposer     // proposes closeSession for expired sessions
 	isLeader func() bool   // whether this member expires sessions
 	// housekeeping, if set, runs every tick (the server aborts writes
 	// stuck in an ensemble).
-	housekeeping func()
+	Housekeeping func()
 	self         int64 // this member's server id, the owner in session moves
 	nextID       atomic.Int64
-	expirations  atomic.Int64 // closeSessions proposed by expire
-	// proposeClose proposes closing session id (the proposer; tests
-	// replace it).
+	Expirations  atomic.Int64 // closeSessions proposed by expire
+	// proposeClose proposes closing session id (the server's proposer;
+	// tests replace it).
 	proposeClose func(id int64)
 
-	mu   sync.Mutex // guards live and every liveSession's conns
-	live map[int64]*liveSession
+	mu   sync.Mutex // guards live and every Live's conns
+	live map[int64]*Live
 }
 
-// sessionConn is a connection serving a session (a Conn).
-type sessionConn interface {
+// Conn is a connection serving a session (a Conn).
+type Conn interface {
 	// close closes the connection now (the session moved elsewhere).
-	close(reason string)
+	Close(reason string)
 	// sessionClosed: the session ended; close after the queued replies.
-	sessionClosed()
+	SessionClosed()
 	// sessionMoved: the client resumed the session on another member;
 	// requests still arriving here get SessionMoved, and the
 	// connection closes.
-	sessionMoved()
+	SessionMoved()
 }
 
 // claimState is what a member knows of a connection's claim on its
@@ -62,7 +62,7 @@ type claimState struct {
 
 // connClaim is one connection of a session and its claim.
 type connClaim struct {
-	c  sessionConn
+	c  Conn
 	cl claimState
 }
 
@@ -70,7 +70,7 @@ type connClaim struct {
 // (a map cost a few hundred bytes per session).
 type connClaims []connClaim
 
-func (cs connClaims) find(c sessionConn) int {
+func (cs connClaims) find(c Conn) int {
 	for i := range cs {
 		if cs[i].c == c {
 			return i
@@ -80,7 +80,7 @@ func (cs connClaims) find(c sessionConn) int {
 }
 
 // set adds c or replaces its claim.
-func (cs *connClaims) set(c sessionConn, cl claimState) {
+func (cs *connClaims) set(c Conn, cl claimState) {
 	if i := cs.find(c); i >= 0 {
 		(*cs)[i].cl = cl
 		return
@@ -89,7 +89,7 @@ func (cs *connClaims) set(c sessionConn, cl claimState) {
 }
 
 // remove drops c if present.
-func (cs *connClaims) remove(c sessionConn) {
+func (cs *connClaims) remove(c Conn) {
 	if i := cs.find(c); i >= 0 {
 		old := *cs
 		copy(old[i:], old[i+1:])
@@ -98,22 +98,23 @@ func (cs *connClaims) remove(c sessionConn) {
 	}
 }
 
-type liveSession struct {
+type Live struct {
 	id        int64
 	timeout   atomic.Int64 // nanoseconds
 	deadline  atomic.Int64 // unix nanos
 	closingAt atomic.Int64 // when a closeSession was last proposed (unix nanos); 0: never
 	dirty     atomic.Bool  // touched by a local client since the last touch batch
-	conns     connClaims   // guarded by sessionTracker.mu
-	claims    uint64       // claims made here (claim); guarded by sessionTracker.mu
+	conns     connClaims   // guarded by Tracker.mu
+	claims    uint64       // claims made here (claim); guarded by Tracker.mu
 }
 
-func newSessionTracker(log *slog.Logger, tickTime time.Duration, serverID int64, prop *proposer, isLeader func() bool) *sessionTracker {
-	t := &sessionTracker{log: log, tick: max(tickTime/2, 10*time.Millisecond), prop: prop, isLeader: isLeader, self: serverID,
-		live: make(map[int64]*liveSession)}
-	t.proposeClose = func(id int64) {
-		t.prop.propose(statemachine.TxnEntry(&tree.Txn{Op: proto.OpCloseSession, Session: id, Time: time.Now().UnixMilli()}), nil, false)
-	}
+// New returns a tracker for the member with server id serverID that
+// checks deadlines every half tick. proposeClose proposes closing a
+// session (a closeSession through the log); isLeader says whether this
+// member expires sessions now.
+func New(log *slog.Logger, tickTime time.Duration, serverID int64, proposeClose func(id int64), isLeader func() bool) *Tracker {
+	t := &Tracker{log: log, tick: max(tickTime/2, 10*time.Millisecond), proposeClose: proposeClose, isLeader: isLeader, self: serverID,
+		live: make(map[int64]*Live)}
 	// As ZooKeeper: the server id in the top byte, a time-based counter
 	// below, so ids stay unique across restarts and servers.
 	base := (time.Now().UnixMilli() << 24) >> 8
@@ -122,9 +123,9 @@ func newSessionTracker(log *slog.Logger, tickTime time.Duration, serverID int64,
 	return t
 }
 
-func (t *sessionTracker) newID() int64 { return t.nextID.Add(1) }
+func (t *Tracker) NewID() int64 { return t.nextID.Add(1) }
 
-func newPasswd() []byte {
+func NewPasswd() []byte {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
 		panic("crypto/rand failed: " + err.Error())
@@ -133,12 +134,12 @@ func newPasswd() []byte {
 }
 
 // track starts tracking a session served by c.
-func (t *sessionTracker) track(id int64, timeout time.Duration, c sessionConn) *liveSession {
+func (t *Tracker) Track(id int64, timeout time.Duration, c Conn) *Live {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ls := t.live[id]
 	if ls == nil {
-		ls = &liveSession{id: id}
+		ls = &Live{id: id}
 		t.live[id] = ls
 	}
 	ls.timeout.Store(int64(timeout))
@@ -147,7 +148,7 @@ func (t *sessionTracker) track(id int64, timeout time.Duration, c sessionConn) *
 		// moves it, and the old connection is closed (as ZooKeeper does).
 		for _, old := range ls.conns {
 			if old.c != c {
-				go old.c.close("session moved to a new connection")
+				go old.c.Close("session moved to a new connection")
 			}
 		}
 		clear(ls.conns)
@@ -158,13 +159,13 @@ func (t *sessionTracker) track(id int64, timeout time.Duration, c sessionConn) *
 }
 
 // touch extends a session's deadline; called for every packet.
-func (ls *liveSession) touch() {
+func (ls *Live) Touch() {
 	ls.deadline.Store(time.Now().Add(time.Duration(ls.timeout.Load())).UnixNano())
 	ls.dirty.Store(true)
 }
 
 // remoteTouch refreshes sessions another member reported active.
-func (t *sessionTracker) RemoteTouch(ids []int64) {
+func (t *Tracker) RemoteTouch(ids []int64) {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -178,7 +179,7 @@ func (t *sessionTracker) RemoteTouch(ids []int64) {
 // refreshAll gives every session a fresh timeout; a new leader does this
 // before it expires anything, since it has not seen the touches the old
 // leader received.
-func (t *sessionTracker) refreshAll() {
+func (t *Tracker) RefreshAll() {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -190,7 +191,7 @@ func (t *sessionTracker) refreshAll() {
 
 // deadlines returns the deadline (unix ns) of every session tracked
 // here, for dump.
-func (t *sessionTracker) deadlines() map[int64]int64 {
+func (t *Tracker) Deadlines() map[int64]int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := make(map[int64]int64, len(t.live))
@@ -202,7 +203,7 @@ func (t *sessionTracker) deadlines() map[int64]int64 {
 
 // takeTouched returns the sessions touched by local clients since the last
 // call.
-func (t *sessionTracker) takeTouched() []int64 {
+func (t *Tracker) TakeTouched() []int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var ids []int64
@@ -221,7 +222,7 @@ func (t *sessionTracker) takeTouched() []int64 {
 // the timeout, and a client that fell silent and then lost its socket
 // kept its ephemerals — a lock, a leader's node — up to one timeout
 // longer than on ZooKeeper).
-func (t *sessionTracker) detach(id int64, c sessionConn) {
+func (t *Tracker) Detach(id int64, c Conn) {
 	t.mu.Lock()
 	if ls := t.live[id]; ls != nil {
 		ls.conns.remove(c)
@@ -229,7 +230,7 @@ func (t *sessionTracker) detach(id int64, c sessionConn) {
 	t.mu.Unlock()
 }
 
-func (t *sessionTracker) run(done <-chan struct{}) {
+func (t *Tracker) Run(done <-chan struct{}) {
 	tk := time.NewTicker(t.tick)
 	defer tk.Stop()
 	for {
@@ -239,8 +240,8 @@ func (t *sessionTracker) run(done <-chan struct{}) {
 		case <-tk.C:
 		}
 		now := time.Now().UnixNano()
-		if t.housekeeping != nil {
-			t.housekeeping()
+		if t.Housekeeping != nil {
+			t.Housekeeping()
 		}
 		if !t.isLeader() {
 			continue // only the leader expires sessions
@@ -254,9 +255,9 @@ func (t *sessionTracker) run(done <-chan struct{}) {
 // that: a closeSession proposal can be lost (the leader changes before it
 // commits, raft drops it), and a session nobody closes would keep its
 // ephemerals — a lock holder's node — for good.
-func (t *sessionTracker) expireDue(now int64) {
+func (t *Tracker) expireDue(now int64) {
 	type due struct {
-		ls   *liveSession
+		ls   *Live
 		seen int64 // closingAt when looked at
 	}
 	var expired []due
@@ -277,7 +278,7 @@ func (t *sessionTracker) expireDue(now int64) {
 
 // expireOne proposes closing ls, unless another caller did since
 // closingAt was seen.
-func (t *sessionTracker) expireOne(ls *liveSession, seen, now int64) {
+func (t *Tracker) expireOne(ls *Live, seen, now int64) {
 	if !ls.closingAt.CompareAndSwap(seen, now) {
 		return
 	}
@@ -287,25 +288,25 @@ func (t *sessionTracker) expireOne(ls *liveSession, seen, now int64) {
 		t.log.Warn("expiring session again: its closeSession was not applied", "session", hexID(ls.id),
 			"proposed", time.Duration(now-seen).Round(time.Millisecond).String()+" ago")
 	}
-	t.expirations.Add(1)
+	t.Expirations.Add(1)
 	t.proposeClose(ls.id)
 }
 
 // closeRetry is how long a proposed closeSession may take to be applied
 // before it is proposed again: the session's timeout, at least two
 // seconds (an election's worth).
-func (t *sessionTracker) closeRetry(ls *liveSession) time.Duration {
+func (t *Tracker) closeRetry(ls *Live) time.Duration {
 	return max(time.Duration(ls.timeout.Load()), 2*time.Second)
 }
 
 // expire proposes closing the session now (unless one was proposed
 // already and is not overdue).
-func (t *sessionTracker) expire(id int64) {
+func (t *Tracker) Expire(id int64) {
 	t.mu.Lock()
 	ls := t.live[id]
 	t.mu.Unlock()
 	if ls == nil {
-		t.expirations.Add(1)
+		t.Expirations.Add(1)
 		t.proposeClose(id)
 		return
 	}
@@ -318,7 +319,7 @@ func (t *sessionTracker) expire(id int64) {
 // claim numbers a resumed session's new connection c here; the caller
 // proposes a move entry with the number, so that the members order the
 // claims on the session in the log (moved).
-func (t *sessionTracker) claim(id int64, c sessionConn) uint64 {
+func (t *Tracker) Claim(id int64, c Conn) uint64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ls := t.live[id]
@@ -338,8 +339,8 @@ func (t *sessionTracker) claim(id int64, c sessionConn) uint64 {
 // claim (its move, or the session's creation) the log ordered before this
 // one belongs to a client that has moved on, and is told so; one whose
 // claim is still to come keeps the session.
-func (t *sessionTracker) Moved(id, owner int64, claim uint64) {
-	var gone []sessionConn
+func (t *Tracker) Moved(id, owner int64, claim uint64) {
+	var gone []Conn
 	t.mu.Lock()
 	if ls := t.live[id]; ls != nil {
 		kept := ls.conns[:0]
@@ -359,12 +360,12 @@ func (t *sessionTracker) Moved(id, owner int64, claim uint64) {
 	t.mu.Unlock()
 	for _, c := range gone {
 		t.log.Info("session moved to another member; closing its connection here", "session", hexID(id), "member", owner)
-		c.sessionMoved()
+		c.SessionMoved()
 	}
 }
 
 // applied is called by the apply loop after each transaction.
-func (t *sessionTracker) Applied(txn *tree.Txn, res *tree.Result) {
+func (t *Tracker) Applied(txn *tree.Txn, res *tree.Result) {
 	if txn.Op == proto.OpCreateSession {
 		// A connection that created the session here holds the first
 		// claim on it.
@@ -382,7 +383,7 @@ func (t *sessionTracker) Applied(txn *tree.Txn, res *tree.Result) {
 			_, known := t.live[txn.Session]
 			t.mu.Unlock()
 			if !known {
-				t.track(txn.Session, time.Duration(cs.Timeout)*time.Millisecond, nil)
+				t.Track(txn.Session, time.Duration(cs.Timeout)*time.Millisecond, nil)
 			}
 		}
 		return
@@ -398,17 +399,17 @@ func (t *sessionTracker) Applied(txn *tree.Txn, res *tree.Result) {
 		return
 	}
 	for _, e := range ls.conns {
-		e.c.sessionClosed()
+		e.c.SessionClosed()
 	}
 }
 
 // restore tracks every session of the tree (after a restart), each with a
 // fresh timeout: clients get one session timeout to come back.
-func (t *sessionTracker) restore(sm *statemachine.Machine) {
+func (t *Tracker) Restore(sm *statemachine.Machine) {
 	var sessions []*tree.Session
 	sm.View(func(tr *tree.Tree) { sessions = tr.Sessions() })
 	for _, ss := range sessions {
-		t.track(ss.ID, time.Duration(ss.Timeout)*time.Millisecond, nil)
+		t.Track(ss.ID, time.Duration(ss.Timeout)*time.Millisecond, nil)
 	}
 	if len(sessions) > 0 {
 		t.log.Info("restored sessions", "count", len(sessions))
@@ -416,8 +417,11 @@ func (t *sessionTracker) restore(sm *statemachine.Machine) {
 }
 
 // forget drops a local (read-only) session whose connection ended.
-func (t *sessionTracker) forget(id int64) {
+func (t *Tracker) Forget(id int64) {
 	t.mu.Lock()
 	delete(t.live, id)
 	t.mu.Unlock()
 }
+
+// hexID formats a session id as ZooKeeper logs it.
+func hexID(id int64) string { return fmt.Sprintf("0x%x", uint64(id)) }

@@ -1,4 +1,4 @@
-package server
+package session
 
 import (
 	"io"
@@ -14,7 +14,7 @@ import (
 // before — so a dead client's ephemerals (a lock holder's node) never
 // stay for good; a new leader decides afresh.
 func TestExpiryRetriesLostCloseSession(t *testing.T) {
-	tr := newSessionTracker(slog.New(slog.NewTextHandler(io.Discard, nil)), 100*time.Millisecond, 1, nil, func() bool { return true })
+	tr := New(slog.New(slog.NewTextHandler(io.Discard, nil)), 100*time.Millisecond, 1, func(int64) {}, func() bool { return true })
 	var mu sync.Mutex
 	var proposed []int64
 	tr.proposeClose = func(id int64) { // every proposal is lost
@@ -24,7 +24,7 @@ func TestExpiryRetriesLostCloseSession(t *testing.T) {
 	}
 	count := func() int { mu.Lock(); defer mu.Unlock(); return len(proposed) }
 	const id = 0x42
-	tr.track(id, 3*time.Second, nil)
+	tr.Track(id, 3*time.Second, nil)
 	ls := tr.live[id]
 	start := time.Now().UnixNano()
 
@@ -48,7 +48,7 @@ func TestExpiryRetriesLostCloseSession(t *testing.T) {
 		t.Fatalf("%d closes proposed right after a retry, want 2", count())
 	}
 	// A new leader starts over: a full timeout, then one proposal.
-	tr.refreshAll()
+	tr.RefreshAll()
 	if ls.closingAt.Load() != 0 {
 		t.Fatal("refreshAll kept the old leader's closing mark")
 	}
@@ -57,9 +57,9 @@ func TestExpiryRetriesLostCloseSession(t *testing.T) {
 		t.Fatalf("%d closes proposed after the new leader's timeout, want 3", count())
 	}
 	// ExpireSession (tests) proposes at once, but not twice in a row.
-	tr.track(0x43, 3*time.Second, nil)
-	tr.expire(0x43)
-	tr.expire(0x43)
+	tr.Track(0x43, 3*time.Second, nil)
+	tr.Expire(0x43)
+	tr.Expire(0x43)
 	if count() != 4 {
 		t.Fatalf("%d closes proposed after two expire calls, want 4", count())
 	}
@@ -71,14 +71,14 @@ func TestExpiryRetriesLostCloseSession(t *testing.T) {
 // fell silent and then lost its socket kept its ephemerals up to one
 // timeout longer than on ZooKeeper).
 func TestDetachKeepsTheDeadline(t *testing.T) {
-	tr := newSessionTracker(slog.New(slog.NewTextHandler(io.Discard, nil)), 100*time.Millisecond, 1, nil, func() bool { return true })
+	tr := New(slog.New(slog.NewTextHandler(io.Discard, nil)), 100*time.Millisecond, 1, func(int64) {}, func() bool { return true })
 	const id = 0x44
 	c := &fakeSessionConn{}
-	ls := tr.track(id, 10*time.Second, c)
+	ls := tr.Track(id, 10*time.Second, c)
 	ls.deadline.Store(time.Now().Add(4 * time.Second).UnixNano()) // heard from 6 s ago
 	ls.dirty.Store(false)
 	before := ls.deadline.Load()
-	tr.detach(id, c)
+	tr.Detach(id, c)
 	if got := ls.deadline.Load(); got != before {
 		t.Fatalf("closing the connection moved the deadline by %v", time.Duration(got-before))
 	}
@@ -89,6 +89,6 @@ func TestDetachKeepsTheDeadline(t *testing.T) {
 
 type fakeSessionConn struct{}
 
-func (*fakeSessionConn) close(string)   {}
-func (*fakeSessionConn) sessionClosed() {}
-func (*fakeSessionConn) sessionMoved()  {}
+func (*fakeSessionConn) Close(string)   {}
+func (*fakeSessionConn) SessionClosed() {}
+func (*fakeSessionConn) SessionMoved()  {}
