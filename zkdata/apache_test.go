@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -123,9 +124,9 @@ func snapshotWorkload(t *testing.T, ctx context.Context, c, owner, closer *zk.Co
 	}
 	// The closing session takes its ephemeral with it.
 	must(nil, closer.Close())
-	// The last writes land in the log after the last snapshot.
-	must(c.Create(ctx, "/last", []byte("v1"), open, zk.ModePersistent))
-	must(c.Set(ctx, "/last", []byte("v2"), 0))
+	// The last writes (writeLast) land in the log after the last
+	// snapshot.
+	must(c.Create(ctx, "/pad", nil, open, zk.ModePersistent))
 }
 
 // walk records what the client sees of every node.
@@ -198,6 +199,67 @@ func compareImage(t *testing.T, im *Image, seen map[string]view, skip func(strin
 	}
 }
 
+// writeLast writes /last (created as v1, then set to v2) into ZooKeeper's
+// log after its newest snapshot. ZooKeeper rolls its log and snapshots
+// after a random number of writes (snapCount/2 plus a random part), so a
+// workload's last write is sometimes the one that rolls it: the data
+// directory then ends in a snapshot with no log after it. writeLast sets
+// /pad until a write opens a new log file, which cannot roll it again;
+// once the snapshot the roll before it started has its file (newer than
+// every snapshot before that roll; its zxid is fixed then), the two
+// writes of /last land in that log after it.
+func writeLast(t *testing.T, ctx context.Context, c *zk.Conn, dataDir string) {
+	t.Helper()
+	newest := func(prefix string) int64 {
+		ents, err := os.ReadDir(filepath.Join(dataDir, "version-2"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		best := int64(-1)
+		for _, e := range ents {
+			if z, ok := strings.CutPrefix(e.Name(), prefix); ok {
+				if v, err := strconv.ParseInt(z, 16, 64); err == nil && v > best {
+					best = v
+				}
+			}
+		}
+		return best
+	}
+	set := func() int64 {
+		st, err := c.Set(ctx, "/pad", []byte("p"), zk.AnyVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Mzxid
+	}
+	// snapBefore is the newest snapshot before the previous write of
+	// this loop (-2: that write was not this loop's).
+	snapBefore := int64(-2)
+	for range 64 {
+		before := newest("snapshot.")
+		z := set()
+		if newest("log.") != z || snapBefore == -2 {
+			snapBefore = before
+			continue
+		}
+		// The previous write rolled the log: wait for its snapshot.
+		for newest("snapshot.") <= snapBefore {
+			if ctx.Err() != nil {
+				t.Fatalf("no snapshot after the log rolled at %#x", z-1)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if _, err := c.Create(ctx, "/last", []byte("v1"), zk.WorldACL(zk.PermAll), zk.ModePersistent); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Set(ctx, "/last", []byte("v2"), 0); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Fatal("ZooKeeper did not roll its log in 64 writes (snapCount 16)")
+}
+
 func TestApache(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Apache ZooKeeper")
@@ -210,6 +272,7 @@ func TestApache(t *testing.T) {
 	owner := dial(t, s.Addr())
 	closer := dial(t, s.Addr())
 	snapshotWorkload(t, ctx, c, owner, closer)
+	writeLast(t, ctx, c, dataDir)
 	seen := walk(t, ctx, c)
 	ownerID, ownerPw, mainID := owner.SessionID(), owner.SessionPassword(), c.SessionID()
 	lastZxid := seen["/last"].stat.Mzxid
