@@ -18,6 +18,7 @@ import (
 	"github.com/zkgo/zkgo/server/report"
 	"github.com/zkgo/zkgo/server/session"
 	"github.com/zkgo/zkgo/server/statemachine"
+	"github.com/zkgo/zkgo/server/stats"
 )
 
 // Bounds of a connection. The output bounds are Options.MaxQueuedBytes
@@ -107,7 +108,7 @@ type Conn struct {
 	wmu       sync.Mutex
 	outMu     sync.Mutex // guards out, outSince, outClosed, closeAfter, holdKick, kickHeld, readerParked
 	out       jute.Encoder
-	outSince  time.Time // when out last went from empty to not (stageReply)
+	outSince  time.Time // when out last went from empty to not (stats.StageReply)
 	outClosed bool
 	flushKick chan struct{}
 	// drained is signalled by the writer each time it has written what it
@@ -178,7 +179,7 @@ type Conn struct {
 	lastResp              atomic.Int64 // unix ms of the last reply
 	lastOp                atomic.Int64 // 1<<32 | the opcode of the last reply; 0: none yet
 
-	lat latencyStats
+	lat stats.Latency
 }
 
 func (s *Server) newConn(nc net.Conn, secure bool) {
@@ -209,14 +210,14 @@ func (s *Server) newConn(nc net.Conn, secure bool) {
 	}
 	if max := s.opts.MaxConnections; max > 0 && len(s.conns) >= max {
 		s.connsMu.Unlock()
-		s.stats.rejectedMaxCnxns.Add(1)
+		s.stats.RejectedMaxCnxns.Add(1)
 		s.log.Warn("too many connections (maxCnxns); closing", "ip", host, "max", max)
 		nc.Close()
 		return
 	}
 	if max := s.opts.MaxClientCnxns; max > 0 && s.perIP[host] >= max {
 		s.connsMu.Unlock()
-		s.stats.rejectedPerIP.Add(1)
+		s.stats.RejectedPerIP.Add(1)
 		s.log.Warn("too many connections from client; closing", "ip", host, "max", max)
 		nc.Close()
 		return
@@ -298,7 +299,7 @@ func (c *Conn) waitBackpressure() bool {
 	throttled := false
 	defer func() {
 		if throttled {
-			c.s.stats.throttled.Add(-1)
+			c.s.stats.Throttled.Add(-1)
 		}
 	}()
 	for {
@@ -307,8 +308,8 @@ func (c *Conn) waitBackpressure() bool {
 		}
 		if !throttled {
 			throttled = true
-			c.s.stats.throttled.Add(1)
-			c.s.stats.throttleEvents.Add(1)
+			c.s.stats.Throttled.Add(1)
+			c.s.stats.ThrottleEvents.Add(1)
 		}
 		// What is held must go to raft, and the replies the reader
 		// queued itself must go to the writer, or nothing drains.
@@ -428,13 +429,13 @@ func (c *Conn) appendFrame(hdr *proto.ReplyHeader, body proto.Record) (ok, held 
 	c.outMu.Unlock()
 	c.packetsOut.Add(1)
 	st := &c.s.stats
-	st.packetsSent.Add(1)
+	st.PacketsSent.Add(1)
 	if hdr.Xid == proto.XidNotification {
-		st.watchNotifications.Add(1)
-		st.watchBytes.Add(size)
+		st.WatchNotifications.Add(1)
+		st.WatchBytes.Add(size)
 	} else {
-		st.responseBytes.Add(size)
-		st.response.add(size - proto.FrameHeaderSize)
+		st.ResponseBytes.Add(size)
+		st.Response.Add(size - proto.FrameHeaderSize)
 	}
 	if over {
 		c.s.log.Warn("client is not reading its replies; closing connection", "session", hexID(c.sessionID))
@@ -479,7 +480,7 @@ func (c *Conn) flushInline() {
 			return
 		}
 		if !since.IsZero() {
-			c.s.noteStage(stageReply, time.Since(since))
+			c.s.noteStage(stats.StageReply, time.Since(since))
 		}
 	}
 	if cap(buf) <= maxSpare {
@@ -518,7 +519,7 @@ func (c *Conn) writeLoop() {
 				return
 			}
 			if !since.IsZero() {
-				c.s.noteStage(stageReply, time.Since(since))
+				c.s.noteStage(stats.StageReply, time.Since(since))
 			}
 		}
 		c.writing.Store(0)
@@ -592,8 +593,8 @@ func (c *Conn) readHandshake() bool {
 		c.noteHandshakeTimeout(err)
 		return false
 	}
-	c.s.stats.connectRequests.Add(1)
-	c.s.stats.bytesReceived.Add(int64(n))
+	c.s.stats.ConnectRequests.Add(1)
+	c.s.stats.BytesReceived.Add(int64(n))
 	c.peerGone = func() bool { return peerGone(c.raw, br, c.s.opts.HandshakeTimeout) }
 	ok := c.handshake(body)
 	c.peerGone = nil
@@ -671,8 +672,8 @@ func (c *Conn) serveFrames() (parked bool) {
 		// handed to raft together, after the last of them.
 		c.moreBuffered = wholeFrameBuffered(br)
 		c.packetsIn.Add(1)
-		c.s.stats.packetsReceived.Add(1)
-		c.s.stats.bytesReceived.Add(int64(len(frame)))
+		c.s.stats.PacketsReceived.Add(1)
+		c.s.stats.BytesReceived.Add(int64(len(frame)))
 		if c.live != nil {
 			c.live.Touch()
 		}
@@ -697,7 +698,7 @@ func (c *Conn) serveFrames() (parked bool) {
 func (c *Conn) noteHandshakeTimeout(err error) {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		c.s.stats.sessionlessExpired.Add(1)
+		c.s.stats.SessionlessExpired.Add(1)
 	}
 }
 

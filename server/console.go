@@ -130,7 +130,7 @@ func (cs consoleStatus) Member(ctx context.Context) (status.Member, error) {
 		m.Znodes = int64(t.NodeCount())
 	})
 	if zxid, at := s.lastSnapshot(); zxid >= 0 {
-		m.LastSnapshot = status.Snapshot{Zxid: zxid, Index: uint64(zxid), Size: s.stats.snapshotBytes.Load()}
+		m.LastSnapshot = status.Snapshot{Zxid: zxid, Index: uint64(zxid), Size: s.stats.SnapshotBytes.Load()}
 		if at >= 0 {
 			m.LastSnapshot.Time = time.Unix(at, 0)
 		}

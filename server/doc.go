@@ -29,8 +29,10 @@
 //	replica.go       replica, the cluster glue: the raft node over the WAL
 //	                 (or memory), leader tracking, touch batches
 //	options.go       Options: the configuration New takes, and its defaults
-//	fourlw.go, stats.go  four-letter words on the client port (whitelist,
-//	                 stmk's mask, the heavy-output cache) and the counters
+//	fourlw.go        four-letter words on the client port (whitelist,
+//	                 stmk's mask, the heavy-output cache)
+//	stats/           package stats: the counters (stats.Counters, the
+//	                 latencies, reply sizes and request stages)
 //	report.go        reads the views four-letter words and AdminServer
 //	                 commands print (one source for text and JSON)
 //	reports.go       the server as package report sees it (report.Source)

@@ -3,7 +3,6 @@ package server
 import (
 	"net/netip"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/zkgo/zkgo/raftnode"
@@ -19,10 +18,10 @@ import (
 // of znodes.
 func (s *Server) gauges() metrics.Gauges {
 	var g metrics.Gauges
-	g.MinLatency, g.AvgLatency, g.MaxLatency, _ = s.stats.lat.get()
-	g.PacketsReceived = s.stats.packetsReceived.Load()
-	g.PacketsSent = s.stats.packetsSent.Load()
-	g.Response = s.stats.response.get()
+	g.MinLatency, g.AvgLatency, g.MaxLatency, _ = s.stats.Lat.Get()
+	g.PacketsReceived = s.stats.PacketsReceived.Load()
+	g.PacketsSent = s.stats.PacketsSent.Load()
+	g.Response = s.stats.Response.Get()
 	s.sm.View(func(t *tree.Tree) {
 		g.Znodes = t.NodeCount()
 		g.DataSize = t.ApproximateDataSize()
@@ -51,8 +50,8 @@ func (s *Server) gauges() metrics.Gauges {
 		}
 	}
 	s.connsMu.Unlock()
-	g.TLSHandshakes = s.stats.tlsHandshakes.Load()
-	g.AuthFailed = s.stats.authFailed.Load()
+	g.TLSHandshakes = s.stats.TLSHandshakes.Load()
+	g.AuthFailed = s.stats.AuthFailed.Load()
 	g.Watches = s.watches.Count()
 	g.OpenFDs, g.MaxFDs = int64(openFDs()), maxFDs()
 	g.Uptime = time.Since(s.started)
@@ -85,43 +84,11 @@ func (s *Server) gauges() metrics.Gauges {
 			l.SyncedNonVotingFollowers++
 		}
 	}
-	if since := s.stats.leaderSince.Load(); since != 0 {
+	if since := s.stats.LeaderSince.Load(); since != 0 {
 		l.Uptime = time.Since(time.Unix(0, since))
 	}
 	g.Leader = l
 	return g
-}
-
-// responseStats keeps metrics.ResponseSizes with atomics: recorded by connection
-// goroutines and the apply goroutine, read by mntr and scrapes.
-type responseStats struct {
-	last, min, max atomic.Int64 // -1 (after reset) until the first reply
-}
-
-func (r *responseStats) reset() {
-	r.last.Store(-1)
-	r.min.Store(-1)
-	r.max.Store(-1)
-}
-
-func (r *responseStats) add(n int64) {
-	r.last.Store(n)
-	for {
-		m := r.min.Load()
-		if (m != -1 && m <= n) || r.min.CompareAndSwap(m, n) {
-			break
-		}
-	}
-	for {
-		m := r.max.Load()
-		if m >= n || r.max.CompareAndSwap(m, n) {
-			break
-		}
-	}
-}
-
-func (r *responseStats) get() metrics.ResponseSizes {
-	return metrics.ResponseSizes{Last: r.last.Load(), Min: r.min.Load(), Max: r.max.Load()}
 }
 
 // isLoopback reports whether ip (a connection's remote address, without

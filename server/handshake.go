@@ -104,7 +104,7 @@ func (c *Conn) handshake(body []byte) bool {
 		// waited in a paused member's accept queue): resuming the
 		// session here would move it away from the connection its
 		// client uses now, and close that one.
-		s.stats.abandonedConnects.Add(1)
+		s.stats.AbandonedConnects.Add(1)
 		s.log.Info("the client closed its connection before its session was resumed here; not moving the session",
 			"session", hexID(req.SessionID), "remote", c.raw.RemoteAddr().String())
 		return false
@@ -133,7 +133,7 @@ func (c *Conn) handshake(body []byte) bool {
 			c.inflight++
 			c.queue = append(c.queue, r)
 			c.pipeMu.Unlock()
-			s.stats.revalidations.Add(1)
+			s.stats.Revalidations.Add(1)
 			return s.prop.propose(statemachine.MoveEntry(req.SessionID, s.opts.ServerID, n), r, false)
 		}
 	}

@@ -75,7 +75,7 @@ func (s *Server) returnMemory(size int64) {
 			return // the server closed
 		}
 		debug.FreeOSMemory()
-		s.stats.memoryReturns.Add(1)
+		s.stats.MemoryReturns.Add(1)
 	}()
 }
 

@@ -5,15 +5,16 @@ import (
 
 	"github.com/zkgo/zkgo/raftnode"
 	"github.com/zkgo/zkgo/server/metrics"
+	"github.com/zkgo/zkgo/server/stats"
 )
 
 // newMetrics builds s's Prometheus metrics (package metrics) over its
 // counters and gauges, read at scrape time.
 func newMetrics(s *Server) *metrics.Metrics {
 	st := &s.stats
-	stages := make([]string, numStages)
-	for i, name := range stageNames {
-		if stage(i) != stageFsync { // fsyncs are zkgo_wal_fsync_duration_seconds
+	stages := make([]string, stats.NumStages)
+	for i, name := range stats.StageNames {
+		if stats.Stage(i) != stats.StageFsync { // fsyncs are zkgo_wal_fsync_duration_seconds
 			stages[i] = name
 		}
 	}
@@ -21,22 +22,22 @@ func newMetrics(s *Server) *metrics.Metrics {
 		Log:    s.log,
 		Gauges: s.gauges,
 		Counters: map[string]func() int64{
-			"looking_count":            st.lookingCount.Load,
-			"connection_request_count": st.connectRequests.Load,
+			"looking_count":            st.LookingCount.Load,
+			"connection_request_count": st.ConnectRequests.Load,
 			"connection_rejected": func() int64 {
-				return st.throttledConns.Load() + st.rejectedMaxCnxns.Load() + st.rejectedPerIP.Load()
+				return st.ThrottledConns.Load() + st.RejectedMaxCnxns.Load() + st.RejectedPerIP.Load()
 			},
-			"bytes_received_count":                  st.bytesReceived.Load,
-			"sessionless_connections_expired":       st.sessionlessExpired.Load,
-			"throttled_ops":                         st.watchRefusals.Load,
-			"response_bytes":                        st.responseBytes.Load,
-			"watch_bytes":                           st.watchBytes.Load,
-			"zkgo_raft_leader_changes_total":        st.leaderChanges.Load,
+			"bytes_received_count":                  st.BytesReceived.Load,
+			"sessionless_connections_expired":       st.SessionlessExpired.Load,
+			"throttled_ops":                         st.WatchRefusals.Load,
+			"response_bytes":                        st.ResponseBytes.Load,
+			"watch_bytes":                           st.WatchBytes.Load,
+			"zkgo_raft_leader_changes_total":        st.LeaderChanges.Load,
 			"zkgo_raft_proposals_dropped_total":     s.prop.dropped.Load,
 			"zkgo_session_expirations_total":        s.sessions.Expirations.Load,
-			"zkgo_watch_notifications_total":        st.watchNotifications.Load,
-			"revalidate_count":                      st.revalidations.Load,
-			"zkgo_connect_requests_abandoned_total": st.abandonedConnects.Load,
+			"zkgo_watch_notifications_total":        st.WatchNotifications.Load,
+			"revalidate_count":                      st.Revalidations.Load,
+			"zkgo_connect_requests_abandoned_total": st.AbandonedConnects.Load,
 			"zkgo_audit_events_dropped_total": func() int64 {
 				if s.audit == nil { // off, or not opened yet (Start)
 					return 0
@@ -45,11 +46,11 @@ func newMetrics(s *Server) *metrics.Metrics {
 			},
 		},
 		Rejected: map[string]func() int64{
-			"max_cnxns":        st.rejectedMaxCnxns.Load,
-			"max_client_cnxns": st.rejectedPerIP.Load,
-			"throttle":         st.throttledConns.Load,
+			"max_cnxns":        st.RejectedMaxCnxns.Load,
+			"max_client_cnxns": st.RejectedPerIP.Load,
+			"throttle":         st.ThrottledConns.Load,
 		},
-		SnapshotBytes: st.snapshotBytes.Load,
+		SnapshotBytes: st.SnapshotBytes.Load,
 		Stages:        stages,
 	})
 }
@@ -59,18 +60,18 @@ func newMetrics(s *Server) *metrics.Metrics {
 // and when it became leader (leader_uptime). leaderChanged calls it on the
 // replica's followLeader goroutine, the only user of s.electionStart.
 func (s *Server) noteLeaderChange(ch raftnode.LeaderChange) {
-	s.stats.leaderChanges.Add(1)
+	s.stats.LeaderChanges.Add(1)
 	clustered := s.clustered()
 	if ch.IsSelf && clustered {
-		s.stats.leaderSince.Store(time.Now().UnixNano())
+		s.stats.LeaderSince.Store(time.Now().UnixNano())
 	} else {
-		s.stats.leaderSince.Store(0)
+		s.stats.LeaderSince.Store(0)
 	}
 	if !clustered {
 		return // standalone: leads its group of one from the start
 	}
 	if ch.Leader == 0 {
-		s.stats.lookingCount.Add(1)
+		s.stats.LookingCount.Add(1)
 		s.electionStart = time.Now()
 		return
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/server/statemachine"
+	"github.com/zkgo/zkgo/server/stats"
 	"github.com/zkgo/zkgo/tree"
 )
 
@@ -23,17 +24,17 @@ func (c *Conn) noteReply(r *request, zxid int64) {
 	d := now.Sub(r.start)
 	switch {
 	case !r.isWrite:
-		c.s.noteStage(stageRead, d)
+		c.s.noteStage(stats.StageRead, d)
 	case !r.proposed.IsZero():
-		c.s.noteStage(stagePropose, r.proposed.Sub(r.start))
-		c.s.noteStage(stageLog, now.Sub(r.proposed))
+		c.s.noteStage(stats.StagePropose, r.proposed.Sub(r.start))
+		c.s.noteStage(stats.StageLog, now.Sub(r.proposed))
 		if !r.applyAt.IsZero() {
-			c.s.noteStage(stageApply, now.Sub(r.applyAt))
+			c.s.noteStage(stats.StageApply, now.Sub(r.applyAt))
 		}
 	}
-	c.s.stats.lat.add(d)
+	c.s.stats.Lat.Add(d)
 	c.s.met.Request(r.op, r.isWrite, d)
-	c.lat.add(d)
+	c.lat.Add(d)
 	c.lastZxid.Store(zxid)
 	c.lastXid.Store(r.xid)
 	c.lastOp.Store(1<<32 | int64(uint32(r.op)))
@@ -67,7 +68,7 @@ type request struct {
 	// the proposer's take on the apply goroutine, stages.go).
 	proposed time.Time
 	// applyAt: when the state machine got the committed batch holding
-	// its entry (a write; stageApply, stages.go).
+	// its entry (a write; stats.StageApply, stages.go).
 	applyAt time.Time
 	noSlot  bool // holds no outstanding-request slot (the handshake)
 	// lread marks a linearizable read (linread.go): queued like a

@@ -70,7 +70,7 @@ type proposer struct {
 type pendingProp struct {
 	seq uint32
 	w   waiter    // nil once told
-	at  time.Time // when it was handed to raft (a write's stageLog starts)
+	at  time.Time // when it was handed to raft (a write's stats.StageLog starts)
 }
 
 func newProposer(log *slog.Logger) *proposer {

@@ -77,7 +77,7 @@ func (c *Conn) read(r *request, t *tree.Tree) (proto.ErrCode, proto.Record) {
 		// The connection's watches are bounded: a request that would
 		// add more is not executed, and the client may retry (Throttled,
 		// as ZooKeeper answers an overloaded server's requests).
-		c.s.stats.watchRefusals.Add(1)
+		c.s.stats.WatchRefusals.Add(1)
 		return proto.ErrThrottled, nil
 	}
 	return h(c, r, t)

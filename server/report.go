@@ -17,6 +17,7 @@ import (
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/raftnode"
 	"github.com/zkgo/zkgo/server/report"
+	"github.com/zkgo/zkgo/server/stats"
 	"github.com/zkgo/zkgo/tree"
 )
 
@@ -41,9 +42,9 @@ type traceMask struct{ v atomic.Int64 }
 // raft), so that polling srvr stays cheap.
 func (s *Server) serverStatsView() report.ServerStats {
 	v := report.ServerStats{Version: Version(), ReadOnly: s.readOnly.Load(), Mode: s.Mode(),
-		Received: s.stats.packetsReceived.Load(), Sent: s.stats.packetsSent.Load(),
-		Uptime: time.Since(s.started), Response: s.stats.response.get()}
-	v.MinLat, v.AvgLat, v.MaxLat, _ = s.stats.lat.get()
+		Received: s.stats.PacketsReceived.Load(), Sent: s.stats.PacketsSent.Load(),
+		Uptime: time.Since(s.started), Response: s.stats.Response.Get()}
+	v.MinLat, v.AvgLat, v.MaxLat, _ = s.stats.Lat.Get()
 	conns := s.connList()
 	v.Connections = len(conns)
 	for _, c := range conns {
@@ -59,7 +60,7 @@ func (c *Conn) info() report.ConnInfo {
 	if v := c.lastOp.Load(); v != 0 {
 		lastOp = opName(proto.OpCode(int32(uint32(v))))
 	}
-	minLat, avg, maxLat, llat := c.lat.get()
+	minLat, avg, maxLat, llat := c.lat.Get()
 	return report.ConnInfo{
 		Remote:      c.raw.RemoteAddr().String(),
 		Secure:      c.secure,
@@ -87,7 +88,7 @@ func (c *Conn) info() report.ConnInfo {
 func (c *Conn) resetStats() {
 	c.packetsIn.Store(0)
 	c.packetsOut.Store(0)
-	c.lat.reset()
+	c.lat.Reset()
 	c.lastOp.Store(0)
 	c.lastXid.Store(-1)
 	c.lastZxid.Store(-1)
@@ -105,7 +106,7 @@ func (s *Server) resetConnectionStats() {
 // resetServerStats is srst: the server's packet counts, latencies and
 // response sizes start over.
 func (s *Server) resetServerStats() {
-	s.stats.reset()
+	s.stats.Reset()
 	s.heavy.clear()
 }
 
@@ -278,18 +279,18 @@ func (s *Server) monitorValues() []report.MonitorValue {
 	}
 	own("zkgo_queued_bytes", queued)
 	own("zkgo_parked_connections", g.ParkedConnections)
-	own("zkgo_last_snapshot_bytes", s.stats.snapshotBytes.Load())
-	own("zkgo_memory_returns", s.stats.memoryReturns.Load())
-	own("zkgo_last_snapshot_ms", time.Duration(s.stats.snapshotNanos.Load()).Milliseconds())
-	for st, name := range stageNames {
-		own("zkgo_stage_"+name+"_ns", s.stats.stages.ns[st].Load())
-		own("zkgo_stage_"+name+"_count", s.stats.stages.count[st].Load())
+	own("zkgo_last_snapshot_bytes", s.stats.SnapshotBytes.Load())
+	own("zkgo_memory_returns", s.stats.MemoryReturns.Load())
+	own("zkgo_last_snapshot_ms", time.Duration(s.stats.SnapshotNanos.Load()).Milliseconds())
+	for st, name := range stats.StageNames {
+		own("zkgo_stage_"+name+"_ns", s.stats.Stages.NS[st].Load())
+		own("zkgo_stage_"+name+"_count", s.stats.Stages.Count[st].Load())
 	}
-	own("zkgo_throttled_connections", s.stats.throttled.Load())
-	own("zkgo_throttle_events", s.stats.throttleEvents.Load())
+	own("zkgo_throttled_connections", s.stats.Throttled.Load())
+	own("zkgo_throttle_events", s.stats.ThrottleEvents.Load())
 	own("zkgo_max_watches_per_connection", most)
-	own("zkgo_watch_limit_refusals", s.stats.watchRefusals.Load())
-	own("zkgo_throttled_connections_refused", s.stats.throttledConns.Load())
+	own("zkgo_watch_limit_refusals", s.stats.WatchRefusals.Load())
+	own("zkgo_throttled_connections_refused", s.stats.ThrottledConns.Load())
 	if s.audit != nil {
 		own("zkgo_audit_events", s.audit.Written())
 		own("zkgo_audit_dropped", s.audit.Dropped())
@@ -401,4 +402,12 @@ func (s *Server) lastSnapshot() (zxid int64, unixSec int64) {
 // serving read-only).
 func (s *Server) running() bool {
 	return !s.closing.Load() && (s.hasQuorum() || s.readOnly.Load())
+}
+
+// opName is the abbreviation cons shows for op.
+func opName(op proto.OpCode) string {
+	if o := proto.Op(op); o != nil {
+		return o.Abbrev
+	}
+	return "NA"
 }

@@ -198,7 +198,7 @@ func (c *Conn) saslFailed(xid int32, err error) bool {
 	if slices.Contains(c.s.opts.EnforceAuthSchemes, acl.SchemeSASL) {
 		code = proto.ErrSessionClosedRequireSaslAuth
 	}
-	c.s.stats.authFailed.Add(1)
+	c.s.stats.AuthFailed.Add(1)
 	c.auditAuth(audit.OpSASLAuth, true)
 	c.s.log.Warn("SASL authentication failed; closing the connection",
 		"session", hexID(c.sessionID), "remote", c.raw.RemoteAddr().String(), "err", err)

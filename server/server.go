@@ -18,6 +18,7 @@ import (
 	"github.com/zkgo/zkgo/server/metrics"
 	"github.com/zkgo/zkgo/server/session"
 	"github.com/zkgo/zkgo/server/statemachine"
+	"github.com/zkgo/zkgo/server/stats"
 	"github.com/zkgo/zkgo/tree"
 	"github.com/zkgo/zkgo/watch"
 )
@@ -42,7 +43,7 @@ type Server struct {
 	conns   map[*Conn]struct{}
 	perIP   map[string]int
 
-	stats    serverStats
+	stats    stats.Counters
 	throttle *connThrottle // nil when connections are not throttled
 	// inflight holds a token per request in flight in the server
 	// (GlobalOutstanding); a connection takes one with each of its slots.
@@ -133,7 +134,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.electionStart = s.started
 	s.trace.v.Store(defaultTraceMask)
-	s.stats.response.reset()
+	s.stats.Response.Reset()
 	s.inflight = make(chan struct{}, opts.GlobalOutstanding)
 	s.throttle = newConnThrottle(opts.ConnectionThrottleTokens, opts.ConnectionThrottleFillTime, opts.ConnectionThrottleFillCount, time.Now())
 	s.sm = statemachine.New(s.log, s.watches, s.setupTree, opts.MaxBuffer)
@@ -167,13 +168,13 @@ func New(opts Options) (*Server, error) {
 	}
 	s.raft.onStartupLoad = s.startupLoaded
 	s.raft.onWALSync = func(entries int, d time.Duration) {
-		s.stats.stages.ns[stageFsync].Add(int64(d))
-		s.stats.stages.count[stageFsync].Add(1)
+		s.stats.Stages.NS[stats.StageFsync].Add(int64(d))
+		s.stats.Stages.Count[stats.StageFsync].Add(1)
 		s.met.WALSynced(entries, d)
 	}
 	s.raft.onSnapshot = func(bytes int64, d time.Duration) {
-		s.stats.snapshotBytes.Store(bytes)
-		s.stats.snapshotNanos.Store(int64(d))
+		s.stats.SnapshotBytes.Store(bytes)
+		s.stats.SnapshotNanos.Store(int64(d))
 		s.met.SnapshotTaken(d)
 	}
 	s.raft.onLogCompacted = s.logCompacted
@@ -553,7 +554,7 @@ func (s *Server) acceptLoop(ln net.Listener, secure bool) {
 		if ok, logNow, refused := s.throttle.take(time.Now()); !ok {
 			// Counted before the close, so that a client that sees the
 			// connection closed finds it counted.
-			s.stats.throttledConns.Add(1) // zkgo_connections_rejected_total{reason="throttle"}
+			s.stats.ThrottledConns.Add(1) // zkgo_connections_rejected_total{reason="throttle"}
 			nc.Close()
 			if logNow {
 				s.log.Warn("new connections throttled (connection_throttle_tokens); closed", "refused", refused)

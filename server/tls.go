@@ -41,11 +41,11 @@ func (c *Conn) startTLS() bool {
 		conn = pc
 	}
 	tc := tls.Server(conn, cfg)
-	c.s.stats.tlsHandshakes.Add(1)
+	c.s.stats.TLSHandshakes.Add(1)
 	err := tc.Handshake()
-	c.s.stats.tlsHandshakes.Add(-1)
+	c.s.stats.TLSHandshakes.Add(-1)
 	if err != nil {
-		c.s.stats.authFailed.Add(1)
+		c.s.stats.AuthFailed.Add(1)
 		c.s.log.Info("closing connection: TLS handshake failed", "remote", c.raw.RemoteAddr().String(), "err", err)
 		return false
 	}
