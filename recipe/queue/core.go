@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -235,8 +236,8 @@ func (q *core) take(ctx context.Context, wait bool) (*Message, error) {
 			return nil, err
 		}
 		now := time.Now()
-		var next time.Time // the earliest due time still ahead
-		locked := false    // an item was skipped for its lock
+		var next time.Time  // the earliest due time still ahead
+		var locked []string // items skipped for their locks
 		for _, name := range sortItems(q.kind, children) {
 			if q.kind == delay {
 				if due := DueTime(name); due.After(now) {
@@ -250,18 +251,26 @@ func (q *core) take(ctx context.Context, wait bool) (*Message, error) {
 			if err != nil || m != nil {
 				return m, err
 			}
-			locked = locked || held
+			if held {
+				locked = append(locked, name)
+			}
 		}
 		if !wait {
 			return nil, nil
 		}
 		var lockEv <-chan zk.Event
-		if locked {
+		if len(locked) > 0 {
 			// Wake when a lock goes: its holder may have died without
-			// finishing the item.
-			_, _, lockEv, err = q.conn().ChildrenW(ctx, q.opts.lockPath)
+			// finishing the item. A lock that went before this watch
+			// was set fires nothing: look at the locks it returns, and
+			// try again at once if one of those skipped is gone.
+			var locks []string
+			locks, _, lockEv, err = q.conn().ChildrenW(ctx, q.opts.lockPath)
 			if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrConnectionLoss) {
 				return nil, err
+			}
+			if errors.Is(err, zk.ErrNoNode) || err == nil && slices.ContainsFunc(locked, func(name string) bool { return !slices.Contains(locks, name) }) {
+				continue
 			}
 		}
 		var timer *time.Timer
