@@ -1,6 +1,10 @@
 package proto
 
-import "github.com/zkgo/zkgo/jute"
+import (
+	"strconv"
+
+	"github.com/zkgo/zkgo/jute"
+)
 
 // The connect handshake is the first frame in each direction. Its records
 // are not preceded by a RequestHeader or ReplyHeader.
@@ -99,3 +103,8 @@ func readOptionalBool(d *jute.Decoder) (v, present bool) {
 	}
 	return d.ReadBool(), true
 }
+
+// SessionIDHex formats a session id as ZooKeeper prints it everywhere
+// (ServerCnxn.getSessionIdHex): "0x" and the id in lower-case hex without
+// leading zeros, as an unsigned number.
+func SessionIDHex(id int64) string { return "0x" + strconv.FormatUint(uint64(id), 16) }

@@ -386,3 +386,13 @@ func TestTypeStrings(t *testing.T) {
 		}
 	}
 }
+
+// Session ids print as ZooKeeper's getSessionIdHex: unsigned, lower-case,
+// no leading zeros.
+func TestSessionIDHex(t *testing.T) {
+	for id, want := range map[int64]string{0: "0x0", 0x1a2b: "0x1a2b", -1: "0xffffffffffffffff", 0x0100000000000001: "0x100000000000001"} {
+		if got := SessionIDHex(id); got != want {
+			t.Errorf("SessionIDHex(%d) = %q, want %q", id, got, want)
+		}
+	}
+}

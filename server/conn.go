@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -264,7 +263,7 @@ func (c *Conn) close(reason string) {
 				s.sessions.Detach(c.sessionID, c)
 			}
 		}
-		s.log.Debug("connection closed", "remote", c.raw.RemoteAddr().String(), "session", hexID(c.sessionID), "reason", reason)
+		s.log.Debug("connection closed", "remote", c.raw.RemoteAddr().String(), "session", proto.SessionIDHex(c.sessionID), "reason", reason)
 	})
 }
 
@@ -438,7 +437,7 @@ func (c *Conn) appendFrame(hdr *proto.ReplyHeader, body proto.Record) (ok, held 
 		st.Response.Add(size - proto.FrameHeaderSize)
 	}
 	if over {
-		c.s.log.Warn("client is not reading its replies; closing connection", "session", hexID(c.sessionID))
+		c.s.log.Warn("client is not reading its replies; closing connection", "session", proto.SessionIDHex(c.sessionID))
 		c.close("outgoing queue over limit")
 		return false, false
 	}
@@ -652,7 +651,7 @@ func (c *Conn) serveFrames() (parked bool) {
 		frame, err := proto.ReadFrame(br, &hdr, c.s.opts.MaxBuffer)
 		if err != nil {
 			if errors.Is(err, proto.ErrFrameTooLarge) || errors.Is(err, proto.ErrNegativeFrameLength) {
-				c.s.log.Warn("closing connection: frame exceeds jute.maxbuffer", "session", hexID(c.sessionID), "err", err)
+				c.s.log.Warn("closing connection: frame exceeds jute.maxbuffer", "session", proto.SessionIDHex(c.sessionID), "err", err)
 			}
 			return false
 		}
@@ -750,8 +749,6 @@ func (c *Conn) Deliver(ev proto.WatcherEvent, zxid int64, nodeACL []proto.ACL) {
 	}
 	c.enqueue(&proto.ReplyHeader{Xid: proto.XidNotification, Zxid: zxid}, &ev)
 }
-
-func hexID(id int64) string { return fmt.Sprintf("0x%x", uint64(id)) }
 
 // queuedBytes returns the size of the connection's unsent output: what is
 // queued and what the writer is writing.

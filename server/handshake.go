@@ -38,7 +38,7 @@ func (c *Conn) handshake(body []byte) bool {
 	last := s.sm.LastZxid()
 	if req.LastZxidSeen > last {
 		s.log.Warn("refusing session request: client has seen a newer zxid",
-			"remote", c.raw.RemoteAddr().String(), "clientZxid", hexID(req.LastZxidSeen), "serverZxid", hexID(last))
+			"remote", c.raw.RemoteAddr().String(), "clientZxid", proto.SessionIDHex(req.LastZxidSeen), "serverZxid", proto.SessionIDHex(last))
 		return false
 	}
 	to := time.Duration(req.TimeOut) * time.Millisecond
@@ -94,7 +94,7 @@ func (c *Conn) handshake(body []byte) bool {
 		}
 	})
 	if !valid {
-		s.log.Info("invalid session or password; telling the client its session expired", "session", hexID(req.SessionID))
+		s.log.Info("invalid session or password; telling the client its session expired", "session", proto.SessionIDHex(req.SessionID))
 		c.connectReply(0, 0, make([]byte, 16), 0)
 		c.closeAfterFlush()
 		return true
@@ -106,7 +106,7 @@ func (c *Conn) handshake(body []byte) bool {
 		// client uses now, and close that one.
 		s.stats.AbandonedConnects.Add(1)
 		s.log.Info("the client closed its connection before its session was resumed here; not moving the session",
-			"session", hexID(req.SessionID), "remote", c.raw.RemoteAddr().String())
+			"session", proto.SessionIDHex(req.SessionID), "remote", c.raw.RemoteAddr().String())
 		return false
 	}
 	c.sessionID, c.timeout = req.SessionID, to

@@ -83,7 +83,7 @@ func (c *Conn) handleFrame(frame []byte) bool {
 	var h proto.RequestHeader
 	h.Decode(d)
 	if d.Err() != nil {
-		c.s.log.Warn("closing connection: short request header", "session", hexID(c.sessionID))
+		c.s.log.Warn("closing connection: short request header", "session", proto.SessionIDHex(c.sessionID))
 		return false
 	}
 	r := &request{c: c, xid: h.Xid, op: h.Type, auth: *c.auth.Load(), start: time.Now()}
@@ -98,7 +98,7 @@ func (c *Conn) handleFrame(frame []byte) bool {
 	}
 	info := proto.Op(h.Type)
 	if info == nil || info.Kind == proto.KindNone {
-		c.s.log.Warn("unknown opcode; closing connection", "op", int32(h.Type), "session", hexID(c.sessionID))
+		c.s.log.Warn("unknown opcode; closing connection", "op", int32(h.Type), "session", proto.SessionIDHex(c.sessionID))
 		c.submitRead(r, fixedCode(proto.ErrUnimplemented))
 		c.closeAfterFlush()
 		return false
@@ -165,7 +165,7 @@ func (c *Conn) handleFrame(frame []byte) bool {
 		body := info.Request()
 		body.Decode(d)
 		if d.Err() != nil {
-			c.s.log.Info("malformed request", "op", info.Name, "session", hexID(c.sessionID), "err", d.Err())
+			c.s.log.Info("malformed request", "op", info.Name, "session", proto.SessionIDHex(c.sessionID), "err", d.Err())
 			c.submitRead(r, fixedCode(proto.ErrMarshallingError))
 			return true
 		}

@@ -137,7 +137,7 @@ func (c *Conn) handleSasl(xid int32, d *jute.Decoder) bool {
 		}
 		c.addAuthIDs(ids)
 		c.auditAuth(audit.OpSASLAuth, false)
-		c.s.log.Info("SASL authentication succeeded", "session", hexID(c.sessionID), "user", user, "super", len(ids) > 1)
+		c.s.log.Info("SASL authentication succeeded", "session", proto.SessionIDHex(c.sessionID), "user", user, "super", len(ids) > 1)
 	}
 	c.enqueue(&proto.ReplyHeader{Xid: xid}, &proto.SetSASLResponse{Token: out})
 	return true
@@ -183,7 +183,7 @@ func (c *Conn) handleGSSAPI(xid int32, token []byte) bool {
 		}
 		c.addAuthIDs(ids)
 		c.auditAuth(audit.OpSASLAuth, false)
-		c.s.log.Info("SASL GSSAPI authentication succeeded", "session", hexID(c.sessionID), "principal", principal,
+		c.s.log.Info("SASL GSSAPI authentication succeeded", "session", proto.SessionIDHex(c.sessionID), "principal", principal,
 			"authzid", acc.AuthzID(), "user", user, "super", len(ids) > 1)
 	}
 	c.enqueue(&proto.ReplyHeader{Xid: xid}, &proto.SetSASLResponse{Token: out})
@@ -201,7 +201,7 @@ func (c *Conn) saslFailed(xid int32, err error) bool {
 	c.s.stats.AuthFailed.Add(1)
 	c.auditAuth(audit.OpSASLAuth, true)
 	c.s.log.Warn("SASL authentication failed; closing the connection",
-		"session", hexID(c.sessionID), "remote", c.raw.RemoteAddr().String(), "err", err)
+		"session", proto.SessionIDHex(c.sessionID), "remote", c.raw.RemoteAddr().String(), "err", err)
 	c.enqueue(&proto.ReplyHeader{Xid: xid, Err: code}, &proto.SetSASLResponse{Token: nil})
 	c.closeAfterFlush()
 	return false
@@ -247,7 +247,7 @@ func (c *Conn) refuseUnauthenticated(r *request) bool {
 		schemes = append(schemes, id.Scheme)
 	}
 	c.s.log.Warn("closing connection: client is not authenticated with an enforced scheme",
-		"session", hexID(c.sessionID), "op", r.op.String(), "has", schemes, "enforced", c.s.opts.EnforceAuthSchemes)
+		"session", proto.SessionIDHex(c.sessionID), "op", r.op.String(), "has", schemes, "enforced", c.s.opts.EnforceAuthSchemes)
 	c.submitRead(r, fixedCode(proto.ErrSessionClosedRequireSaslAuth))
 	c.closeAfterFlush()
 	return false
@@ -278,7 +278,7 @@ func (c *Conn) handleAuth(xid int32, d *jute.Decoder) bool {
 		err = errors.New("digest authentication is disabled")
 	}
 	if err != nil {
-		c.s.log.Info("authentication failed", "scheme", ap.Scheme, "session", hexID(c.sessionID), "err", err)
+		c.s.log.Info("authentication failed", "scheme", ap.Scheme, "session", proto.SessionIDHex(c.sessionID), "err", err)
 		c.auditAuth(audit.OpAddAuth, true)
 		c.enqueue(&proto.ReplyHeader{Xid: xid, Err: proto.ErrAuthFailed}, nil)
 		// As ZooKeeper (disableRecv): nothing sent after the refused

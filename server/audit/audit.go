@@ -129,9 +129,7 @@ func (e *Event) String() string { return string(e.AppendTo(nil)) }
 
 // SessionHex is ServerCnxn.getSessionIdHex: "0x" and the id in lower-case
 // hex without leading zeros, as an unsigned number.
-func SessionHex(id int64) string {
-	return "0x" + strconv.FormatUint(uint64(id), 16)
-}
+func SessionHex(id int64) string { return proto.SessionIDHex(id) }
 
 // Users is ZooKeeper's AuthUtil.getUsers of a session's identities: each
 // provider's user name (a digest identity's name without its hash, the id

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/zkgo/zkgo/proto"
 )
 
 var fourLetterWords = map[string]bool{
@@ -134,7 +136,7 @@ func fourLetterText(src Source, cmd string, b *strings.Builder) {
 		}
 		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 		for _, id := range ids {
-			fmt.Fprintf(b, "%s\n", hexID(id))
+			fmt.Fprintf(b, "%s\n", proto.SessionIDHex(id))
 			for _, p := range bySess[id] {
 				fmt.Fprintf(b, "\t%s\n", p)
 			}
@@ -149,7 +151,7 @@ func fourLetterText(src Source, cmd string, b *strings.Builder) {
 		for _, p := range paths {
 			fmt.Fprintf(b, "%s\n", p)
 			for _, id := range byPath[p] {
-				fmt.Fprintf(b, "\t%s\n", hexID(id))
+				fmt.Fprintf(b, "\t%s\n", proto.SessionIDHex(id))
 			}
 		}
 	case "dump":
@@ -157,12 +159,12 @@ func fourLetterText(src Source, cmd string, b *strings.Builder) {
 		b.WriteString("SessionTracker dump:\n")
 		fmt.Fprintf(b, "Global Sessions(%d):\n", len(d.Sessions))
 		for _, id := range d.Sessions {
-			fmt.Fprintf(b, "%s\t%dms\n", hexID(id), d.Timeouts[id])
+			fmt.Fprintf(b, "%s\t%dms\n", proto.SessionIDHex(id), d.Timeouts[id])
 		}
 		b.WriteString("ephemeral nodes dump:\n")
 		fmt.Fprintf(b, "Sessions with Ephemerals (%d):\n", len(d.WithEph))
 		for _, id := range d.WithEph {
-			fmt.Fprintf(b, "%s:\n", hexID(id))
+			fmt.Fprintf(b, "%s:\n", proto.SessionIDHex(id))
 			for _, p := range d.Ephemerals[id] {
 				fmt.Fprintf(b, "\t%s\n", p)
 			}

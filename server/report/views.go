@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/server/metrics"
 )
 
@@ -51,7 +52,7 @@ func (ci ConnInfo) Text(full bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, " /%s[%d](queued=%d,recved=%d,sent=%d", ci.Remote, ci.InterestOps, ci.Outstanding, ci.Received, ci.Sent)
 	if full && ci.SessionID != 0 {
-		fmt.Fprintf(&b, ",sid=%s,lop=%s,est=%d,to=%d", hexID(ci.SessionID), ci.LastOp, ci.Established, ci.Timeout)
+		fmt.Fprintf(&b, ",sid=%s,lop=%s,est=%d,to=%d", proto.SessionIDHex(ci.SessionID), ci.LastOp, ci.Established, ci.Timeout)
 		if ci.LastCxid >= 0 {
 			fmt.Fprintf(&b, ",lcxid=0x%x", ci.LastCxid)
 		}
@@ -141,6 +142,3 @@ type KV struct {
 	Key   string
 	Value uint64
 }
-
-// hexID formats a session id as ZooKeeper prints it.
-func hexID(id int64) string { return fmt.Sprintf("0x%x", uint64(id)) }

@@ -2,7 +2,6 @@ package session
 
 import (
 	"crypto/rand"
-	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -283,9 +282,9 @@ func (t *Tracker) expireOne(ls *Live, seen, now int64) {
 		return
 	}
 	if seen == 0 {
-		t.log.Info("expiring session", "session", hexID(ls.id))
+		t.log.Info("expiring session", "session", proto.SessionIDHex(ls.id))
 	} else {
-		t.log.Warn("expiring session again: its closeSession was not applied", "session", hexID(ls.id),
+		t.log.Warn("expiring session again: its closeSession was not applied", "session", proto.SessionIDHex(ls.id),
 			"proposed", time.Duration(now-seen).Round(time.Millisecond).String()+" ago")
 	}
 	t.Expirations.Add(1)
@@ -359,7 +358,7 @@ func (t *Tracker) Moved(id, owner int64, claim uint64) {
 	}
 	t.mu.Unlock()
 	for _, c := range gone {
-		t.log.Info("session moved to another member; closing its connection here", "session", hexID(id), "member", owner)
+		t.log.Info("session moved to another member; closing its connection here", "session", proto.SessionIDHex(id), "member", owner)
 		c.SessionMoved()
 	}
 }
@@ -422,6 +421,3 @@ func (t *Tracker) Forget(id int64) {
 	delete(t.live, id)
 	t.mu.Unlock()
 }
-
-// hexID formats a session id as ZooKeeper logs it.
-func hexID(id int64) string { return fmt.Sprintf("0x%x", uint64(id)) }
