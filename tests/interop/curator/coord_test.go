@@ -492,7 +492,13 @@ func waitChildren2(t *testing.T, ctx context.Context, c *zk.Conn, path string, n
 	for {
 		ch, _, ev, err := c.ChildrenW(ctx, path)
 		if errors.Is(err, zk.ErrNoNode) {
-			_, ev, err = c.ExistsW(ctx, path)
+			var st *zk.Stat
+			st, ev, err = c.ExistsW(ctx, path)
+			if err == nil && st != nil {
+				// Created (maybe with children) between the two calls:
+				// its exists watch would not fire for a child.
+				continue
+			}
 		}
 		if err != nil {
 			t.Fatal(err)
