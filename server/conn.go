@@ -705,7 +705,7 @@ func (c *Conn) noteHandshakeTimeout(err error) {
 func (c *Conn) releaseHeld() {
 	if c.holding {
 		c.holding = false
-		c.s.prop.release()
+		c.s.prop.Release()
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/zkgo/zkgo/console/status"
 	"github.com/zkgo/zkgo/raftnode"
+	"github.com/zkgo/zkgo/server/replica"
 	"github.com/zkgo/zkgo/tree"
 )
 
@@ -124,7 +125,7 @@ func (cs consoleStatus) Member(ctx context.Context) (status.Member, error) {
 		Started: s.started,
 	}
 	m.Connections = len(s.connList())
-	m.Waiting = s.raft.waitingFor()
+	m.Waiting = s.raft.WaitingFor()
 	s.sm.View(func(t *tree.Tree) {
 		m.Sessions = t.SessionCount()
 		m.Znodes = int64(t.NodeCount())
@@ -135,7 +136,7 @@ func (cs consoleStatus) Member(ctx context.Context) (status.Member, error) {
 			m.LastSnapshot.Time = time.Unix(at, 0)
 		}
 	}
-	st, _, _, _, ok := s.raft.status()
+	st, _, _, _, ok := s.raft.Status()
 	if ok {
 		m.RaftTerm, m.CommitIndex, m.AppliedIndex = st.Term, st.Commit, st.Applied
 	}
@@ -146,13 +147,13 @@ func (cs consoleStatus) Member(ctx context.Context) (status.Member, error) {
 		// lead is the leader's server id, -1 while none is known (server
 		// id 0 is a member like any other).
 		lead := int64(-1)
-		if l := s.raft.leader.Load(); l != 0 {
-			lead = memberID(uint64(l))
+		if l := s.raft.Leader(); l != 0 {
+			lead = replica.MemberID(uint64(l))
 		}
-		for _, p := range s.raft.currentPeers() {
+		for _, p := range s.raft.CurrentPeers() {
 			peer := status.Peer{ID: p.ID, PeerAddr: p.Addr, Voting: !p.Observer, Role: status.RoleUnknown}
 			if ms := s.currentMembership(); ms != nil {
-				if sv, ok := ms.server(p.ID); ok && sv.ClientPort > 0 {
+				if sv, ok := ms.Server(p.ID); ok && sv.ClientPort > 0 {
 					host := sv.ClientAddr
 					if host == "" || host == "0.0.0.0" {
 						host = sv.Host
@@ -176,7 +177,7 @@ func (cs consoleStatus) Member(ctx context.Context) (status.Member, error) {
 			// elsewhere, only that the leader it follows answers.
 			if ok && st.Role == raftnode.RoleLeader {
 				for id, match := range st.Match {
-					if memberID(id) == p.ID {
+					if replica.MemberID(id) == p.ID {
 						peer.Match = match
 						if st.Commit > match {
 							peer.Lag = st.Commit - match
@@ -184,7 +185,7 @@ func (cs consoleStatus) Member(ctx context.Context) (status.Member, error) {
 					}
 				}
 				for _, id := range st.Heard {
-					if memberID(id) == p.ID {
+					if replica.MemberID(id) == p.ID {
 						peer.Reachable = true
 					}
 				}

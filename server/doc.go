@@ -16,8 +16,6 @@
 //	                 a request is the waiter of its proposal
 //	reads.go         the read handlers
 //	sasl.go          auth packets and SASL
-//	proposer.go      proposer: hands entries to raft in combined batches and
-//	                 remembers their waiters
 //	statemachine/    package statemachine: the raft entry format and the
 //	                 Machine, sole owner of the tree and its lock; applies
 //	                 committed entries, fires watches, tells waiters
@@ -26,8 +24,13 @@
 //	                 reads the tree inside Machine.View
 //	session/         package session: the Tracker, liveness and expiry of
 //	                 sessions (their state is the tree's)
-//	replica.go       replica, the cluster glue: the raft node over the WAL
-//	                 (or memory), leader tracking, touch batches
+//	replica/         package replica: the raft node over the WAL (or
+//	                 memory), the proposer, membership and reconfig,
+//	                 formation, leadership; the server makes it (New) and
+//	                 hears from it through replica.Hooks
+//	reconfig.go      the reconfig request: authorization, the reply
+//	operator.go      leadership transfer and lgif for operators
+//	datadir.go       the data directory offline (replica's, for cmd/zkgo)
 //	options.go       Options: the configuration New takes, and its defaults
 //	fourlw.go        four-letter words on the client port (whitelist,
 //	                 stmk's mask, the heavy-output cache)
@@ -87,6 +90,6 @@
 // and session.Tracker.mu each on its own, holding none of them while
 // taking another. Server.spawnMu (read) may be taken under the Machine's
 // lock, pipeMu or wmu (waking a parked connection's writer); Close takes
-// it with nothing else held. proposer.mu is a leaf: waiters are told
+// it with nothing else held. replica.Proposer.mu is a leaf: waiters are told
 // after it is released.
 package server

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zkgo/zkgo/raftnode"
 	"github.com/zkgo/zkgo/server/metrics"
+	"github.com/zkgo/zkgo/server/replica"
 	"github.com/zkgo/zkgo/tree"
 )
 
@@ -56,7 +57,7 @@ func (s *Server) gauges() metrics.Gauges {
 	g.OpenFDs, g.MaxFDs = int64(openFDs()), maxFDs()
 	g.Uptime = time.Since(s.started)
 	g.Clustered = s.clustered()
-	st, _, _, _, ok := s.raft.status()
+	st, _, _, _, ok := s.raft.Status()
 	if !ok {
 		return g
 	}
@@ -72,13 +73,13 @@ func (s *Server) gauges() metrics.Gauges {
 	// follower until it has caught up (members.go).
 	l := &metrics.LeaderGauges{Learners: len(st.Match) - 1}
 	for id, match := range st.Match {
-		if id == st.ID || match+promoteLag < st.Commit {
+		if id == st.ID || match+replica.PromoteLag < st.Commit {
 			continue
 		}
 		switch {
 		case slices.Contains(st.Voters, id):
 			l.SyncedFollowers++
-		case s.raft.isObserver(id):
+		case s.raft.IsObserver(id):
 			l.SyncedObservers++
 		default:
 			l.SyncedNonVotingFollowers++

@@ -80,7 +80,7 @@ func (c *Conn) handshake(body []byte) bool {
 		c.inflight++
 		c.queue = append(c.queue, r)
 		c.pipeMu.Unlock()
-		return s.prop.propose(statemachine.TxnEntry(txn), r, false)
+		return s.prop.Propose(statemachine.TxnEntry(txn), r, false)
 	}
 	// Resuming a session.
 	var valid bool
@@ -134,7 +134,7 @@ func (c *Conn) handshake(body []byte) bool {
 			c.queue = append(c.queue, r)
 			c.pipeMu.Unlock()
 			s.stats.Revalidations.Add(1)
-			return s.prop.propose(statemachine.MoveEntry(req.SessionID, s.opts.ServerID, n), r, false)
+			return s.prop.Propose(statemachine.MoveEntry(req.SessionID, s.opts.ServerID, n), r, false)
 		}
 	}
 	c.connectReply(to, req.SessionID, sess.Passwd, 0)

@@ -71,7 +71,7 @@ func (b *readBarrier) loop() {
 
 // round runs one ReadIndex round and waits until it is applied here.
 func (b *readBarrier) round() error {
-	node := b.s.raft.raft()
+	node := b.s.raft.Raft()
 	if node == nil {
 		return errors.New("raft is not running")
 	}

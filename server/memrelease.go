@@ -104,7 +104,7 @@ func (s *Server) waitApplyQuiet(d time.Duration) bool {
 // appliedIndex is the raft index of the last entry applied (0 before the
 // node started).
 func (s *Server) appliedIndex() uint64 {
-	if n := s.raft.raft(); n != nil {
+	if n := s.raft.Raft(); n != nil {
 		return n.AppliedIndex()
 	}
 	return 0

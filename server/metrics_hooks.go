@@ -33,7 +33,7 @@ func newMetrics(s *Server) *metrics.Metrics {
 			"response_bytes":                        st.ResponseBytes.Load,
 			"watch_bytes":                           st.WatchBytes.Load,
 			"zkgo_raft_leader_changes_total":        st.LeaderChanges.Load,
-			"zkgo_raft_proposals_dropped_total":     s.prop.dropped.Load,
+			"zkgo_raft_proposals_dropped_total":     s.prop.Dropped,
 			"zkgo_session_expirations_total":        s.sessions.Expirations.Load,
 			"zkgo_watch_notifications_total":        st.WatchNotifications.Load,
 			"revalidate_count":                      st.Revalidations.Load,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/raftnode"
+	"github.com/zkgo/zkgo/server/replica"
 )
 
 // Options configure a server. Zero values take ZooKeeper's defaults.
@@ -378,17 +379,11 @@ func (o *Options) setDefaults() {
 }
 
 // Peer is a member of an ensemble.
-type Peer struct {
-	ID int64
-	// Addr is the member's peer address (host:peerPort).
-	Addr string
-	// More are further peer addresses of the member (ZooKeeper's
-	// multiAddress, server.N=a:p:e|b:p:e): dialled in turn after Addr
-	// when it does not answer.
-	More []string
-	// Observer members replicate and serve clients but never vote.
-	Observer bool
-}
+type Peer = replica.Peer
+
+// QuorumAuthOptions configures quorum SASL, the members' authentication
+// of each other on the peer port (server/replica/quorumauth.go).
+type QuorumAuthOptions = replica.QuorumAuthOptions
 
 // clustered reports whether the options make an ensemble member: more
 // than one member, or one without standalone mode.
@@ -396,9 +391,18 @@ func (o *Options) clustered() bool {
 	return len(o.Peers) > 1 || len(o.Peers) == 1 && o.DisableStandalone
 }
 
-// addrs returns every peer address of p, Addr first.
-func (p Peer) addrs() []string { return append([]string{p.Addr}, p.More...) }
-
-// dialAddr is p's addresses as the peer transport takes them: separated
-// by '|', tried in turn.
-func (p Peer) dialAddr() string { return strings.Join(p.addrs(), "|") }
+// replicaConfig is what the replica takes of the options.
+func (o *Options) replicaConfig() replica.Config {
+	return replica.Config{
+		ServerID: o.ServerID, Addr: o.Addr, Peers: o.Peers, DisableStandalone: o.DisableStandalone,
+		ConfigText: o.ConfigText, MultiAddress: o.MultiAddress,
+		TickTime: o.TickTime, RaftTicks: o.RaftTicks,
+		DataDir: o.DataDir, DataLogDir: o.DataLogDir, NoSync: o.NoSync, NoWALPrefill: o.NoWALPrefill,
+		SnapCount: o.SnapCount, SnapBytes: o.SnapBytes, SnapRetainCount: o.SnapRetainCount,
+		MaxSnapshotBytes: o.MaxSnapshotBytes, MaxBuffer: o.MaxBuffer,
+		PeerTransport: o.PeerTransport, PeerListener: o.PeerListener, PeerListenAll: o.PeerListenAll,
+		PeerServerTLS: o.PeerServerTLS, PeerClientTLS: o.PeerClientTLS, PeerClientTLSFunc: o.PeerClientTLSFunc,
+		PeerPortUnification: o.PeerPortUnification, PeerHostnameVerification: o.PeerHostnameVerification,
+		PeerDialAddr: o.PeerDialAddr, QuorumAuth: o.QuorumAuth, Logger: o.Logger,
+	}
+}

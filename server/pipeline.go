@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/server/replica"
 	"github.com/zkgo/zkgo/server/statemachine"
 	"github.com/zkgo/zkgo/server/stats"
 	"github.com/zkgo/zkgo/tree"
@@ -287,7 +288,7 @@ func (c *Conn) submitWrite(r *request, frameLen int) {
 		e = statemachine.TxnEntry(&tree.Txn{Op: r.op, Session: c.sessionID, Time: time.Now().UnixMilli(), Auth: r.auth, Req: r.body, Claim: c.claim.Load()})
 		e.SizeHint = statemachine.EntrySizeHint(frameLen, r.auth)
 	}
-	ok := c.s.prop.propose(e, r, c.moreBuffered)
+	ok := c.s.prop.Propose(e, r, c.moreBuffered)
 	if c.moreBuffered {
 		c.holding = c.holding || ok
 	} else {
@@ -343,6 +344,12 @@ func (r *request) Applied(zxid int64, res *tree.Result, b *statemachine.Batch) {
 // dropped by raft), so whether the write happens is unknown, which the
 // client learns as a connection loss, as with ZooKeeper.
 func (r *request) Lost() { r.c.close("write outcome unknown (proposal lost)") }
+
+// ProposedAt is told by the proposer when r's entry was handed to raft:
+// where its time in the log (stats.StageLog) starts.
+func (r *request) ProposedAt(t time.Time) { r.proposed = t }
+
+var _ replica.TimedWaiter = (*request)(nil)
 
 // writeApplied runs on the apply goroutine, with the tree locked, once the
 // write r has been applied: it queues r's reply, then runs the reads that

@@ -16,6 +16,7 @@ import (
 	"github.com/zkgo/zkgo/config"
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/raftnode"
+	"github.com/zkgo/zkgo/server/replica"
 	"github.com/zkgo/zkgo/server/report"
 	"github.com/zkgo/zkgo/server/stats"
 	"github.com/zkgo/zkgo/tree"
@@ -295,7 +296,7 @@ func (s *Server) monitorValues() []report.MonitorValue {
 		own("zkgo_audit_events", s.audit.Written())
 		own("zkgo_audit_dropped", s.audit.Dropped())
 	}
-	if _, syncs, entries, prefilled, ok := s.raft.status(); ok && g.RaftOK {
+	if _, syncs, entries, prefilled, ok := s.raft.Status(); ok && g.RaftOK {
 		st := g.Raft
 		own("zkgo_raft_id", st.ID)
 		own("zkgo_raft_leader", st.Leader)
@@ -310,7 +311,7 @@ func (s *Server) monitorValues() []report.MonitorValue {
 		own("zkgo_raft_learners", len(st.Learners))
 		if g.Clustered {
 			zk("quorum_size", g.QuorumSize)
-			own("zkgo_ensemble_formation", raftnode.FormationString(s.raft.formation()))
+			own("zkgo_ensemble_formation", raftnode.FormationString(s.raft.Formation()))
 		}
 		if l := g.Leader; l != nil {
 			// ZooKeeper's leader-only keys.
@@ -328,14 +329,14 @@ func (s *Server) monitorValues() []report.MonitorValue {
 // leaderView reads lead/leader.
 func (s *Server) leaderView() report.LeaderView {
 	v := report.LeaderView{IsLeader: s.isLeader(), LeaderID: -1}
-	lead := s.raft.leader.Load()
+	lead := s.raft.Leader()
 	if lead == 0 {
 		v.IsLeader = false
 		return v
 	}
-	v.LeaderID = memberID(uint64(lead))
+	v.LeaderID = replica.MemberID(uint64(lead))
 	if m := s.currentMembership(); m != nil {
-		if sv, ok := m.server(v.LeaderID); ok {
+		if sv, ok := m.Server(v.LeaderID); ok {
 			v.LeaderIP = sv.Host
 		}
 	}
@@ -350,7 +351,7 @@ func (s *Server) votingMembers() []config.Server {
 		return nil
 	}
 	var out []config.Server
-	for _, sv := range m.servers {
+	for _, sv := range m.Servers {
 		if sv.Role == config.Participant {
 			out = append(out, sv)
 		}
@@ -361,17 +362,17 @@ func (s *Server) votingMembers() []config.Server {
 // observers returns the observers in sync with this member if it leads
 // (nil otherwise).
 func (s *Server) observers() []report.ObserverInfo {
-	st, _, _, _, ok := s.raft.status()
+	st, _, _, _, ok := s.raft.Status()
 	if !ok || !s.clustered() || st.Role != raftnode.RoleLeader {
 		return nil
 	}
 	var out []report.ObserverInfo
 	for id, match := range st.Match {
-		if id == st.ID || !s.raft.isObserver(id) || match+promoteLag < st.Commit {
+		if id == st.ID || !s.raft.IsObserver(id) || match+replica.PromoteLag < st.Commit {
 			continue
 		}
-		o := report.ObserverInfo{SID: memberID(id), LastZxid: int64(match)}
-		if p, ok := s.raft.peer(o.SID); ok {
+		o := report.ObserverInfo{SID: replica.MemberID(id), LastZxid: int64(match)}
+		if p, ok := s.raft.Peer(o.SID); ok {
 			o.Addr = p.Addr
 		}
 		out = append(out, o)
@@ -383,7 +384,7 @@ func (s *Server) observers() []report.ObserverInfo {
 // lastSnapshot is last_snapshot: the zxid of the newest durable snapshot
 // and when it was written (unix seconds), or -1 and -1 without one.
 func (s *Server) lastSnapshot() (zxid int64, unixSec int64) {
-	st := s.raft.storage()
+	st := s.raft.Storage()
 	if st == nil {
 		return -1, -1
 	}

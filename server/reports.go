@@ -26,7 +26,7 @@ func (r reports) HasQuorum() bool                          { return r.s.hasQuoru
 func (r reports) ReadOnly() bool                           { return r.s.readOnly.Load() }
 func (r reports) Clustered() bool                          { return r.s.clustered() }
 func (r reports) IsLeader() bool                           { return r.s.isLeader() }
-func (r reports) WaitingFor() string                       { return r.s.raft.waitingFor() }
+func (r reports) WaitingFor() string                       { return r.s.raft.WaitingFor() }
 func (r reports) ServerStats() report.ServerStats          { return r.s.serverStatsView() }
 func (r reports) Gauges() metrics.Gauges                   { return r.s.gauges() }
 func (r reports) Conf() report.Conf                        { return r.s.confView() }
@@ -73,21 +73,21 @@ func (r reports) ZabState() report.ZabState {
 	if !s.clustered() {
 		return report.ZabState{}
 	}
-	me, _ := s.currentMembership().server(s.opts.ServerID)
+	me, _ := s.currentMembership().Server(s.opts.ServerID)
 	z := report.ZabState{Clustered: true, MyID: s.opts.ServerID, IsLeader: s.isLeader(),
 		ClientAddress: report.ClientAddress(me), Broadcast: s.hasQuorum(), LastZxid: s.lastZxid()}
 	if me.Host != "" {
 		z.QuorumAddress = net.JoinHostPort(me.Host, strconv.Itoa(me.PeerPort))
 		z.ElectionAddr = net.JoinHostPort(me.Host, strconv.Itoa(me.ElectionPort))
 	}
-	st, _, _, _, _ := s.raft.status()
+	st, _, _, _, _ := s.raft.Status()
 	z.Voting = st.Role != raftnode.RoleLearner && me.Role == config.Participant
 	return z
 }
 
 // YieldLeadership hands leadership to the most caught-up voter (ydld).
 func (r reports) YieldLeadership() (int64, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), r.s.handOverWait())
+	ctx, cancel := context.WithTimeout(context.Background(), r.s.raft.HandOverWait())
 	defer cancel()
 	return r.s.TransferLeadership(ctx, -1)
 }
@@ -95,7 +95,7 @@ func (r reports) YieldLeadership() (int64, error) {
 // RequestLeadership asks the leader to hand leadership to this member
 // (rqld).
 func (r reports) RequestLeadership() (int64, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), r.s.handOverWait())
+	ctx, cancel := context.WithTimeout(context.Background(), r.s.raft.HandOverWait())
 	defer cancel()
 	if err := r.s.RequestLeadership(ctx); err != nil {
 		return 0, err
@@ -105,7 +105,7 @@ func (r reports) RequestLeadership() (int64, error) {
 
 // CreateSnapshot schedules a snapshot (csnp).
 func (r reports) CreateSnapshot() (uint64, error) {
-	node := r.s.raft.raft()
+	node := r.s.raft.Raft()
 	if node == nil {
 		return 0, errors.New("raft is not running")
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +15,7 @@ import (
 	"github.com/zkgo/zkgo/server/adminhttp"
 	"github.com/zkgo/zkgo/server/audit"
 	"github.com/zkgo/zkgo/server/metrics"
+	"github.com/zkgo/zkgo/server/replica"
 	"github.com/zkgo/zkgo/server/session"
 	"github.com/zkgo/zkgo/server/statemachine"
 	"github.com/zkgo/zkgo/server/stats"
@@ -31,9 +31,9 @@ type Server struct {
 	sm       *statemachine.Machine // the tree, its lock, and applying the log
 	watches  *watch.Manager
 	sessions *session.Tracker
-	prop     *proposer
-	raft     *replica    // raft, storage, and following the leader
-	reads    readBarrier // linearizable reads' rounds (linread.go)
+	prop     *replica.Proposer
+	raft     *replica.Replica // raft, storage, and following the leader
+	reads    readBarrier      // linearizable reads' rounds (linread.go)
 
 	ln      net.Listener // plaintext (or unified) client port; nil without one
 	sln     net.Listener // TLS client port; nil without one
@@ -138,11 +138,11 @@ func New(opts Options) (*Server, error) {
 	s.inflight = make(chan struct{}, opts.GlobalOutstanding)
 	s.throttle = newConnThrottle(opts.ConnectionThrottleTokens, opts.ConnectionThrottleFillTime, opts.ConnectionThrottleFillCount, time.Now())
 	s.sm = statemachine.New(s.log, s.watches, s.setupTree, opts.MaxBuffer)
-	s.prop = newProposer(s.log)
+	s.prop = replica.NewProposer(s.log)
 	// A stopping member expires no session: Shutdown keeps them for the
 	// restart (while it drains, readers no longer see the clients' pings).
 	s.sessions = session.New(s.log, opts.TickTime, opts.ServerID, func(id int64) {
-		s.prop.propose(statemachine.TxnEntry(&tree.Txn{Op: proto.OpCloseSession, Session: id, Time: time.Now().UnixMilli()}), nil, false)
+		s.prop.Propose(statemachine.TxnEntry(&tree.Txn{Op: proto.OpCloseSession, Session: id, Time: time.Now().UnixMilli()}), nil, false)
 	}, func() bool { return s.isLeader() && !s.draining.Load() })
 	if opts.clustered() {
 		// Writes that neither commit nor fail (a forwarded proposal lost
@@ -151,45 +151,36 @@ func New(opts Options) (*Server, error) {
 	}
 	s.sm.Waiters, s.sm.Sessions = s.prop, s.sessions
 	s.sm.OnFail = s.fail
-	dir := opts.DataDir
-	if opts.DataLogDir != "" {
-		dir = opts.DataLogDir
-	}
-	s.raft = &replica{opts: &s.opts, log: s.log, dir: dir, sm: s.sm, prop: s.prop,
-		sessions: s.sessions, leaderChanged: s.leaderChanged, fatal: s.fail,
-		membershipChanged: s.membershipChanged, memberCh: make(chan struct{}),
-		learnFormationNow: make(chan struct{}, 1), recheck: make(chan struct{}, 1)}
-	s.raft.auth = s.raft.peerAuth()
 	s.reads.s = s
 	if opts.MetricsAddr != "" {
 		s.met = newMetrics(s)
 		s.sm.Metrics = s.met
 		s.watches.SetFanOutHook(s.met.WatchFanOut)
 	}
-	s.raft.onStartupLoad = s.startupLoaded
-	s.raft.onWALSync = func(entries int, d time.Duration) {
-		s.stats.Stages.NS[stats.StageFsync].Add(int64(d))
-		s.stats.Stages.Count[stats.StageFsync].Add(1)
-		s.met.WALSynced(entries, d)
-	}
-	s.raft.onSnapshot = func(bytes int64, d time.Duration) {
-		s.stats.SnapshotBytes.Store(bytes)
-		s.stats.SnapshotNanos.Store(int64(d))
-		s.met.SnapshotTaken(d)
-	}
-	s.raft.onLogCompacted = s.logCompacted
-	s.raft.configVersioned = func(m *membership) {
-		s.sm.SetConfigData([]byte(m.text()), m.version)
-	}
-	s.sm.OnFormation = s.raft.formationChosen
-	s.sm.Formation = s.raft.formation
+	s.raft = replica.New(opts.replicaConfig(), s.sm, s.prop, s.sessions, replica.Hooks{
+		LeaderChanged:     s.leaderChanged,
+		Fatal:             s.fail,
+		MembershipChanged: s.membershipChanged,
+		ConfigVersioned: func(m *replica.Membership) {
+			s.sm.SetConfigData([]byte(m.Text()), m.Version)
+		},
+		StartupLoaded: s.startupLoaded,
+		WALSynced: func(entries int, d time.Duration) {
+			s.stats.Stages.NS[stats.StageFsync].Add(int64(d))
+			s.stats.Stages.Count[stats.StageFsync].Add(1)
+			s.met.WALSynced(entries, d)
+		},
+		SnapshotTaken: func(bytes int64, d time.Duration) {
+			s.stats.SnapshotBytes.Store(bytes)
+			s.stats.SnapshotNanos.Store(int64(d))
+			s.met.SnapshotTaken(d)
+		},
+		LogCompacted: s.logCompacted,
+	})
 	s.sm.OnRestore = func(formation uint64) {
-		s.raft.snapshotRestored(formation)
-		s.raft.recheckQuorum() // the configuration came with the snapshot
+		s.raft.SnapshotRestored(formation)
+		s.raft.RecheckQuorum() // the configuration came with the snapshot
 		s.dropClientsAfterRestore()
-	}
-	if s.clustered() {
-		s.raft.members.Store(initialMembership(&s.opts))
 	}
 	return s, nil
 }
@@ -206,24 +197,8 @@ func (s *Server) setupTree(t *tree.Tree) {
 	t.QuotaWarning = func(prefix, what string, value, limit int64) {
 		s.log.Warn("quota exceeded", "path", prefix, "what", what, "value", value, "softLimit", limit)
 	}
-	if n := t.Get(tree.ConfigPath); n != nil && n.Stat().Version > 0 && s.raft != nil {
-		// A tree restored from a snapshot taken after a reconfig: its
-		// /zookeeper/config is the replicated membership, newer than
-		// what this member started with.
-		if m := parseMembership(string(n.Data())); len(m.servers) > 0 {
-			if cur := s.raft.members.Load(); cur == nil || m.version > cur.version || !cur.fromLog {
-				m.fromLog = true
-				s.raft.members.Store(m)
-				s.raft.recheckQuorum()
-			}
-		}
-	} else if m := s.currentMembership(); m != nil && m.version != initialMembership(&s.opts).version {
-		t.SetConfigDataAt([]byte(m.text()), m.version) // changed by a reconfig, or versioned by the formation, since start
-	} else if v := versionedText(t, s.opts.ConfigText); v != nil && s.raft != nil {
-		// The same membership, versioned when the ensemble formed
-		// (formation.go): keep the version.
-		s.raft.members.Store(v)
-		t.SetConfigDataAt([]byte(v.text()), v.version)
+	if s.raft != nil {
+		s.raft.SetupTree(t)
 	} else if s.opts.ConfigText != "" {
 		t.SetConfigData([]byte(s.opts.ConfigText))
 	}
@@ -231,11 +206,11 @@ func (s *Server) setupTree(t *tree.Tree) {
 
 // currentMembership is the ensemble's membership (nil standalone or
 // before New finished).
-func (s *Server) currentMembership() *membership {
+func (s *Server) currentMembership() *replica.Membership {
 	if s.raft == nil {
 		return nil
 	}
-	return s.raft.members.Load()
+	return s.raft.Members()
 }
 
 // clustered reports whether the server is a member of an ensemble.
@@ -250,7 +225,7 @@ func (s *Server) Mode() string {
 	if s.readOnly.Load() {
 		return "read-only"
 	}
-	if p, ok := s.raft.peer(s.opts.ServerID); ok && p.Observer {
+	if p, ok := s.raft.Peer(s.opts.ServerID); ok && p.Observer {
 		return "observer"
 	}
 	if s.isLeader() {
@@ -260,11 +235,11 @@ func (s *Server) Mode() string {
 }
 
 // isLeader reports whether this server decides session expiry.
-func (s *Server) isLeader() bool { return s.raft.isLeader() }
+func (s *Server) isLeader() bool { return s.raft.IsLeader() }
 
 // hasQuorum reports whether the server is part of a working quorum (it
 // knows a leader); a member that is not refuses new sessions.
-func (s *Server) hasQuorum() bool { return s.raft.hasQuorum() }
+func (s *Server) hasQuorum() bool { return s.raft.HasQuorum() }
 
 // leaderChanged is told by the replica of every change of raft leader. A
 // member that becomes leader gives every session a fresh timeout before it
@@ -328,7 +303,7 @@ func (s *Server) leaderChanged(ch raftnode.LeaderChange) {
 		// connections meanwhile (writes wait for the leader; those in
 		// flight were aborted above). Only if none is elected by then
 		// are they dropped.
-		grace := time.Duration(raftnode.DefaultElectionTick) * RaftTickInterval(s.opts.TickTime)
+		grace := time.Duration(raftnode.DefaultElectionTick) * replica.RaftTickInterval(s.opts.TickTime)
 		s.noLeaderMu.Lock()
 		s.noLeader = time.AfterFunc(grace, func() {
 			if !s.hasQuorum() {
@@ -375,7 +350,7 @@ func (s *Server) abortPendingWrites(olderThan time.Duration) {
 
 // Durable reports whether the server keeps its data on disk (it has a
 // data directory); without one it runs the same raft path in memory.
-func (s *Server) Durable() bool { return s.raft.dir != "" }
+func (s *Server) Durable() bool { return s.raft.Durable() }
 
 // Start recovers the data directory (if any), listens on the configured
 // address and serves in the background.
@@ -388,7 +363,7 @@ func (s *Server) Start() error {
 		s.readOnly.Store(true)
 	}
 	if err := s.openAudit(); err != nil {
-		s.prop.stop()
+		s.prop.Stop()
 		return err
 	}
 	if err := s.start(); err != nil {
@@ -408,8 +383,8 @@ func (s *Server) Start() error {
 
 // start is Start once the audit log is open.
 func (s *Server) start() error {
-	if err := s.raft.start(); err != nil {
-		s.prop.stop()
+	if err := s.raft.Start(); err != nil {
+		s.prop.Stop()
 		return err
 	}
 	listen := func(addr string) (net.Listener, error) {
@@ -427,8 +402,8 @@ func (s *Server) start() error {
 		if ln != nil {
 			ln.Close()
 		}
-		s.prop.stop()
-		s.raft.stop()
+		s.prop.Stop()
+		s.raft.Stop()
 		return err
 	}
 	if s.met != nil {
@@ -438,8 +413,8 @@ func (s *Server) start() error {
 					l.Close()
 				}
 			}
-			s.prop.stop()
-			s.raft.stop()
+			s.prop.Stop()
+			s.raft.Stop()
 			return err
 		}
 	}
@@ -595,8 +570,8 @@ func (s *Server) Close() error {
 		for _, c := range conns {
 			c.close("server shutting down")
 		}
-		s.prop.stop()
-		s.raft.stop()
+		s.prop.Stop()
+		s.raft.Stop()
 	})
 	s.wg.Wait()
 	s.auditOnce.Do(s.closeAudit)
@@ -675,7 +650,7 @@ func (s *Server) reapLoop() {
 		s.sm.View(func(t *tree.Tree) { cands = t.ReapCandidates(now) })
 		for _, p := range cands {
 			txn := &tree.Txn{Op: proto.OpDeleteContainer, Time: now, Req: &tree.DeleteContainerReq{Path: p}}
-			s.prop.propose(statemachine.TxnEntry(txn), nil, false)
+			s.prop.Propose(statemachine.TxnEntry(txn), nil, false)
 		}
 	}
 }
@@ -687,22 +662,4 @@ func (s *Server) Tree(fn func(t *tree.Tree)) { s.sm.View(fn) }
 // meant for tests.
 func (s *Server) ExpireSession(id int64) {
 	s.sessions.Expire(id)
-}
-
-// versionedText returns configText's membership with the version a
-// restored tree's /zookeeper/config holds, if the ensemble's formation
-// gave it one (its data version is 0: no reconfig changed it) and it has
-// the same members (ids and roles: members may name each other by other
-// addresses); nil otherwise.
-func versionedText(t *tree.Tree, configText string) *membership {
-	n := t.Get(tree.ConfigPath)
-	if n == nil || n.Stat().Version != 0 || configText == "" {
-		return nil
-	}
-	have, want := parseMembership(string(n.Data())), parseMembership(configText)
-	if have.version == 0 || want.version != 0 || !slices.Equal(membershipLines(have.peers()), membershipLines(want.peers())) {
-		return nil
-	}
-	want.version = have.version
-	return want
 }

@@ -21,7 +21,7 @@ import (
 func (s *Server) Shutdown(ctx context.Context) error {
 	handedOver := false
 	if !s.draining.Load() {
-		if handedOver = s.handOverBeforeStop(ctx); handedOver {
+		if handedOver = s.raft.HandOverBeforeStop(ctx); handedOver {
 			// A write proposed here around the handover may have been
 			// dropped on its way to the new leader: its connection
 			// closes now (outcome unknown), and its client goes on
@@ -90,8 +90,8 @@ func (s *Server) drain(ctx context.Context, handedOver bool) {
 		}
 		return true
 	}
-	if !handedOver && !wait(func() bool { return s.prop.waiting() == 0 }) {
-		s.log.Warn("shutting down with writes proposed here not yet applied: their clients see the connection close", "waiting", s.prop.waiting())
+	if !handedOver && !wait(func() bool { return s.prop.Waiting() == 0 }) {
+		s.log.Warn("shutting down with writes proposed here not yet applied: their clients see the connection close", "waiting", s.prop.Waiting())
 	}
 	// Each connection closes once its queued replies are written.
 	for _, c := range s.connList() {

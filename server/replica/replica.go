@@ -1,4 +1,4 @@
-package server
+package replica
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 // clusterID names a standalone zkgo group in its WAL metadata.
 const clusterID = 0x7a6b676f // "zkgo"
 
-// replica is the cluster glue: this server's member of the raft group
+// Replica is the cluster glue: this server's member of the raft group
 // (go.etcd.io/raft via raftnode) over its storage — etcd's WAL in the data
 // directory, or memory without one — and what follows from raft's view of
 // the group: who leads (isLeader, hasQuorum), what happens when that
@@ -35,15 +35,15 @@ const clusterID = 0x7a6b676f // "zkgo"
 // before it hands them to the state machine, so a reply — queued by the
 // waiter inside Apply — is never sent for a write that is not on disk.
 // Entries of one Ready share one fsync (group commit).
-type replica struct {
-	opts     *Options
+type Replica struct {
+	opts     *Config
 	log      *slog.Logger
 	dir      string // the data directory; "" in memory
 	sm       *statemachine.Machine
-	prop     *proposer
+	prop     *Proposer
 	sessions *session.Tracker
-	// leaderChanged is told every change of leader (the Server).
-	leaderChanged func(raftnode.LeaderChange)
+	// h are the server's callbacks (Hooks); set by New, read-only after.
+	h Hooks
 	// auth is quorum SASL (quorumauth.go); nil when off. Set before
 	// start, read-only after.
 	auth *raftnode.PeerAuth
@@ -56,14 +56,14 @@ type replica struct {
 	// id is this member's raft id (members.go): the server id, or a new
 	// identity after an empty data directory rejoined.
 	id atomic.Uint64
-	// members is the ensemble's membership (reconfig.go); memberCh is
+	// members is the ensemble's Membership (reconfig.go); memberCh is
 	// closed and replaced whenever it changes (guarded by memberMu).
-	members atomic.Pointer[membership]
+	members atomic.Pointer[Membership]
 	// outgoing is, while raft's configuration is joint (a reconfig that
 	// changed several voters at once, until its leaving entry applies),
-	// the membership before it: the outgoing voters still vote, and
+	// the Membership before it: the outgoing voters still vote, and
 	// resolve finds them there. nil otherwise.
-	outgoing atomic.Pointer[membership]
+	outgoing atomic.Pointer[Membership]
 	// leaving are raft ids a conf change removed that raft's joint
 	// configuration still holds; confChanged drops their transports once
 	// it does not (apply goroutine only).
@@ -73,16 +73,6 @@ type replica struct {
 	reconfigMu sync.Mutex // guards no field: held by the reconfig under way
 	memberMu   sync.Mutex // guards memberCh
 	memberCh   chan struct{}
-	// membershipChanged, if set, is told a new membership on the apply
-	// goroutine (the Server: /zookeeper/config, the dynamic file).
-	membershipChanged func(m *membership, mtime int64)
-	// configVersioned, if set, is told on the apply goroutine that a new
-	// ensemble's membership got its first version (formation.go); the
-	// Server rewrites /zookeeper/config's text.
-	configVersioned func(m *membership)
-	// fatal, if set, is told (on a goroutine of its own) that the member
-	// cannot go on: it could not start, or raft stopped on an error.
-	fatal func(error)
 	// view is what the peer transport's probes read.
 	view memberView
 	// formationMu serializes recording the formation (formation.go);
@@ -102,16 +92,6 @@ type replica struct {
 	askingBack        atomic.Bool
 	learnFormationNow chan struct{}
 
-	// onWALSync and onSnapshot, if set, are the storage's and raft's
-	// metrics hooks (storage.Options.OnWALSync, raftnode.Config.OnSnapshot).
-	onWALSync  func(entries int, d time.Duration)
-	onSnapshot func(bytes int64, d time.Duration)
-	// onLogCompacted, if set, is raftnode.Config.OnLogCompacted.
-	onLogCompacted func(dataBytes uint64)
-	// onStartupLoad, if set, is told how the member loaded its state when
-	// raft started: opening the storage (reading the WAL), and raftnode's
-	// snapshot restore and log replay.
-	onStartupLoad func(open time.Duration, load raftnode.StartupLoad)
 	// openTook is how long opening an existing storage took (0: created
 	// or in memory); set before startNode, by the goroutine that calls it.
 	openTook time.Duration
@@ -128,8 +108,69 @@ type replica struct {
 	wg      sync.WaitGroup
 }
 
-// clustered reports whether the member belongs to an ensemble.
-func (r *replica) clustered() bool { return r.opts.clustered() }
+// Hooks are how the replica tells the server (package server, which
+// owns the client front end) what happens to it. Each is called on the
+// goroutine named; nil ones are skipped, except LeaderChanged.
+type Hooks struct {
+	// LeaderChanged is told every change of the leader this member acts
+	// on (quorum.go), on the goroutine that follows raft's leader.
+	LeaderChanged func(raftnode.LeaderChange)
+	// MembershipChanged is told a new membership (a reconfig applied) on
+	// the apply goroutine: /zookeeper/config, the dynamic file.
+	MembershipChanged func(m *Membership, mtime int64)
+	// ConfigVersioned is told on the apply goroutine that a new
+	// ensemble's membership got its first version (formation.go).
+	ConfigVersioned func(m *Membership)
+	// Fatal is told, on a goroutine of its own, that the member cannot
+	// go on: it could not start, or raft stopped on an error.
+	Fatal func(error)
+	// WALSynced and SnapshotTaken are the storage's and raft's metrics
+	// hooks (storage.Options.OnWALSync, raftnode.Config.OnSnapshot);
+	// LogCompacted is raftnode.Config.OnLogCompacted.
+	WALSynced     func(entries int, d time.Duration)
+	SnapshotTaken func(bytes int64, d time.Duration)
+	LogCompacted  func(dataBytes uint64)
+	// StartupLoaded is told how the member loaded its state when raft
+	// started: opening the storage (reading the WAL), and raftnode's
+	// snapshot restore and log replay.
+	StartupLoaded func(open time.Duration, load raftnode.StartupLoad)
+}
+
+// New makes the replica of the state machine sm: proposals go through
+// prop, sessions kept alive on this member are told to the leader from
+// sessions. It installs the replica's hooks in sm (the formation) and
+// reads the membership from cfg; Start opens the storage and starts raft.
+func New(cfg Config, sm *statemachine.Machine, prop *Proposer, sessions *session.Tracker, h Hooks) *Replica {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	dir := cfg.DataDir
+	if cfg.DataLogDir != "" {
+		dir = cfg.DataLogDir
+	}
+	r := &Replica{opts: &cfg, log: cfg.Logger, dir: dir, sm: sm, prop: prop, sessions: sessions, h: h,
+		memberCh: make(chan struct{}), learnFormationNow: make(chan struct{}, 1), recheck: make(chan struct{}, 1)}
+	r.auth = r.peerAuth()
+	sm.OnFormation = r.FormationChosen
+	sm.Formation = r.Formation
+	if cfg.Clustered() {
+		r.members.Store(initialMembership(&cfg))
+	}
+	return r
+}
+
+// Durable reports whether the log is on disk (a data directory).
+func (r *Replica) Durable() bool { return r.dir != "" }
+
+// Members is the ensemble's membership; nil standalone.
+func (r *Replica) Members() *Membership { return r.members.Load() }
+
+// Leader is the server id of the leader this member acts on, 0 while
+// there is none (quorum.go).
+func (r *Replica) Leader() int64 { return r.leader.Load() }
+
+// Clustered reports whether the member belongs to an ensemble.
+func (r *Replica) Clustered() bool { return r.opts.Clustered() }
 
 // start opens the storage, restores the newest snapshot and replays the
 // log into the state machine, then starts raft. Standalone, it returns
@@ -139,7 +180,7 @@ func (r *replica) clustered() bool { return r.opts.clustered() }
 // it under a new raft identity (members.go): that happens in the
 // background (start returns at once; the member has no leader, so it
 // serves no client until raft runs).
-func (r *replica) start() error {
+func (r *Replica) Start() error {
 	opts := r.opts
 	r.quit = make(chan struct{})
 	sopts := storage.Options{
@@ -147,13 +188,13 @@ func (r *replica) start() error {
 		NoPrefill:  opts.NoWALPrefill,
 		SnapRetain: max(opts.SnapRetainCount, storage.DefaultSnapRetain),
 		Logger:     r.log,
-		OnWALSync:  r.onWALSync,
+		OnWALSync:  r.h.WALSynced,
 		// A snapshot stream from the leader is bounded by it too.
 		MaxSnapshotBytes: opts.MaxSnapshotBytes,
 	}
-	if r.dir == "" || !r.clustered() || opts.PeerTransport != nil {
+	if r.dir == "" || !r.Clustered() || opts.PeerTransport != nil {
 		id := uint64(1)
-		if r.clustered() {
+		if r.Clustered() {
 			id = raftID(opts.ServerID, 0)
 		}
 		sopts.Metadata = raftnode.Metadata(id, clusterID)
@@ -206,7 +247,7 @@ func (r *replica) start() error {
 	go func() {
 		defer r.wg.Done()
 		d, err := r.decide(r.id.Load(), func(id uint64) error { return r.create(sopts, id) })
-		if err == nil && r.storage() == nil {
+		if err == nil && r.Storage() == nil {
 			err = r.create(sopts, d.id)
 		}
 		if err == nil {
@@ -219,8 +260,8 @@ func (r *replica) start() error {
 			case <-r.quit:
 			default:
 				r.log.Error("the member could not start", "err", err)
-				if r.fatal != nil {
-					go r.fatal(err)
+				if r.h.Fatal != nil {
+					go r.h.Fatal(err)
 				}
 			}
 		}
@@ -231,7 +272,7 @@ func (r *replica) start() error {
 // startMember starts raft for an ensemble member over TCP once its
 // identity is settled: bootstrapping the ensemble, rejoining it, or
 // restarting on its log.
-func (r *replica) startMember(tcp *raftnode.TCPTransport, d startDecision) error {
+func (r *Replica) startMember(tcp *raftnode.TCPTransport, d startDecision) error {
 	var peers []raftnode.Peer
 	if d.bootstrap {
 		peers = r.bootstrapPeers()
@@ -267,14 +308,14 @@ func (r *replica) startMember(tcp *raftnode.TCPTransport, d startDecision) error
 
 // startNode starts raft over the opened storage and the helpers that
 // follow it.
-func (r *replica) startNode(tr raftnode.Transport, peers []raftnode.Peer, join bool) error {
+func (r *Replica) startNode(tr raftnode.Transport, peers []raftnode.Peer, join bool) error {
 	opts := r.opts
 	node, err := raftnode.Start(raftnode.Config{
 		ID:             r.id.Load(),
 		ClusterID:      clusterID,
 		Peers:          peers,
 		Join:           join,
-		Storage:        r.storage(),
+		Storage:        r.Storage(),
 		StateMachine:   r.sm,
 		Transport:      tr,
 		OnConfChange:   r.confChanged,
@@ -283,8 +324,8 @@ func (r *replica) startNode(tr raftnode.Transport, peers []raftnode.Peer, join b
 		TickInterval:   RaftTickInterval(opts.TickTime),
 		Ticks:          opts.RaftTicks,
 		Logger:         r.log,
-		OnSnapshot:     r.onSnapshot,
-		OnLogCompacted: r.onLogCompacted,
+		OnSnapshot:     r.h.SnapshotTaken,
+		OnLogCompacted: r.h.LogCompacted,
 		ValidateEntry:  statemachine.ValidateEntry,
 	})
 	if err != nil {
@@ -295,8 +336,8 @@ func (r *replica) startNode(tr raftnode.Transport, peers []raftnode.Peer, join b
 	r.view.mu.Lock()
 	r.node, r.view.joining = node, false
 	r.view.mu.Unlock()
-	if r.onStartupLoad != nil {
-		r.onStartupLoad(r.openTook, node.StartupLoad())
+	if r.h.StartupLoaded != nil {
+		r.h.StartupLoaded(r.openTook, node.StartupLoad())
 	}
 	// Connect to every member of the configuration now, not when raft
 	// first writes to it, so that a member the handshake refuses (a
@@ -309,7 +350,7 @@ func (r *replica) startNode(tr raftnode.Transport, peers []raftnode.Peer, join b
 	}
 	r.prop.start(node)
 	r.sessions.Restore(r.sm)
-	if !r.clustered() {
+	if !r.Clustered() {
 		// A group of one leads at once; wait for it so proposals are
 		// not dropped.
 		for node.Leader() != 1 {
@@ -325,7 +366,7 @@ func (r *replica) startNode(tr raftnode.Transport, peers []raftnode.Peer, join b
 		// lost. Leading alone, this member commits its whole log again;
 		// serve only once it is applied, so no client reads a state
 		// without an acknowledged write.
-		if err := node.WaitApplied(context.Background(), r.storage().Recovered().LastIndex); err != nil {
+		if err := node.WaitApplied(context.Background(), r.Storage().Recovered().LastIndex); err != nil {
 			return fmt.Errorf("applying the recovered log: %w", err)
 		}
 		r.leader.Store(1)
@@ -342,7 +383,7 @@ func (r *replica) startNode(tr raftnode.Transport, peers []raftnode.Peer, join b
 // has one, and takes its raft identity from it; restarted reports whether
 // it holds raft state (a member that only recorded the identity it was
 // going to rejoin under has none).
-func (r *replica) openExisting(sopts storage.Options) (restarted bool, err error) {
+func (r *Replica) openExisting(sopts storage.Options) (restarted bool, err error) {
 	dir := filepath.Join(r.dir, "zkgo")
 	if !storage.Exists(dir) {
 		return false, nil
@@ -354,7 +395,7 @@ func (r *replica) openExisting(sopts storage.Options) (restarted bool, err error
 	}
 	r.openTook = time.Since(openStart)
 	md := st.Recovered().Metadata
-	if len(md) != 16 || binary.BigEndian.Uint64(md[8:]) != clusterID || memberID(binary.BigEndian.Uint64(md)) != r.opts.ServerID {
+	if len(md) != 16 || binary.BigEndian.Uint64(md[8:]) != clusterID || MemberID(binary.BigEndian.Uint64(md)) != r.opts.ServerID {
 		st.Close()
 		return false, fmt.Errorf("%w: %s was created for another member or cluster (metadata %x; this is server %d)",
 			raftnode.ErrIDMismatch, dir, md, r.opts.ServerID)
@@ -365,7 +406,7 @@ func (r *replica) openExisting(sopts storage.Options) (restarted bool, err error
 
 // create creates the storage of an ensemble member that starts with
 // raft id id.
-func (r *replica) create(sopts storage.Options, id uint64) error {
+func (r *Replica) create(sopts storage.Options, id uint64) error {
 	sopts.Metadata = raftnode.Metadata(id, clusterID)
 	st, err := storage.Open(filepath.Join(r.dir, "zkgo"), sopts)
 	if err != nil {
@@ -375,7 +416,7 @@ func (r *replica) create(sopts storage.Options, id uint64) error {
 	return nil
 }
 
-func (r *replica) setStorage(st *storage.Storage, id uint64) {
+func (r *Replica) setStorage(st *storage.Storage, id uint64) {
 	has := raftnode.HasState(st)
 	hs, _, _ := st.RaftStorage().InitialState()
 	r.view.mu.Lock()
@@ -387,22 +428,22 @@ func (r *replica) setStorage(st *storage.Storage, id uint64) {
 
 // storage and raft return the storage and the raft node (nil before
 // they exist).
-func (r *replica) storage() *storage.Storage {
+func (r *Replica) Storage() *storage.Storage {
 	r.view.mu.Lock()
 	defer r.view.mu.Unlock()
 	return r.st
 }
 
-func (r *replica) raft() *raftnode.Node {
+func (r *Replica) Raft() *raftnode.Node {
 	r.view.mu.Lock()
 	defer r.view.mu.Unlock()
 	return r.node
 }
 
-// bootstrapPeers is the initial membership: every configured member under
+// bootstrapPeers is the initial Membership: every configured member under
 // its first raft identity (the server id).
-func (r *replica) bootstrapPeers() []raftnode.Peer {
-	if !r.clustered() {
+func (r *Replica) bootstrapPeers() []raftnode.Peer {
+	if !r.Clustered() {
 		return []raftnode.Peer{{ID: 1}}
 	}
 	var peers []raftnode.Peer
@@ -412,8 +453,8 @@ func (r *replica) bootstrapPeers() []raftnode.Peer {
 	return peers
 }
 
-func (r *replica) closeStorage() {
-	if st := r.storage(); st != nil {
+func (r *Replica) closeStorage() {
+	if st := r.Storage(); st != nil {
 		st.Close()
 	}
 }
@@ -421,17 +462,17 @@ func (r *replica) closeStorage() {
 // transport returns the member's peer transport: the configured one, TCP
 // on its peer address in an ensemble (its identity set once known), or a
 // network of one.
-func (r *replica) transport() (raftnode.Transport, error) {
+func (r *Replica) transport() (raftnode.Transport, error) {
 	opts := r.opts
 	if opts.PeerTransport != nil {
 		return opts.PeerTransport, nil
 	}
-	if !r.clustered() {
+	if !r.Clustered() {
 		return raftnode.NewMemNetwork().Transport(1), nil
 	}
 	ln := opts.PeerListener
 	if ln == nil {
-		me, ok := r.peer(opts.ServerID)
+		me, ok := r.Peer(opts.ServerID)
 		if !ok {
 			return nil, fmt.Errorf("listen for peers: server id %d is not among the members", opts.ServerID)
 		}
@@ -442,7 +483,7 @@ func (r *replica) transport() (raftnode.Transport, error) {
 	}
 	var dialAddr func(uint64, string) string
 	if opts.PeerDialAddr != nil {
-		dialAddr = func(id uint64, addr string) string { return opts.PeerDialAddr(memberID(id), addr) }
+		dialAddr = func(id uint64, addr string) string { return opts.PeerDialAddr(MemberID(id), addr) }
 	}
 	return raftnode.NewTCPTransport(raftnode.TCPConfig{Listener: ln, Logger: r.log,
 		ServerTLS: opts.PeerServerTLS, ClientTLS: opts.PeerClientTLS, ClientTLSFunc: opts.PeerClientTLSFunc,
@@ -454,8 +495,8 @@ func (r *replica) transport() (raftnode.Transport, error) {
 
 // isLeader reports whether this member decides session expiry: always
 // when standalone, when it leads the raft group otherwise.
-func (r *replica) isLeader() bool {
-	if !r.clustered() {
+func (r *Replica) IsLeader() bool {
+	if !r.Clustered() {
 		return true
 	}
 	lead := r.leader.Load()
@@ -464,20 +505,20 @@ func (r *replica) isLeader() bool {
 
 // raftLeads reports whether raft names this member its leader, whether or
 // not it serves (quorum.go): what admitting and promoting members need.
-func (r *replica) raftLeads() bool {
+func (r *Replica) raftLeads() bool {
 	lead := r.raftLead.Load()
 	return lead != 0 && lead == r.id.Load()
 }
 
 // hasQuorum reports whether the member is part of a working quorum (it
 // knows a leader); a member that is not refuses new sessions.
-func (r *replica) hasQuorum() bool {
-	return !r.clustered() || r.leader.Load() != 0
+func (r *Replica) HasQuorum() bool {
+	return !r.Clustered() || r.leader.Load() != 0
 }
 
 // followLeader records leadership changes and tells the server, and
 // repeats every 10 s what keeps a member with a leader from serving.
-func (r *replica) followLeader(node *raftnode.Node) {
+func (r *Replica) followLeader(node *raftnode.Node) {
 	defer r.wg.Done()
 	t := time.NewTicker(10 * time.Second)
 	defer t.Stop()
@@ -487,7 +528,7 @@ func (r *replica) followLeader(node *raftnode.Node) {
 		select {
 		case ch := <-node.LeaderChanges():
 			if ch.ProposalsLost {
-				r.leaderChanged(ch)
+				r.h.LeaderChanged(ch)
 				continue
 			}
 			last = ch
@@ -503,7 +544,7 @@ func (r *replica) followLeader(node *raftnode.Node) {
 		case <-node.Done():
 			r.leader.Store(0)
 			r.raftLead.Store(0)
-			if err := node.Err(); err != nil && r.fatal != nil {
+			if err := node.Err(); err != nil && r.h.Fatal != nil {
 				if errors.Is(err, storage.ErrFailed) {
 					// The one line an operator needs. Not retried:
 					// after a failed fsync the kernel may have
@@ -512,7 +553,7 @@ func (r *replica) followLeader(node *raftnode.Node) {
 					// (PostgreSQL's "fsyncgate"; etcd also exits).
 					r.log.Error("disk failure: the data directory could not be written or synced, so this member stopped: it acknowledges no write it could not make durable. "+
 						"Restart it once the disk is fixed: it recovers its log up to the last durable write and catches up from the leader",
-						"dir", r.storage().Dir(), "err", err)
+						"dir", r.Storage().Dir(), "err", err)
 				} else {
 					r.log.Error("raft stopped", "err", err)
 				}
@@ -520,7 +561,7 @@ func (r *replica) followLeader(node *raftnode.Node) {
 					r.log.Error("this member's data directory holds less than it once acknowledged to the ensemble (restored from an old backup?): " +
 						"move its zkgo directory away and start the member again; it then rejoins under a new raft identity and receives the data from the leader")
 				}
-				go r.fatal(err)
+				go r.h.Fatal(err)
 			}
 			return
 		}
@@ -530,7 +571,7 @@ func (r *replica) followLeader(node *raftnode.Node) {
 // sendTouches reports, every half tick, the sessions this member's clients
 // kept alive, as a log entry every member applies (so whichever member
 // leads knows them). The leader's own clients need no report.
-func (r *replica) sendTouches() {
+func (r *Replica) sendTouches() {
 	defer r.wg.Done()
 	t := time.NewTicker(max(r.opts.TickTime/2, 10*time.Millisecond))
 	defer t.Stop()
@@ -541,7 +582,7 @@ func (r *replica) sendTouches() {
 			return
 		}
 		ids := r.sessions.TakeTouched()
-		if len(ids) == 0 || r.isLeader() {
+		if len(ids) == 0 || r.IsLeader() {
 			continue
 		}
 		for len(ids) > 0 {
@@ -555,7 +596,7 @@ func (r *replica) sendTouches() {
 }
 
 // status returns raft's view and the storage's counters (nil before start).
-func (r *replica) status() (st raftnode.Status, syncs, entries, prefilled uint64, ok bool) {
+func (r *Replica) Status() (st raftnode.Status, syncs, entries, prefilled uint64, ok bool) {
 	r.view.mu.Lock()
 	node, s := r.node, r.st
 	r.view.mu.Unlock()
@@ -567,12 +608,12 @@ func (r *replica) status() (st raftnode.Status, syncs, entries, prefilled uint64
 }
 
 // stop stops raft and closes the storage.
-func (r *replica) stop() {
+func (r *Replica) Stop() {
 	if r.quit != nil {
 		close(r.quit)
 	}
 	r.wg.Wait()
-	if node := r.raft(); node != nil {
+	if node := r.Raft(); node != nil {
 		node.Stop()
 	} else if r.tr != nil {
 		r.tr.Stop()
@@ -607,7 +648,7 @@ func RaftTickInterval(tickTime time.Duration) time.Duration {
 	return min(max(tickTime/2, 10*time.Millisecond), 100*time.Millisecond)
 }
 
-// snapBytes is Options.SnapBytes as raftnode.Config.SnapBytes.
+// snapBytes is Config.SnapBytes as raftnode.Config.SnapBytes.
 func snapBytes(n int64) uint64 {
 	if n < 0 {
 		return math.MaxUint64

@@ -1,4 +1,4 @@
-package server
+package replica
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 // and learns the formation from a majority of the voters instead.
 
 // formation returns this member's formation.
-func (r *replica) formation() uint64 {
+func (r *Replica) Formation() uint64 {
 	r.view.mu.Lock()
 	defer r.view.mu.Unlock()
 	return r.view.formation
@@ -35,7 +35,7 @@ func (r *replica) formation() uint64 {
 // setFormation records formation f if this member's is pending: in the
 // data directory first, then in the handshake. how says where it came
 // from, for the log.
-func (r *replica) setFormation(f uint64, how string) {
+func (r *Replica) setFormation(f uint64, how string) {
 	r.formationMu.Lock()
 	defer r.formationMu.Unlock()
 	v := &r.view
@@ -63,19 +63,19 @@ func (r *replica) setFormation(f uint64, how string) {
 // Only the first choice in the log counts: later ones (two leaders that
 // both chose) find the formation recorded and change nothing.
 //
-// The first choice also gives the membership of a new ensemble its
+// The first choice also gives the Membership of a new ensemble its
 // version, as ZooKeeper's /zookeeper/config says version=100000000 (its
 // first leader's first zxid) from the start: the entry's index, which is
 // its zxid. Every member applies the same entry at the same index, so
 // they agree; a snapshot carries the text (see setupTree).
-func (r *replica) formationChosen(f, index uint64) {
+func (r *Replica) FormationChosen(f, index uint64) {
 	r.setFormation(f, "logged by the ensemble's first leader")
-	if m := r.members.Load(); m != nil && m.version == 0 && !m.fromLog {
+	if m := r.members.Load(); m != nil && m.Version == 0 && !m.fromLog {
 		v := *m
-		v.version = int64(index)
+		v.Version = int64(index)
 		r.members.Store(&v)
-		if r.configVersioned != nil {
-			r.configVersioned(&v)
+		if r.h.ConfigVersioned != nil {
+			r.h.ConfigVersioned(&v)
 		}
 	}
 }
@@ -89,12 +89,12 @@ func (r *replica) formationChosen(f, index uint64) {
 // must not choose another. On every member it asks the voters every two
 // seconds, and takes a formation a majority of them hold
 // (learnFormation).
-func (r *replica) chooseFormation() {
+func (r *Replica) chooseFormation() {
 	defer r.wg.Done()
 	t := time.NewTicker(min(max(r.opts.TickTime/2, 10*time.Millisecond), 500*time.Millisecond))
 	defer t.Stop()
 	var lastLearn, lastPropose time.Time
-	for r.formation() == raftnode.FormationPending {
+	for r.Formation() == raftnode.FormationPending {
 		now := false
 		select {
 		case <-t.C:
@@ -103,7 +103,7 @@ func (r *replica) chooseFormation() {
 		case <-r.quit:
 			return
 		}
-		leader := r.isLeader()
+		leader := r.IsLeader()
 		due := now || time.Since(lastLearn) >= 2*time.Second ||
 			(leader && time.Since(lastPropose) >= 2*time.Second)
 		if !due {
@@ -132,9 +132,9 @@ func (r *replica) chooseFormation() {
 // sender is a member of this ensemble: only those are let in); a snapshot
 // without one makes it ask the voters at once rather than at the next
 // round.
-func (r *replica) snapshotRestored(f uint64) {
-	if r.formation() != raftnode.FormationPending {
-		if own := r.formation(); f >= 2 && own >= 2 && f != own {
+func (r *Replica) SnapshotRestored(f uint64) {
+	if r.Formation() != raftnode.FormationPending {
+		if own := r.Formation(); f >= 2 && own >= 2 && f != own {
 			r.log.Warn("a snapshot carries another formation than this member's; keeping its own",
 				"own", raftnode.FormationString(own), "snapshot", raftnode.FormationString(f))
 		}
@@ -169,7 +169,7 @@ func (r *replica) snapshotRestored(f uint64) {
 // this never invents one; it takes a leftover's only when the leftover is
 // the only member the others can find, whose log then is the one that
 // holds what any of them acknowledged.
-func (r *replica) learnFormation() (chosen bool, f uint64, holding int) {
+func (r *Replica) learnFormation() (chosen bool, f uint64, holding int) {
 	r.view.mu.Lock()
 	ensemble := r.view.ensemble
 	r.view.mu.Unlock()
@@ -177,7 +177,7 @@ func (r *replica) learnFormation() (chosen bool, f uint64, holding int) {
 	count := map[uint64]int{}
 	joining := map[uint64]int{}
 	others := false // a voter that answered pending or with another ensemble
-	peers := r.currentPeers()
+	peers := r.CurrentPeers()
 	answers, _ := r.probeAll(peers, probeRequest{Op: "status"})
 	for i, p := range peers {
 		if p.Observer {
@@ -234,8 +234,8 @@ func newFormation() (uint64, error) {
 // log and held by a member of the ensemble is the ensemble's: formations
 // are random, and the leader that logged it is the one the holder
 // followed.
-func (r *replica) formationRefused(from, f uint64) {
-	if f < 2 || r.formation() != raftnode.FormationPending || !r.adopting.CompareAndSwap(false, true) {
+func (r *Replica) formationRefused(from, f uint64) {
+	if f < 2 || r.Formation() != raftnode.FormationPending || !r.adopting.CompareAndSwap(false, true) {
 		return
 	}
 	r.wg.Add(1)
@@ -243,12 +243,12 @@ func (r *replica) formationRefused(from, f uint64) {
 		defer r.wg.Done()
 		defer r.adopting.Store(false)
 		if r.logHoldsFormation(f) {
-			r.setFormation(f, fmt.Sprintf("in this member's log, held by member %d", memberID(from)))
+			r.setFormation(f, fmt.Sprintf("in this member's log, held by member %d", MemberID(from)))
 			return
 		}
-		if _, _, holding := r.learnFormation(); r.formation() == raftnode.FormationPending && r.view.refusalLog.Allow() {
+		if _, _, holding := r.learnFormation(); r.Formation() == raftnode.FormationPending && r.view.refusalLog.Allow() {
 			r.log.Warn("refused a member of another formation of this ensemble; the voters that hold it are no majority",
-				"from", memberID(from), "formation", raftnode.FormationString(f), "holding", holding)
+				"from", MemberID(from), "formation", raftnode.FormationString(f), "holding", holding)
 		}
 	}()
 }
@@ -256,8 +256,8 @@ func (r *replica) formationRefused(from, f uint64) {
 // logHoldsFormation reports whether this member's log (in memory: the
 // entries since its last snapshot) holds an entry choosing formation f,
 // applied or not.
-func (r *replica) logHoldsFormation(f uint64) bool {
-	st := r.storage()
+func (r *Replica) logHoldsFormation(f uint64) bool {
+	st := r.Storage()
 	if st == nil {
 		return false
 	}
@@ -304,12 +304,12 @@ func (r *replica) logHoldsFormation(f uint64) bool {
 // admitted while it was forming). That keeps out a configured member that
 // is forming another ensemble — the others of a standalone's data
 // converted here (convert.go) that formed a pair of their own first.
-func (r *replica) verifyPending(from, inst uint64) error {
-	p, ok := r.peer(memberID(from))
+func (r *Replica) verifyPending(from, inst uint64) error {
+	p, ok := r.Peer(MemberID(from))
 	if !ok {
-		return fmt.Errorf("server.%d is not a member of this ensemble", memberID(from))
+		return fmt.Errorf("server.%d is not a member of this ensemble", MemberID(from))
 	}
-	if node := r.raft(); node != nil {
+	if node := r.Raft(); node != nil {
 		if st := node.Status(); !slices.Contains(st.Voters, from) && !slices.Contains(st.Learners, from) {
 			return fmt.Errorf("server.%d's raft id %x, whose formation is pending, is not in this member's configuration: "+
 				"a member of another ensemble that is forming (with the same server ids)?", p.ID, from)

@@ -1,4 +1,4 @@
-package server
+package replica
 
 import (
 	"testing"
@@ -19,7 +19,7 @@ func TestLogHoldsFormation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	r := &replica{}
+	r := &Replica{}
 	r.setStorage(st, 1)
 	const chosen, other = 0x5eed5eed5eed5eed, 0x0ddba11c0ffee
 	if r.logHoldsFormation(chosen) {

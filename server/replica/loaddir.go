@@ -1,4 +1,4 @@
-package server
+package replica
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ import (
 // be committed are not applied (the ensemble may not have them). It takes
 // the data directory's lock, so it fails while the member runs. Callers:
 // zkgo export and the snapshot commands (cmd/zkgo), tests.
-func LoadDataDir(opts Options) (*tree.Tree, error) {
+func LoadDataDir(opts Config) (*tree.Tree, error) {
 	t, _, err := loadDataDir(opts, false)
 	return t, err
 }
@@ -30,7 +30,7 @@ func LoadDataDir(opts Options) (*tree.Tree, error) {
 // applied, committed or not — right for a log whose only voter was this
 // member (a standalone server's), where every stored entry is committed
 // once it leads again — and last is the log's last index.
-func loadDataDir(opts Options, whole bool) (_ *tree.Tree, last uint64, _ error) {
+func loadDataDir(opts Config, whole bool) (_ *tree.Tree, last uint64, _ error) {
 	dir := opts.DataDir
 	if opts.DataLogDir != "" {
 		dir = opts.DataLogDir
@@ -109,7 +109,7 @@ func loadDataDir(opts Options, whole bool) (_ *tree.Tree, last uint64, _ error) 
 	return t, max(last, snap.Metadata.Index), nil
 }
 
-// offlineWaiters and offlineSessions stand in for the proposer and the
+// offlineWaiters and offlineSessions stand in for the Proposer and the
 // session tracker when LoadDataDir applies a log: nobody waits for the
 // entries, and sessions are what the tree records.
 type offlineWaiters struct{}

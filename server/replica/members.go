@@ -1,4 +1,4 @@
-package server
+package replica
 
 import (
 	"context"
@@ -43,8 +43,8 @@ func raftID(myid int64, incarnation uint64) uint64 {
 // zeroBase is the incarnation part of server 0's first raft id.
 const zeroBase = 1 << 48
 
-// memberID returns the server id (myid) of a raft id.
-func memberID(id uint64) int64 { return int64(id & 0xff) }
+// MemberID returns the server id (myid) of a raft id.
+func MemberID(id uint64) int64 { return int64(id & 0xff) }
 
 // newIncarnation returns a random non-zero incarnation of 48 bits.
 func newIncarnation() (uint64, error) {
@@ -66,7 +66,7 @@ var errNotAdmitted = errors.New("not admitted")
 // memberView is what the probe handler reads about this member; it is
 // filled in while the member starts.
 type memberView struct {
-	mu sync.Mutex // guards ensemble, formation, joining, waiting, proposed, hasState, hardState, and the replica's st and node
+	mu sync.Mutex // guards ensemble, formation, joining, waiting, proposed, hasState, hardState, and the Replica's st and node
 	// ensemble and formation are the member's identity (ensemble.go).
 	ensemble, formation uint64
 	// hasState and hardState describe the storage as it was opened
@@ -91,11 +91,11 @@ type memberView struct {
 
 // syncedIDs are, on the leader whose status s is, the members in sync
 // with it: itself, and those that answered within an election timeout
-// and whose log is within promoteLag entries of the commit index.
+// and whose log is within PromoteLag entries of the commit index.
 func syncedIDs(s raftnode.Status) []uint64 {
 	out := []uint64{s.ID}
 	for _, id := range s.Heard {
-		if m, ok := s.Match[id]; ok && m+promoteLag >= s.Commit {
+		if m, ok := s.Match[id]; ok && m+PromoteLag >= s.Commit {
 			out = append(out, id)
 		}
 	}
@@ -104,8 +104,8 @@ func syncedIDs(s raftnode.Status) []uint64 {
 
 // syncedMembers returns the members in sync with the leader, asking the
 // leader when this member is not it.
-func (r *replica) syncedMembers() ([]uint64, error) {
-	node := r.raft()
+func (r *Replica) syncedMembers() ([]uint64, error) {
+	node := r.Raft()
 	if node == nil {
 		return nil, errors.New("not running")
 	}
@@ -113,7 +113,7 @@ func (r *replica) syncedMembers() ([]uint64, error) {
 	if s.Role == raftnode.RoleLeader {
 		return syncedIDs(s), nil
 	}
-	lead, ok := r.peer(memberID(s.Leader))
+	lead, ok := r.Peer(MemberID(s.Leader))
 	if s.Leader == 0 || !ok {
 		return nil, errors.New("no leader")
 	}
@@ -138,10 +138,10 @@ func (r *replica) syncedMembers() ([]uint64, error) {
 // its place is that only the leader admits, and only once it has not
 // heard from that server's current incarnation for an election timeout:
 // a member whose disk was replaced is down meanwhile.
-func (r *replica) admit(q probeRequest) error {
-	_, ok := r.peer(q.MyID)
+func (r *Replica) admit(q probeRequest) error {
+	_, ok := r.Peer(q.MyID)
 	switch {
-	case !ok && memberID(q.ID) == q.MyID:
+	case !ok && MemberID(q.ID) == q.MyID:
 		// A server to add (a new one, under the identity it chose; or
 		// one a reconfig removed, asking to come back under its own),
 		// remembered for a reconfig that adds it.
@@ -159,7 +159,7 @@ func (r *replica) admit(q probeRequest) error {
 		return fmt.Errorf("%w: server.%d is not a member of this ensemble: waiting for a reconfig to add it", errNotAdmitted, q.MyID)
 	case !ok:
 		return fmt.Errorf("%w: server.%d is not a member of this ensemble", errNotAdmitted, q.MyID)
-	case memberID(q.ID) != q.MyID:
+	case MemberID(q.ID) != q.MyID:
 		return fmt.Errorf("%w: raft id %x is not an identity of server.%d", errNotAdmitted, q.ID, q.MyID)
 	}
 	// The asking identity may be a new one (an empty data directory) or
@@ -189,9 +189,9 @@ func (r *replica) admit(q probeRequest) error {
 	if s.Role != raftnode.RoleLeader {
 		// Only the leader knows whether the server's current incarnation
 		// still answers: pass the request on to it (once).
-		lead, ok := r.peer(memberID(s.Leader))
+		lead, ok := r.Peer(MemberID(s.Leader))
 		if q.Via != nil || !ok {
-			return fmt.Errorf("not the leader: server.%d admits members", memberID(s.Leader))
+			return fmt.Errorf("not the leader: server.%d admits members", MemberID(s.Leader))
 		}
 		via := r.opts.ServerID
 		q.Via = &via
@@ -207,7 +207,7 @@ func (r *replica) admit(q probeRequest) error {
 	var cc raftpb.ConfChangeV2
 	var old []uint64
 	for _, id := range append(slices.Clone(s.Voters), s.Learners...) {
-		if memberID(id) != q.MyID || slices.Contains(old, id) {
+		if MemberID(id) != q.MyID || slices.Contains(old, id) {
 			continue
 		}
 		if id == s.ID || slices.Contains(s.Heard, id) {
@@ -248,19 +248,19 @@ func hexIDs(ids []uint64) []string {
 	return out
 }
 
-// currentPeers returns the current membership's members.
-func (r *replica) currentPeers() []Peer {
+// currentPeers returns the current Membership's members.
+func (r *Replica) CurrentPeers() []Peer {
 	m := r.members.Load()
 	if m == nil {
 		return r.opts.Peers
 	}
-	return m.peers()
+	return m.Peers()
 }
 
-// peer returns the member with server id myid in the current membership.
-func (r *replica) peer(myid int64) (Peer, bool) {
+// peer returns the member with server id myid in the current Membership.
+func (r *Replica) Peer(myid int64) (Peer, bool) {
 	if m := r.members.Load(); m != nil {
-		if s, ok := m.server(myid); ok {
+		if s, ok := m.Server(myid); ok {
 			return serverPeer(s), true
 		}
 		return Peer{}, false
@@ -269,8 +269,8 @@ func (r *replica) peer(myid int64) (Peer, bool) {
 }
 
 // isObserver reports whether raft id id is an observer's.
-func (r *replica) isObserver(id uint64) bool {
-	p, ok := r.peer(memberID(id))
+func (r *Replica) IsObserver(id uint64) bool {
+	p, ok := r.Peer(MemberID(id))
 	return ok && p.Observer
 }
 
@@ -279,13 +279,13 @@ func (r *replica) isObserver(id uint64) bool {
 // ZooKeeper's default), the certificate a peer presents must be valid for
 // the host of its server.N address, so that a certificate of the
 // ensemble's CA issued to one host cannot speak as another member.
-func (r *replica) verifyPeer(from uint64, cs *tls.ConnectionState) error {
+func (r *Replica) verifyPeer(from uint64, cs *tls.ConnectionState) error {
 	if !r.opts.PeerHostnameVerification || cs == nil {
 		return nil
 	}
-	p, ok := r.peer(memberID(from))
+	p, ok := r.Peer(MemberID(from))
 	if !ok {
-		return fmt.Errorf("server.%d is not a member of this ensemble", memberID(from))
+		return fmt.Errorf("server.%d is not a member of this ensemble", MemberID(from))
 	}
 	host, _, err := net.SplitHostPort(p.Addr)
 	if err != nil {
@@ -333,8 +333,8 @@ func forgetOldJoiners(js map[int64]joiner) {
 // another raft id — an incarnation that
 // was replaced (a data directory older than the member's rejoin), or one
 // this member has not learned of yet (it retries).
-func (r *replica) admitPeer(from uint64) error {
-	node := r.raft()
+func (r *Replica) admitPeer(from uint64) error {
+	node := r.Raft()
 	var all []uint64
 	if node != nil {
 		s := node.Status()
@@ -346,17 +346,17 @@ func (r *replica) admitPeer(from uint64) error {
 			return nil
 		}
 	}
-	if _, ok := r.peer(memberID(from)); !ok {
-		// Not in zoo.cfg, the membership the log holds, nor raft's
+	if _, ok := r.Peer(MemberID(from)); !ok {
+		// Not in zoo.cfg, the Membership the log holds, nor raft's
 		// configuration: whoever it is, its messages must not reach
 		// raft (a heartbeat of a higher term would force an election).
-		return fmt.Errorf("server.%d is not a member of this ensemble", memberID(from))
+		return fmt.Errorf("server.%d is not a member of this ensemble", MemberID(from))
 	}
 	for _, id := range all {
-		if memberID(id) == memberID(from) {
+		if MemberID(id) == MemberID(from) {
 			return fmt.Errorf("raft id %x of server.%d is not in this ensemble's configuration, which has %x for that server: "+
 				"a replaced incarnation (empty its data directory to rejoin), or a newer one this member has not learned of yet",
-				from, memberID(from), id)
+				from, MemberID(from), id)
 		}
 	}
 	return nil
@@ -364,12 +364,12 @@ func (r *replica) admitPeer(from uint64) error {
 
 // resolve is the peer transport's Resolve: the address of a raft id
 // (every address of a multiAddress line, '|'-separated).
-func (r *replica) resolve(id uint64) (string, bool) {
-	p, ok := r.peer(memberID(id))
+func (r *Replica) resolve(id uint64) (string, bool) {
+	p, ok := r.Peer(MemberID(id))
 	if !ok {
 		// An outgoing voter of a joint configuration (see outgoing).
 		if m := r.outgoing.Load(); m != nil {
-			if s, found := m.server(memberID(id)); found {
+			if s, found := m.Server(MemberID(id)); found {
 				return serverPeer(s).dialAddr(), true
 			}
 		}
@@ -393,8 +393,8 @@ type startDecision struct {
 // server stops. The new identity is recorded in the storage before the
 // member asks to be admitted (open creates it), so a restart goes on
 // with the same one.
-func (r *replica) decide(id uint64, open func(id uint64) error) (startDecision, error) {
-	me, _ := r.peer(r.opts.ServerID)
+func (r *Replica) decide(id uint64, open func(id uint64) error) (startDecision, error) {
+	me, _ := r.Peer(r.opts.ServerID)
 	voters := 0
 	for _, p := range r.opts.Peers {
 		if !p.Observer {
@@ -510,9 +510,9 @@ func (r *replica) decide(id uint64, open func(id uint64) error) (startDecision, 
 
 // promoteLearners runs on every member and acts on the leader: a learner
 // whose server is a participant (a member that rejoined under a new raft
-// id) becomes a voter once its log is within promoteLag entries of the
+// id) becomes a voter once its log is within PromoteLag entries of the
 // commit index. Until then it neither votes nor counts toward a quorum.
-func (r *replica) promoteLearners(node *raftnode.Node) {
+func (r *Replica) promoteLearners(node *raftnode.Node) {
 	defer r.wg.Done()
 	t := time.NewTicker(min(max(r.opts.TickTime/2, 10*time.Millisecond), 500*time.Millisecond))
 	defer t.Stop()
@@ -528,11 +528,11 @@ func (r *replica) promoteLearners(node *raftnode.Node) {
 		}
 		s := node.Status()
 		for _, l := range s.Learners {
-			p, ok := r.peer(memberID(l))
+			p, ok := r.Peer(MemberID(l))
 			// Match 0: the learner has acknowledged nothing yet (it has
 			// not even connected); as a voter it could stop a
 			// two-member ensemble.
-			if !ok || p.Observer || s.Match[l] == 0 || s.Match[l]+promoteLag < s.Commit || time.Since(proposed[l]) < 2*time.Second {
+			if !ok || p.Observer || s.Match[l] == 0 || s.Match[l]+PromoteLag < s.Commit || time.Since(proposed[l]) < 2*time.Second {
 				continue
 			}
 			proposed[l] = time.Now()
@@ -544,13 +544,13 @@ func (r *replica) promoteLearners(node *raftnode.Node) {
 	}
 }
 
-// promoteLag is how far behind the commit index a learner may be when it
+// PromoteLag is how far behind the commit index a learner may be when it
 // is made a voter.
-const promoteLag = 1000
+const PromoteLag = 1000
 
 // confChanged is raftnode's OnConfChange: it keeps the transport's peers
 // in step with the configuration.
-func (r *replica) confChanged(index uint64, cc raftpb.ConfChangeV2, cs raftpb.ConfState) {
+func (r *Replica) confChanged(index uint64, cc raftpb.ConfChangeV2, cs raftpb.ConfState) {
 	joint := len(cs.VotersOutgoing) > 0
 	var rc reconfigContext
 	if json.Unmarshal(cc.Context, &rc) == nil && len(rc.Servers) > 0 {
@@ -558,7 +558,7 @@ func (r *replica) confChanged(index uint64, cc raftpb.ConfChangeV2, cs raftpb.Co
 			// Several voters changed at once: raft runs both
 			// configurations until the leader's leaving entry commits,
 			// which needs a majority of the outgoing voters too. Those
-			// the new membership drops must still be reached.
+			// the new Membership drops must still be reached.
 			r.outgoing.Store(r.members.Load())
 		}
 		r.applyMembership(index, rc)
@@ -566,7 +566,7 @@ func (r *replica) confChanged(index uint64, cc raftpb.ConfChangeV2, cs raftpb.Co
 	if !joint {
 		r.outgoing.Store(nil)
 	}
-	defer r.recheckQuorum()
+	defer r.RecheckQuorum()
 	for _, c := range cc.Changes {
 		if c.Type == raftpb.ConfChangeRemoveNode && !slices.Contains(r.leaving, c.NodeID) {
 			r.leaving = append(r.leaving, c.NodeID)
@@ -603,7 +603,7 @@ func inConfState(cs raftpb.ConfState, id uint64) bool {
 // a reconfig adding it again (ZooKeeper allows that) uses its raft id —
 // it keeps its log, which a voter may hold again. It stops when it is
 // back in the configuration, or the server stops.
-func (r *replica) removed(self uint64) {
+func (r *Replica) removed(self uint64) {
 	if !r.askingBack.CompareAndSwap(false, true) {
 		return
 	}
@@ -622,21 +622,21 @@ func (r *replica) removed(self uint64) {
 					return
 				}
 			}
-			node := r.raft()
+			node := r.Raft()
 			if node == nil {
 				return
 			}
 			if st := node.Status(); slices.Contains(st.Voters, self) || slices.Contains(st.Learners, self) {
 				return
 			}
-			r.probeAll(r.currentPeers(), probeRequest{Op: "join", MyID: r.opts.ServerID, ID: self, Addr: me.Addr})
+			r.probeAll(r.CurrentPeers(), probeRequest{Op: "join", MyID: r.opts.ServerID, ID: self, Addr: me.Addr})
 		}
 	}()
 }
 
 // peerFromConfig returns this member's own entry as its zoo.cfg gives it
-// (a removed member is not in the membership any more).
-func (r *replica) peerFromConfig(myid int64) (Peer, bool) {
+// (a removed member is not in the Membership any more).
+func (r *Replica) peerFromConfig(myid int64) (Peer, bool) {
 	for _, p := range r.opts.Peers {
 		if p.ID == myid {
 			return p, true

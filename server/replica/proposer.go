@@ -1,4 +1,4 @@
-package server
+package replica
 
 import (
 	"context"
@@ -18,20 +18,20 @@ import (
 // statemachine.Waiter: a client's request, a reconfig barrier).
 type waiter = statemachine.Waiter
 
-// errNotStarted: the proposer has no raft node yet.
+// errNotStarted: the Proposer has no raft node yet.
 var errNotStarted = errors.New("server: raft is not started")
 
-// batchProposer is the part of raftnode.Node the proposer uses.
+// batchProposer is the part of raftnode.Node the Proposer uses.
 type batchProposer interface {
 	ProposeBatch(ctx context.Context, datas [][]byte) error
 }
 
-// maxSubmitRounds bounds how many batches a proposer hands to raft for
+// maxSubmitRounds bounds how many batches a Proposer hands to raft for
 // others before a goroutine of its own takes over, so that one
 // connection's reader is not kept from its own requests under load.
 const maxSubmitRounds = 4
 
-// proposer hands this member's entries to raft and remembers who waits
+// Proposer hands this member's entries to raft and remembers who waits
 // for them. Proposals are combined: the caller of propose that finds
 // nobody handing proposals to raft becomes the submitter and hands over
 // everything queued, its own and what other callers queue meanwhile, as
@@ -44,7 +44,7 @@ const maxSubmitRounds = 4
 // Callers: connections' readers (client writes and syncs), the session
 // tracker (expiry), the container sweep; take is called by the state
 // machine on the apply goroutine.
-type proposer struct {
+type Proposer struct {
 	log    *slog.Logger
 	idBase uint64 // random high bits, so ids never repeat across restarts
 
@@ -65,6 +65,10 @@ type proposer struct {
 	dropped atomic.Int64
 }
 
+// TimedWaiter is a waiter told when its entry was handed to raft (a
+// client's request: where its time in the log starts).
+type TimedWaiter interface{ ProposedAt(time.Time) }
+
 // pendingProp is a proposal made here that waits for its entry to apply.
 // seq is the low half of its proposal id.
 type pendingProp struct {
@@ -73,14 +77,14 @@ type pendingProp struct {
 	at  time.Time // when it was handed to raft (a write's stats.StageLog starts)
 }
 
-func newProposer(log *slog.Logger) *proposer {
+func NewProposer(log *slog.Logger) *Proposer {
 	var b [4]byte
 	rand.Read(b[:])
-	return &proposer{log: log, idBase: uint64(binary.BigEndian.Uint32(b[:])) << 32}
+	return &Proposer{log: log, idBase: uint64(binary.BigEndian.Uint32(b[:])) << 32}
 }
 
-// start connects the proposer to raft; until then propose queues.
-func (p *proposer) start(r batchProposer) {
+// start connects the Proposer to raft; until then propose queues.
+func (p *Proposer) start(r batchProposer) {
 	p.mu.Lock()
 	p.raft = r
 	p.mu.Unlock()
@@ -91,8 +95,8 @@ func (p *proposer) start(r batchProposer) {
 // propose or release: a connection's reader holds the writes of the
 // requests it already has buffered and releases them together, and must
 // call release before it waits for anything. propose returns false if the
-// proposer is stopped; w is then never told anything.
-func (p *proposer) propose(e *statemachine.Entry, w waiter, hold bool) bool {
+// Proposer is stopped; w is then never told anything.
+func (p *Proposer) Propose(e *statemachine.Entry, w waiter, hold bool) bool {
 	var enc jute.Encoder
 	if e.SizeHint > 0 {
 		enc.Reset(make([]byte, 0, e.SizeHint))
@@ -125,7 +129,7 @@ func (p *proposer) propose(e *statemachine.Entry, w waiter, hold bool) bool {
 
 // proposeNow hands data (a control entry, whose id is 0) to raft at once,
 // outside the queue, waiting at most until ctx ends.
-func (p *proposer) proposeNow(ctx context.Context, e *statemachine.Entry) error {
+func (p *Proposer) proposeNow(ctx context.Context, e *statemachine.Entry) error {
 	var enc jute.Encoder
 	statemachine.AppendEntry(&enc, e)
 	p.mu.Lock()
@@ -139,7 +143,7 @@ func (p *proposer) proposeNow(ctx context.Context, e *statemachine.Entry) error 
 
 // release hands what propose(hold) left queued to raft, unless a
 // submitter is at it already.
-func (p *proposer) release() {
+func (p *Proposer) Release() {
 	p.mu.Lock()
 	if p.submitting || len(p.queue) == 0 || p.raft == nil {
 		p.mu.Unlock()
@@ -153,7 +157,7 @@ func (p *proposer) release() {
 // the queue is empty), then hands the rest to a new goroutine. It is
 // called with p.mu held and p.submitting set, and returns with p.mu
 // released.
-func (p *proposer) submit(rounds int) {
+func (p *Proposer) submit(rounds int) {
 	for round := 0; len(p.queue) > 0; round++ {
 		if rounds > 0 && round == rounds {
 			go func() {
@@ -190,7 +194,7 @@ func (p *proposer) submit(rounds int) {
 
 // fail tells the waiters of proposals that never reached the log that
 // their outcome is unknown.
-func (p *proposer) fail(props []*pendingProp) {
+func (p *Proposer) fail(props []*pendingProp) {
 	var lost []waiter
 	p.mu.Lock()
 	for _, pp := range props {
@@ -207,7 +211,7 @@ func (p *proposer) fail(props []*pendingProp) {
 
 // stop makes further proposals fail; queued ones are dropped (their
 // waiters are not told: the server is closing their connections).
-func (p *proposer) stop() {
+func (p *Proposer) Stop() {
 	p.mu.Lock()
 	p.stopped = true
 	p.queue, p.queueProps = nil, nil
@@ -216,7 +220,7 @@ func (p *proposer) stop() {
 
 // waiting returns how many proposals made here wait to be handed to raft
 // or for their entry to apply (Shutdown's drain).
-func (p *proposer) waiting() int {
+func (p *Proposer) Waiting() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := len(p.queue)
@@ -234,7 +238,7 @@ func (p *proposer) waiting() int {
 // time, one raft message per batch), so waiters older than id whose
 // entries never applied were dropped by raft, or lost with a leader: they
 // are told the outcome is unknown. Called by the state machine.
-func (p *proposer) Take(id uint64) waiter {
+func (p *Proposer) Take(id uint64) waiter {
 	if id&^0xffffffff != p.idBase {
 		return nil
 	}
@@ -251,8 +255,8 @@ func (p *proposer) Take(id uint64) waiter {
 		}
 		if d == 0 {
 			w, pp.w = pp.w, nil
-			if r, ok := w.(*request); ok {
-				r.proposed = pp.at
+			if t, ok := w.(TimedWaiter); ok {
+				t.ProposedAt(pp.at)
 			}
 			n++
 			break
@@ -276,3 +280,7 @@ func (p *proposer) Take(id uint64) waiter {
 	}
 	return w
 }
+
+// Dropped is how many proposals raft dropped
+// (zkgo_raft_proposals_dropped_total).
+func (p *Proposer) Dropped() int64 { return p.dropped.Load() }

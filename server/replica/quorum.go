@@ -1,4 +1,4 @@
-package server
+package replica
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ import (
 // The rule: the log's configuration governs raft, and a member serves
 // clients (takes writes, expires sessions, counts as having a leader)
 // only while the log's voters include a majority of the voters its
-// membership names. The membership is zoo.cfg's (the static file or the
+// Membership names. The Membership is zoo.cfg's (the static file or the
 // dynamic one) until a reconfig in the log replaces it; after that the
 // two agree by construction, since the reconfig changed both in one
 // entry. A member that fails the rule still runs raft for what needs no
@@ -31,26 +31,26 @@ import (
 // srvr and mntr, and on the console.
 
 // configuredQuorum reports whether raft's voters include a majority of the
-// voters of the membership; when not, why says which ones are missing.
-func (r *replica) configuredQuorum(voters []uint64) (ok bool, why string) {
+// voters of the Membership; when not, why says which ones are missing.
+func (r *Replica) configuredQuorum(voters []uint64) (ok bool, why string) {
 	m := r.members.Load()
-	if m == nil || !r.clustered() {
+	if m == nil || !r.Clustered() {
 		return true, ""
 	}
 	if m.fromLog {
-		if _, ok := m.server(r.opts.ServerID); !ok {
+		if _, ok := m.Server(r.opts.ServerID); !ok {
 			return false, "this server was removed from the ensemble by a reconfig: it serves no clients until a reconfig adds it again"
 		}
 		return true, ""
 	}
 	var want, have, missing []string
-	for _, s := range m.servers {
+	for _, s := range m.Servers {
 		if s.Role == config.Observer {
 			continue
 		}
 		name := fmt.Sprintf("server.%d", s.ID)
 		want = append(want, name)
-		if slices.ContainsFunc(voters, func(v uint64) bool { return memberID(v) == s.ID }) {
+		if slices.ContainsFunc(voters, func(v uint64) bool { return MemberID(v) == s.ID }) {
 			have = append(have, name)
 		} else {
 			missing = append(missing, name)
@@ -61,7 +61,7 @@ func (r *replica) configuredQuorum(voters []uint64) (ok bool, why string) {
 	}
 	var logged []string
 	for _, v := range voters {
-		logged = append(logged, fmt.Sprintf("server.%d", memberID(v)))
+		logged = append(logged, fmt.Sprintf("server.%d", MemberID(v)))
 	}
 	return false, fmt.Sprintf("the configuration names %d voters (%s) but this member's log has %d of them as voters (log: %s): "+
 		"serving no clients until %d of them are; start the missing ones (%s) with empty data directories: they join and receive this member's data",
@@ -69,8 +69,8 @@ func (r *replica) configuredQuorum(voters []uint64) (ok bool, why string) {
 }
 
 // recheckQuorum asks followLeader to check the configured quorum again: a
-// raft configuration or the membership changed. It does not block.
-func (r *replica) recheckQuorum() {
+// raft configuration or the Membership changed. It does not block.
+func (r *Replica) RecheckQuorum() {
 	if r.recheck == nil {
 		return
 	}
@@ -85,13 +85,13 @@ func (r *replica) recheckQuorum() {
 // otherwise. It tells the server when that changes, and every change raft
 // reports while the quorum holds (a new term may have lost proposals).
 // changed says whether ch is a new report (false: a recheck).
-func (r *replica) settleLeader(node *raftnode.Node, ch raftnode.LeaderChange, changed bool) {
+func (r *Replica) settleLeader(node *raftnode.Node, ch raftnode.LeaderChange, changed bool) {
 	ok, why := r.configuredQuorum(node.Status().Voters)
 	eff := ch
 	if !ok {
 		eff = raftnode.LeaderChange{Term: ch.Term}
 		r.setWaiting("members: " + why)
-	} else if r.waitingFor() != "" && strings.HasPrefix(r.waitingFor(), "members: ") {
+	} else if r.WaitingFor() != "" && strings.HasPrefix(r.WaitingFor(), "members: ") {
 		r.setWaiting("")
 		r.log.Info("the log's voters now include a majority of the configured ones: serving")
 	}
@@ -100,14 +100,14 @@ func (r *replica) settleLeader(node *raftnode.Node, ch raftnode.LeaderChange, ch
 		return
 	}
 	r.leader.Store(int64(eff.Leader))
-	r.leaderChanged(eff)
+	r.h.LeaderChanged(eff)
 	if !ok && r.view.quorumLog.Allow() {
 		r.log.Warn("waiting for the configured members", "why", why)
 	}
 }
 
 // setWaiting records what the member waits for ("" when it does not).
-func (r *replica) setWaiting(what string) {
+func (r *Replica) setWaiting(what string) {
 	r.view.mu.Lock()
 	r.view.waiting = what
 	r.view.mu.Unlock()
@@ -116,7 +116,7 @@ func (r *replica) setWaiting(what string) {
 // waitingFor says what the member waits for before it serves clients:
 // forming or joining the ensemble, or the configured members; "" when it
 // waits for nothing of the kind (it may still wait for an election).
-func (r *replica) waitingFor() string {
+func (r *Replica) WaitingFor() string {
 	r.view.mu.Lock()
 	defer r.view.mu.Unlock()
 	return r.view.waiting
@@ -124,7 +124,7 @@ func (r *replica) waitingFor() string {
 
 // logWaiting repeats, every 10 s while it lasts, why a member with a raft
 // leader does not serve.
-func (r *replica) logWaiting(node *raftnode.Node) {
+func (r *Replica) logWaiting(node *raftnode.Node) {
 	if node.Leader() == 0 {
 		return
 	}

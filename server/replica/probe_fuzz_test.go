@@ -1,4 +1,4 @@
-package server
+package replica
 
 import (
 	"encoding/json"
@@ -20,7 +20,7 @@ func FuzzAnswerProbe(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte("{"))
-	r := &replica{opts: &Options{ServerID: 1, Peers: []Peer{{ID: 1, Addr: "127.0.0.1:1"}, {ID: 2, Addr: "127.0.0.1:2"}}},
+	r := &Replica{opts: &Config{ServerID: 1, Peers: []Peer{{ID: 1, Addr: "127.0.0.1:1"}, {ID: 2, Addr: "127.0.0.1:2"}}},
 		log: slog.New(slog.DiscardHandler)}
 	f.Fuzz(func(t *testing.T, req []byte) {
 		ans := r.answerProbe(req, nil)
@@ -39,7 +39,7 @@ func FuzzAnswerProbe(f *testing.F) {
 
 // Anyone may ask to join; what is remembered of them stays bounded.
 func TestJoinersBounded(t *testing.T) {
-	r := &replica{opts: &Options{ServerID: 1, Peers: []Peer{{ID: 1, Addr: "127.0.0.1:1"}}}, log: slog.New(slog.DiscardHandler)}
+	r := &Replica{opts: &Config{ServerID: 1, Peers: []Peer{{ID: 1, Addr: "127.0.0.1:1"}}}, log: slog.New(slog.DiscardHandler)}
 	for id := int64(2); id < 256; id++ {
 		q, _ := json.Marshal(&probeRequest{Op: "join", MyID: id, ID: raftID(id, 1), Addr: "10.0.0.1:2888"})
 		r.answerProbe(q, nil)

@@ -1,4 +1,4 @@
-package server
+package replica
 
 import (
 	"encoding/binary"
@@ -25,7 +25,7 @@ import (
 // group of one commits all it stored once it leads again — becomes the
 // snapshot of a new log at the old log's last index (so zxids go on above
 // every one a client saw), whose only voter is this member under its
-// server id, with the ensemble's identity (the zoo.cfg membership) and a
+// server id, with the ensemble's identity (the zoo.cfg Membership) and a
 // formation of its own, chosen here. The standalone's directory is kept
 // beside it, as zkgo.standalone. Then the configured-quorum rule
 // (quorum.go) keeps it from serving while it is its log's only voter; the
@@ -48,7 +48,7 @@ const (
 // convertStandalone converts the data directory if it holds a standalone
 // server's data (see above), and finishes a conversion a crash cut short.
 // It runs before the member opens its storage.
-func (r *replica) convertStandalone(sopts storage.Options) error {
+func (r *Replica) convertStandalone(sopts storage.Options) error {
 	zdir := filepath.Join(r.dir, "zkgo")
 	conv := filepath.Join(r.dir, convertingDir)
 	kept := filepath.Join(r.dir, standaloneDir)
@@ -109,7 +109,7 @@ func (r *replica) convertStandalone(sopts storage.Options) error {
 }
 
 // finishConversion puts the converted log in place.
-func (r *replica) finishConversion(conv, zdir string) error {
+func (r *Replica) finishConversion(conv, zdir string) error {
 	if err := os.Rename(conv, zdir); err != nil {
 		return fmt.Errorf("converting the standalone data: %w", err)
 	}

@@ -1,4 +1,4 @@
-package server
+package replica
 
 import (
 	"context"
@@ -29,7 +29,7 @@ type probeRequest struct {
 	MyID int64  `json:"myid,omitempty"`
 	ID   uint64 `json:"id,omitempty"`
 	Addr string `json:"addr,omitempty"`
-	// Servers are the asking member's membership lines
+	// Servers are the asking member's Membership lines
 	// (membershipLines), so that a member that refuses it can say which
 	// lines differ; with Ensemble, its identity, on a status probe of a
 	// member whose handshake refused it (ensemble.go's clusterMismatch).
@@ -61,7 +61,7 @@ type probeAnswer struct {
 	// Synced, from the leader only, are the members in sync with it
 	// (itself included): syncedIDs.
 	Synced []uint64 `json:"synced,omitempty"`
-	// Members is the hash of the membership the answering member's
+	// Members is the hash of the Membership the answering member's
 	// configuration lists (ensemble.go's membershipHash): members bootstrap
 	// together only with the same list, so a server started from a
 	// configuration that adds it to an ensemble forming at that moment
@@ -106,7 +106,7 @@ func (l *logLimiter) Allow() bool {
 }
 
 // answerProbe is the peer transport's ProbeHandler.
-func (r *replica) answerProbe(req []byte, cs *tls.ConnectionState) []byte {
+func (r *Replica) answerProbe(req []byte, cs *tls.ConnectionState) []byte {
 	var q probeRequest
 	var a probeAnswer
 	if err := json.Unmarshal(req, &q); err != nil {
@@ -128,7 +128,7 @@ func (r *replica) answerProbe(req []byte, cs *tls.ConnectionState) []byte {
 				a.Error = err.Error()
 				if errors.Is(err, errNotAdmitted) && r.view.refusalLog.Allow() {
 					args := []any{"server", q.MyID, "addr", q.Addr, "err", err}
-					if mine := membershipLines(r.currentPeers()); q.Servers != nil && !slices.Equal(mine, q.Servers) {
+					if mine := membershipLines(r.CurrentPeers()); q.Servers != nil && !slices.Equal(mine, q.Servers) {
 						args = append(args, "differ", membershipDiff(mine, q.Servers))
 					}
 					r.log.Warn("refused a member that asked to rejoin the ensemble", args...)
@@ -140,7 +140,7 @@ func (r *replica) answerProbe(req []byte, cs *tls.ConnectionState) []byte {
 			// A member of another ensemble whose connection this one
 			// refused asks for the member list: say which lines differ
 			// from this side too.
-			r.logOtherEnsemble(q.MyID, "", membershipLines(r.currentPeers()), q.Servers, q.Ensemble)
+			r.logOtherEnsemble(q.MyID, "", membershipLines(r.CurrentPeers()), q.Servers, q.Ensemble)
 		}
 	}
 	b, _ := json.Marshal(&a)
@@ -148,7 +148,7 @@ func (r *replica) answerProbe(req []byte, cs *tls.ConnectionState) []byte {
 }
 
 // probeStatus describes this member for a probe.
-func (r *replica) probeStatus() probeAnswer {
+func (r *Replica) probeStatus() probeAnswer {
 	v := &r.view
 	v.mu.Lock()
 	node, a := r.node, probeAnswer{Ensemble: v.ensemble, Formation: v.formation, Joining: v.joining,
@@ -179,7 +179,7 @@ func (r *replica) probeStatus() probeAnswer {
 
 // probeAll probes every other member of peers at once; answers[i] is nil
 // for a member that could not be reached, and errs[i] says why.
-func (r *replica) probeAll(peers []Peer, q probeRequest) (answers []*probeAnswer, errs []error) {
+func (r *Replica) probeAll(peers []Peer, q probeRequest) (answers []*probeAnswer, errs []error) {
 	answers, errs = make([]*probeAnswer, len(peers)), make([]error, len(peers))
 	var wg sync.WaitGroup
 	for i, p := range peers {
@@ -196,10 +196,10 @@ func (r *replica) probeAll(peers []Peer, q probeRequest) (answers []*probeAnswer
 	return answers, errs
 }
 
-// probe asks member p (at its peer address, or where Options.PeerDialAddr
+// probe asks member p (at its peer address, or where Config.PeerDialAddr
 // says to dial it; each address of a multiAddress line in turn until one
 // answers).
-func (r *replica) probe(p Peer, q probeRequest) (*probeAnswer, error) {
+func (r *Replica) probe(p Peer, q probeRequest) (*probeAnswer, error) {
 	req, _ := json.Marshal(&q)
 	cfg := r.opts.PeerClientTLS
 	if r.opts.PeerClientTLSFunc != nil {

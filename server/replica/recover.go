@@ -1,4 +1,4 @@
-package server
+package replica
 
 import (
 	"fmt"
@@ -32,7 +32,7 @@ const recoveredDir = "zkgo.before-recovery"
 // above) and returns the tree it recovered and the old directory's new
 // name. It takes the directory's lock, so it fails while the member runs.
 // Caller: zkgo recover (cmd/zkgo).
-func RecoverDataDir(opts Options) (*tree.Tree, string, error) {
+func RecoverDataDir(opts Config) (*tree.Tree, string, error) {
 	t, last, err := loadDataDir(opts, true)
 	if err != nil {
 		return nil, "", err

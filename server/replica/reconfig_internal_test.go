@@ -1,4 +1,4 @@
-package server
+package replica
 
 import (
 	"strings"
@@ -19,7 +19,7 @@ func TestNextMembership(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		req  proto.ReconfigRequest
-		want []string // the new membership's lines; nil: refused
+		want []string // the new Membership's lines; nil: refused
 	}{
 		{"empty", proto.ReconfigRequest{}, []string{s1, s2}},
 		{"join", proto.ReconfigRequest{JoiningServers: s3}, []string{s1, s2, s3}},

@@ -1,4 +1,4 @@
-package server
+package replica
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 // one still waiting was lost and its waiter hears so (lost), and
 // an entry that applies after it was given up on finds no waiter.
 func TestTakePendingFailsSkippedProposals(t *testing.T) {
-	l := &proposer{idBase: 0xabcd << 32}
+	l := &Proposer{idBase: 0xabcd << 32}
 	var calls []call
 	for seq := uint32(1); seq <= 5; seq++ {
 		l.pending = append(l.pending, &pendingProp{seq: seq, w: &testWaiter{seq: seq, calls: &calls}})

@@ -1,4 +1,4 @@
-package server
+package replica
 
 import (
 	"crypto/sha256"
@@ -27,7 +27,7 @@ const ensembleFile = "ENSEMBLE"
 // was down while the others were wiped and formed the ensemble anew) is
 // refused instead of mixing two logs.
 //
-// ensemble is a hash of the initial membership (every member's id, peer
+// ensemble is a hash of the initial Membership (every member's id, peer
 // address and role, as all members' zoo.cfg files list them), fixed when
 // the member first starts. formation is raftnode's formation: pending
 // while a new ensemble forms, then the random value its first leader
@@ -92,7 +92,7 @@ func writeIdentity(dir string, id identity) error {
 }
 
 // ensembleIdentity returns the identity of the ensemble this member
-// belongs to, recording it at first start: the membership's hash, with a
+// belongs to, recording it at first start: the Membership's hash, with a
 // pending formation if the member is forming a new ensemble (forming),
 // none if it restarts on data of a zkgo that had no identity file.
 func ensembleIdentity(dir string, peers []Peer, forming bool) (identity, error) {
@@ -120,7 +120,7 @@ func adoptEnsembleIdentity(dir string, id identity) (identity, error) {
 	return id, writeIdentity(dir, id)
 }
 
-// membershipHash hashes a membership independently of its order and of
+// membershipHash hashes a Membership independently of its order and of
 // the members' addresses: members agree on who belongs by server id and
 // role. How each member reaches the others is its own business — its own
 // line may say 0.0.0.0, others may name it by a host name, an IP, or an
@@ -138,7 +138,7 @@ func membershipHash(peers []Peer) uint64 {
 	return id
 }
 
-// membershipLines describes a membership as the identity sees it: one
+// membershipLines describes a Membership as the identity sees it: one
 // "server.N=role" line per member, sorted.
 func membershipLines(peers []Peer) []string {
 	lines := make([]string, 0, len(peers))
@@ -178,8 +178,8 @@ func membershipDiff(mine, theirs []string) string {
 // differ; the asked member logs the same from its side (answerProbe). The
 // member that accepted cannot tell the dialer's address (other ensembles
 // may use the same server ids), so it waits for that probe.
-func (r *replica) clusterMismatch(peer uint64, dialed bool) {
-	p, ok := r.peer(memberID(peer))
+func (r *Replica) clusterMismatch(peer uint64, dialed bool) {
+	p, ok := r.Peer(MemberID(peer))
 	if !ok || !dialed {
 		return
 	}
@@ -196,7 +196,7 @@ func (r *replica) clusterMismatch(peer uint64, dialed bool) {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		mine := membershipLines(r.currentPeers())
+		mine := membershipLines(r.CurrentPeers())
 		a, err := r.probe(p, probeRequest{Op: "status", MyID: r.opts.ServerID, Servers: mine, Ensemble: r.view.ensembleID()})
 		if err != nil {
 			r.log.Warn("a member of another ensemble: its handshake names another ensemble identity; asking it for its member list failed",
@@ -209,7 +209,7 @@ func (r *replica) clusterMismatch(peer uint64, dialed bool) {
 
 // logOtherEnsemble logs which member lines differ between this member
 // (mine) and a member of another ensemble (theirs, identity ensemble).
-func (r *replica) logOtherEnsemble(id int64, addr string, mine, theirs []string, ensemble uint64) {
+func (r *Replica) logOtherEnsemble(id int64, addr string, mine, theirs []string, ensemble uint64) {
 	if slices.Equal(mine, theirs) {
 		r.log.Warn("a member of another ensemble: the same member list, but the ensemble identities recorded at first start differ "+
 			"(zkgo/ENSEMBLE: members of two different ensembles, or of one formed with different server lists)",

@@ -1,4 +1,4 @@
-package server
+package replica
 
 import (
 	"errors"
@@ -33,7 +33,7 @@ import (
 //
 // The directory must not hold zkgo data yet. Callers: zkgo import and
 // zkgo snapshot restore (cmd/zkgo), tests.
-func SeedDataDir(opts Options, r io.Reader) error {
+func SeedDataDir(opts Config, r io.Reader) error {
 	dir := opts.DataDir
 	if opts.DataLogDir != "" {
 		dir = opts.DataLogDir
@@ -41,7 +41,7 @@ func SeedDataDir(opts Options, r io.Reader) error {
 	if dir == "" {
 		return errors.New("seed: no data directory")
 	}
-	if opts.clustered() {
+	if opts.Clustered() {
 		found := false
 		for _, p := range opts.Peers {
 			found = found || p.ID == opts.ServerID
@@ -71,14 +71,14 @@ func SeedDataDir(opts Options, r io.Reader) error {
 		return fmt.Errorf("seed: %w", err)
 	}
 	id, peers := uint64(1), []raftnode.Peer{{ID: 1}}
-	if opts.clustered() {
+	if opts.Clustered() {
 		id, peers = raftID(opts.ServerID, 0), nil
 		for _, p := range opts.Peers {
 			peers = append(peers, raftnode.Peer{ID: raftID(p.ID, 0), Addr: p.Addr, Learner: p.Observer})
 		}
 	}
 	var ident *identity
-	if opts.clustered() {
+	if opts.Clustered() {
 		ident = &identity{ensemble: membershipHash(opts.Peers), formation: raftnode.FormationPending}
 	}
 	if err := seedTree(zdir, opts, t, id, peers, uint64(max(t.LastZxid(), 1)), ident); err != nil {
@@ -92,7 +92,7 @@ func SeedDataDir(opts Options, r io.Reader) error {
 // raft indexes: the log goes on above the tree's), with configuration
 // peers, and records ident in it unless nil. On an error, nothing half
 // made is left behind: a later start or seed finds an empty directory.
-func seedTree(zdir string, opts Options, t *tree.Tree, id uint64, peers []raftnode.Peer, index uint64, ident *identity) error {
+func seedTree(zdir string, opts Config, t *tree.Tree, id uint64, peers []raftnode.Peer, index uint64, ident *identity) error {
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(t.WriteSnapshot(pw)) }()
 	defer pr.Close()

@@ -1,4 +1,4 @@
-package server
+package replica
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // ZooKeeper's members do (quorum.auth.*, config/quorumauth.go); the
 // exchange and the rolling switch-on are raftnode's PeerAuth.
 
-// QuorumAuthOptions configures quorum SASL (Options.QuorumAuth).
+// QuorumAuthOptions configures quorum SASL (server.Options.QuorumAuth).
 type QuorumAuthOptions struct {
 	// Enable (quorum.auth.enableSasl): authenticate to peers that can,
 	// authenticate peers that offer it. LearnerRequire
@@ -56,7 +56,7 @@ const (
 
 // peerAuth returns the peer transport's PeerAuth, or nil with quorum
 // SASL off.
-func (r *replica) peerAuth() *raftnode.PeerAuth {
+func (r *Replica) peerAuth() *raftnode.PeerAuth {
 	qa := r.opts.QuorumAuth
 	if !qa.Enable {
 		return nil
@@ -106,18 +106,18 @@ func (r *replica) peerAuth() *raftnode.PeerAuth {
 // member. A DIGEST-MD5 user proves only that the peer holds the
 // ensemble's shared secret (as in ZooKeeper, where every member logs in
 // as the same user).
-func (r *replica) authorizePeer(from uint64, principal string) error {
+func (r *Replica) authorizePeer(from uint64, principal string) error {
 	if _, ok := r.opts.QuorumAuth.ServerUsers[principal]; ok {
 		return nil
 	}
 	name, _ := krb.SplitRealm(principal)
 	_, host, ok := strings.Cut(name, "/")
 	if !ok || host == "" {
-		return fmt.Errorf("principal %s names no host: it cannot be server.%d", principal, memberID(from))
+		return fmt.Errorf("principal %s names no host: it cannot be server.%d", principal, MemberID(from))
 	}
-	p, ok := r.peer(memberID(from))
+	p, ok := r.Peer(MemberID(from))
 	if !ok {
-		return fmt.Errorf("server.%d is not a member", memberID(from))
+		return fmt.Errorf("server.%d is not a member", MemberID(from))
 	}
 	for _, addr := range p.addrs() {
 		h, _, err := net.SplitHostPort(addr)
@@ -128,7 +128,7 @@ func (r *replica) authorizePeer(from uint64, principal string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("principal %s is not server.%d's: its host is not the host of %s", principal, memberID(from), strings.Join(p.addrs(), "|"))
+	return fmt.Errorf("principal %s is not server.%d's: its host is not the host of %s", principal, MemberID(from), strings.Join(p.addrs(), "|"))
 }
 
 // sameHost reports whether two host names or addresses resolve to a
