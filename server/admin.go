@@ -44,7 +44,7 @@ func (s *Server) startAdmin() {
 	}
 	s.adminMu.Lock()
 	s.admin = a
-	closing := s.closing.Load()
+	closing := s.port.Closing()
 	s.adminMu.Unlock()
 	if closing {
 		a.Close()

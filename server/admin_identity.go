@@ -18,7 +18,7 @@ func (s *Server) requestIdentity(r *http.Request) ([]proto.Id, bool) {
 	var ids []proto.Id
 	cert := adminhttp.VerifiedCert(r)
 	if cert != nil {
-		ids = s.x509IDs(cert, r.RemoteAddr)
+		ids = s.port.X509IDs(cert, r.RemoteAddr)
 	}
 	h := strings.TrimSpace(r.Header.Get("Authorization"))
 	switch {

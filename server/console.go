@@ -16,6 +16,7 @@ import (
 
 	"github.com/zkgo/zkgo/console/status"
 	"github.com/zkgo/zkgo/raftnode"
+	"github.com/zkgo/zkgo/server/clientport"
 	"github.com/zkgo/zkgo/server/replica"
 	"github.com/zkgo/zkgo/tree"
 )
@@ -61,27 +62,11 @@ const consoleAnonymous = "zkgo-console:0"
 // plain client port (TLS only) gets none: its clients must present TLS,
 // and the console's in-process sessions would not.
 func (s *Server) newConsole() (http.Handler, io.Closer, error) {
-	if s.ln == nil {
+	if s.port.Addr() == nil {
 		return nil, nil, errors.New("no plain client port (a TLS-only member): the console's sessions would bypass TLS")
 	}
-	return s.opts.AdminConsole(s.ln.Addr().String(), s.dialConsole, consoleStatus{s}, s.log.With("part", "console"))
+	return s.opts.AdminConsole(s.port.Addr().String(), s.dialConsole, consoleStatus{s}, s.log.With("part", "console"))
 }
-
-// consoleConn is the server's end of an in-process console connection:
-// a pipe whose remote address is the HTTP client's (or consoleAnonymous).
-type consoleConn struct {
-	net.Conn
-	remote consoleAddr
-	cert   *x509.Certificate // verified by the admin port; nil without one
-}
-
-func (c consoleConn) RemoteAddr() net.Addr { return c.remote }
-
-// consoleAddr is an in-process connection's remote address.
-type consoleAddr string
-
-func (consoleAddr) Network() string  { return "tcp" }
-func (a consoleAddr) String() string { return string(a) }
 
 // dialConsole implements ConsoleDialer: the connection is served by
 // newConn like an accepted one (limits, maxClientCnxns per address,
@@ -101,11 +86,11 @@ func (s *Server) dialConsole(ctx context.Context, client string, cert *x509.Cert
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if s.closing.Load() {
+	if s.port.Closing() {
 		return nil, errors.New("the server is closing")
 	}
 	mine, theirs := net.Pipe()
-	s.newConn(consoleConn{Conn: theirs, remote: consoleAddr(remote), cert: cert}, false)
+	s.port.ServeConsoleConn(theirs, remote, cert)
 	return mine, nil
 }
 
@@ -124,7 +109,7 @@ func (cs consoleStatus) Member(ctx context.Context) (status.Member, error) {
 		Zxid:    s.lastZxid(),
 		Started: s.started,
 	}
-	m.Connections = len(s.connList())
+	m.Connections = len(s.port.Conns())
 	m.Waiting = s.raft.WaitingFor()
 	s.sm.View(func(t *tree.Tree) {
 		m.Sessions = t.SessionCount()
@@ -258,11 +243,11 @@ func (cs consoleStatus) sessionIDs() []int64 {
 }
 
 // connsBySession returns this member's connections by session.
-func (cs consoleStatus) connsBySession() map[int64]*Conn {
-	out := make(map[int64]*Conn)
-	for _, c := range cs.s.connList() {
-		if c.sessionID != 0 {
-			out[c.sessionID] = c
+func (cs consoleStatus) connsBySession() map[int64]*clientport.Conn {
+	out := make(map[int64]*clientport.Conn)
+	for _, c := range cs.s.port.Conns() {
+		if c.SessionID() != 0 {
+			out[c.SessionID()] = c
 		}
 	}
 	return out
@@ -270,7 +255,7 @@ func (cs consoleStatus) connsBySession() map[int64]*Conn {
 
 // info describes session id; with lists > 0 it includes its ephemerals'
 // paths and its watches, at most lists of each.
-func (cs consoleStatus) info(id int64, c *Conn, lists int) status.SessionInfo {
+func (cs consoleStatus) info(id int64, c *clientport.Conn, lists int) status.SessionInfo {
 	s := cs.s
 	si := status.SessionInfo{ID: id}
 	var eph []string
@@ -282,12 +267,12 @@ func (cs consoleStatus) info(id int64, c *Conn, lists int) status.SessionInfo {
 	})
 	si.EphemeralCount = len(eph)
 	if c != nil {
-		ci := c.info()
+		ci := c.Info()
 		si.ClientAddr = ci.Remote
 		if ci.LastResp > 0 {
 			si.LastSeen = time.UnixMilli(ci.LastResp)
 		}
-		for _, a := range *c.auth.Load() {
+		for _, a := range c.AuthIDs() {
 			si.AuthIDs = append(si.AuthIDs, shownID(a.Scheme, a.ID))
 		}
 		si.WatchCount = s.watches.WatchesOf(c)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,28 +50,22 @@ type heavyOutput struct {
 	text string
 }
 
-// serveFourLetterWord answers a four-letter word and closes the
-// connection. stmk is followed by the new trace mask, 8 bytes big-endian,
-// which it reads from r (as ZooKeeper, after the whitelist check); a
-// connection that does not send them is closed without an answer.
-func (c *Conn) serveFourLetterWord(cmd string, r io.Reader) {
-	s := c.s
-	var text string
+// fourLetterWord is the answer to a four-letter word on the client port
+// (clientport.Parts.FourLetterWord). stmk is followed by the new trace
+// mask, 8 bytes big-endian, which it reads from r (as ZooKeeper, after
+// the whitelist check); without them there is no answer (ok false).
+func (s *Server) fourLetterWord(cmd string, r io.Reader) (text string, ok bool) {
 	switch {
 	case !s.fourLetterAllowed(cmd):
-		text = fmt.Sprintf("%s is not executed because it is not in the whitelist.\n", cmd)
+		return fmt.Sprintf("%s is not executed because it is not in the whitelist.\n", cmd), true
 	case cmd == "stmk":
 		var mask [8]byte
 		if _, err := io.ReadFull(r, mask[:]); err != nil {
-			return
+			return "", false
 		}
 		s.trace.v.Store(int64(binary.BigEndian.Uint64(mask[:])))
-		text = report.Word(reports{s}, cmd)
-	default:
-		text = report.Word(reports{s}, cmd)
 	}
-	c.raw.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	c.nc.Write([]byte(text))
+	return report.Word(reports{s}, cmd), true
 }
 
 // heavyOutput returns the output computed by compute under key (a
@@ -92,19 +85,6 @@ func (s *Server) heavyOutput(key string, compute func() string) string {
 	}
 	h.out[key] = heavyOutput{at: time.Now(), text: text}
 	return text
-}
-
-func (s *Server) connList() []*Conn {
-	s.connsMu.Lock()
-	defer s.connsMu.Unlock()
-	out := make([]*Conn, 0, len(s.conns))
-	for c := range s.conns {
-		if c.handshaken.Load() {
-			out = append(out, c)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].created.Before(out[j].created) })
-	return out
 }
 
 func (s *Server) lastZxid() int64 {

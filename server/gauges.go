@@ -1,7 +1,6 @@
 package server
 
 import (
-	"net/netip"
 	"slices"
 	"time"
 
@@ -29,28 +28,7 @@ func (s *Server) gauges() metrics.Gauges {
 		g.Ephemerals = t.EphemeralCount()
 		g.GlobalSessions = t.SessionCount()
 	})
-	if s.idle != nil {
-		g.ParkedConnections = s.idle.count()
-	}
-	s.connsMu.Lock()
-	for c := range s.conns {
-		if !c.handshaken.Load() {
-			continue
-		}
-		g.AliveConnections++
-		g.Outstanding += len(c.slots)
-		if !c.mtls {
-			if isLoopback(c.remoteIP) {
-				g.NonMTLSLocal++
-			} else {
-				g.NonMTLSRemote++
-			}
-		}
-		if c.localSession {
-			g.LocalSessions++
-		}
-	}
-	s.connsMu.Unlock()
+	s.port.Gauges(&g)
 	g.TLSHandshakes = s.stats.TLSHandshakes.Load()
 	g.AuthFailed = s.stats.AuthFailed.Load()
 	g.Watches = s.watches.Count()
@@ -90,11 +68,4 @@ func (s *Server) gauges() metrics.Gauges {
 	}
 	g.Leader = l
 	return g
-}
-
-// isLoopback reports whether ip (a connection's remote address, without
-// the port) is a loopback address: ZooKeeper's "local" connections.
-func isLoopback(ip string) bool {
-	a, err := netip.ParseAddr(ip)
-	return err == nil && a.Unmap().IsLoopback()
 }

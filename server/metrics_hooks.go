@@ -39,10 +39,11 @@ func newMetrics(s *Server) *metrics.Metrics {
 			"revalidate_count":                      st.Revalidations.Load,
 			"zkgo_connect_requests_abandoned_total": st.AbandonedConnects.Load,
 			"zkgo_audit_events_dropped_total": func() int64 {
-				if s.audit == nil { // off, or not opened yet (Start)
+				a := s.port.Audit()
+				if a == nil { // off, or not opened yet (Start)
 					return 0
 				}
-				return s.audit.Dropped()
+				return a.Dropped()
 			},
 		},
 		Rejected: map[string]func() int64{

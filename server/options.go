@@ -2,13 +2,19 @@ package server
 
 import (
 	"crypto/tls"
+	"errors"
+	"fmt"
 	"log/slog"
+	"maps"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/zkgo/zkgo/acl"
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/raftnode"
+	"github.com/zkgo/zkgo/server/clientport"
 	"github.com/zkgo/zkgo/server/replica"
 )
 
@@ -406,3 +412,58 @@ func (o *Options) replicaConfig() replica.Config {
 		PeerDialAddr: o.PeerDialAddr, QuorumAuth: o.QuorumAuth, Logger: o.Logger,
 	}
 }
+
+// checkAuth validates the SASL and enforcement options (as ZooKeeper's
+// AuthenticationHelper refuses to start with an enforced scheme that has no
+// provider) and copies what the caller could still change.
+func (o *Options) checkAuth() error {
+	o.SASL.Users = maps.Clone(o.SASL.Users)
+	if o.SASL.Kerberos != nil {
+		// A server that accepts GSSAPI has the sasl scheme.
+		o.SASL.Provider = true
+	}
+	o.EnforceAuthSchemes = slices.Clone(o.EnforceAuthSchemes)
+	for _, scheme := range o.EnforceAuthSchemes {
+		switch scheme {
+		case acl.SchemeSASL:
+			// With the provider but no users, as ZooKeeper with
+			// SASLAuthenticationProvider and no JAAS Server section:
+			// the server runs and no client can authenticate.
+			if len(o.SASL.Users) == 0 && !o.SASL.Provider { // Provider is set with Kerberos
+				return errors.New("authentication scheme sasl is enforced but no SASL users are configured (nor SASL.Provider)")
+			}
+		case acl.SchemeDigest:
+			if o.DisableDigestAuth {
+				return errors.New("authentication scheme digest is enforced but digest authentication is disabled")
+			}
+		case acl.SchemeIP:
+		default:
+			return fmt.Errorf("authentication scheme %q is not available", scheme)
+		}
+	}
+	return nil
+}
+
+// portConfig is what the client port takes of the options.
+func (o *Options) portConfig() clientport.Config {
+	return clientport.Config{
+		ServerID: o.ServerID, Addr: o.Addr, SecureAddr: o.SecureAddr, TLS: o.TLS,
+		PortUnification: o.PortUnification, X509SuperUser: o.X509SuperUser,
+		MaxClientCnxns: o.MaxClientCnxns, MaxConnections: o.MaxConnections,
+		HandshakeTimeout: o.HandshakeTimeout, IdleAfter: o.IdleAfter,
+		ConnectionThrottleTokens: o.ConnectionThrottleTokens, ConnectionThrottleFillTime: o.ConnectionThrottleFillTime,
+		ConnectionThrottleFillCount: o.ConnectionThrottleFillCount,
+		MinSessionTimeout:           o.MinSessionTimeout, MaxSessionTimeout: o.MaxSessionTimeout,
+		MaxBuffer: o.MaxBuffer, MaxOutstanding: o.MaxOutstanding, GlobalOutstanding: o.GlobalOutstanding,
+		MaxQueuedBytes: o.MaxQueuedBytes, MaxQueuedBytesHard: o.MaxQueuedBytesHard, MaxWatches: o.MaxWatches,
+		ExistsWithoutRead: o.ExistsWithoutRead, LinearizableReads: o.LinearizableReads,
+		SuperDigest: o.SuperDigest, DisableDigestAuth: o.DisableDigestAuth, SASL: o.SASL,
+		EnforceAuthSchemes: o.EnforceAuthSchemes, ReconfigEnabled: o.ReconfigEnabled, SkipACL: o.SkipACL,
+		Audit: o.Audit, AuditFile: o.AuditFile, AuditQueue: o.AuditQueue, AuditUser: o.AuditUser,
+		Logger: o.Logger,
+	}
+}
+
+// SASLOptions configure SASL authentication (ZooKeeper's JAAS "Server"
+// section with DigestLoginModule, and zookeeper.superUser).
+type SASLOptions = clientport.SASLOptions

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/config"
-	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/raftnode"
 	"github.com/zkgo/zkgo/server/replica"
 	"github.com/zkgo/zkgo/server/report"
@@ -42,64 +41,23 @@ type traceMask struct{ v atomic.Int64 }
 // (gauges.go) without the ones srvr does not print (file descriptors,
 // raft), so that polling srvr stays cheap.
 func (s *Server) serverStatsView() report.ServerStats {
-	v := report.ServerStats{Version: Version(), ReadOnly: s.readOnly.Load(), Mode: s.Mode(),
+	v := report.ServerStats{Version: Version(), ReadOnly: s.port.ReadOnly(), Mode: s.Mode(),
 		Received: s.stats.PacketsReceived.Load(), Sent: s.stats.PacketsSent.Load(),
 		Uptime: time.Since(s.started), Response: s.stats.Response.Get()}
 	v.MinLat, v.AvgLat, v.MaxLat, _ = s.stats.Lat.Get()
-	conns := s.connList()
+	conns := s.port.Conns()
 	v.Connections = len(conns)
 	for _, c := range conns {
-		v.Outstanding += len(c.slots)
+		v.Outstanding += c.Outstanding()
 	}
 	s.sm.View(func(t *tree.Tree) { v.LastZxid, v.NodeCount = t.LastZxid(), t.NodeCount() })
 	return v
 }
 
-// info reads c as cons and stat show it.
-func (c *Conn) info() report.ConnInfo {
-	lastOp := "NA"
-	if v := c.lastOp.Load(); v != 0 {
-		lastOp = opName(proto.OpCode(int32(uint32(v))))
-	}
-	minLat, avg, maxLat, llat := c.lat.Get()
-	return report.ConnInfo{
-		Remote:      c.raw.RemoteAddr().String(),
-		Secure:      c.secure,
-		InterestOps: 1,
-		Outstanding: len(c.slots),
-		Received:    c.packetsIn.Load(),
-		Sent:        c.packetsOut.Load(),
-		SessionID:   c.sessionID,
-		LastOp:      lastOp,
-		Established: c.created.UnixMilli(),
-		Timeout:     c.timeout.Milliseconds(),
-		LastCxid:    int64(c.lastXid.Load()),
-		LastZxid:    c.lastZxid.Load(),
-		LastResp:    c.lastResp.Load(),
-		LastLat:     llat,
-		MinLat:      minLat,
-		AvgLat:      int64(avg),
-		MaxLat:      maxLat,
-	}
-}
-
-// resetStats is crst for one connection: as ZooKeeper's
-// ServerCnxn.resetStats, the packet counts and latencies start over and
-// the last operation, cxid and zxid read "none" (NA, -1, -1).
-func (c *Conn) resetStats() {
-	c.packetsIn.Store(0)
-	c.packetsOut.Store(0)
-	c.lat.Reset()
-	c.lastOp.Store(0)
-	c.lastXid.Store(-1)
-	c.lastZxid.Store(-1)
-	c.lastResp.Store(0)
-}
-
 // resetConnectionStats is crst: every connection's statistics start over.
 func (s *Server) resetConnectionStats() {
-	for _, c := range s.connList() {
-		c.resetStats()
+	for _, c := range s.port.Conns() {
+		c.ResetStats()
 	}
 	s.heavy.clear()
 }
@@ -122,12 +80,12 @@ func (s *Server) confView() report.Conf {
 		return n
 	}
 	var secure int
-	if s.sln != nil {
-		secure = port(s.sln.Addr())
+	if a := s.port.SecureAddr(); a != nil {
+		secure = port(a)
 	}
 	var plain int
-	if s.ln != nil {
-		plain = port(s.ln.Addr())
+	if a := s.port.Addr(); a != nil {
+		plain = port(a)
 	}
 	logDir := o.DataLogDir
 	if logDir == "" {
@@ -272,8 +230,8 @@ func (s *Server) monitorValues() []report.MonitorValue {
 	own("zkgo_in_memory_only", !s.Durable())
 	var queued int
 	most := 0
-	for _, c := range s.connList() {
-		queued += c.queuedBytes()
+	for _, c := range s.port.Conns() {
+		queued += c.QueuedBytes()
 		if n := s.watches.WatchesOf(c); n > most {
 			most = n
 		}
@@ -292,9 +250,9 @@ func (s *Server) monitorValues() []report.MonitorValue {
 	own("zkgo_max_watches_per_connection", most)
 	own("zkgo_watch_limit_refusals", s.stats.WatchRefusals.Load())
 	own("zkgo_throttled_connections_refused", s.stats.ThrottledConns.Load())
-	if s.audit != nil {
-		own("zkgo_audit_events", s.audit.Written())
-		own("zkgo_audit_dropped", s.audit.Dropped())
+	if a := s.port.Audit(); a != nil {
+		own("zkgo_audit_events", a.Written())
+		own("zkgo_audit_dropped", a.Dropped())
 	}
 	if _, syncs, entries, prefilled, ok := s.raft.Status(); ok && g.RaftOK {
 		st := g.Raft
@@ -402,13 +360,5 @@ func (s *Server) lastSnapshot() (zxid int64, unixSec int64) {
 // commands that need a running server check (a member with a quorum, or
 // serving read-only).
 func (s *Server) running() bool {
-	return !s.closing.Load() && (s.hasQuorum() || s.readOnly.Load())
-}
-
-// opName is the abbreviation cons shows for op.
-func opName(op proto.OpCode) string {
-	if o := proto.Op(op); o != nil {
-		return o.Abbrev
-	}
-	return "NA"
+	return !s.port.Closing() && (s.hasQuorum() || s.port.ReadOnly())
 }

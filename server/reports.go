@@ -23,7 +23,7 @@ var _ report.Source = reports{}
 
 func (r reports) Running() bool                            { return r.s.running() }
 func (r reports) HasQuorum() bool                          { return r.s.hasQuorum() }
-func (r reports) ReadOnly() bool                           { return r.s.readOnly.Load() }
+func (r reports) ReadOnly() bool                           { return r.s.port.ReadOnly() }
 func (r reports) Clustered() bool                          { return r.s.clustered() }
 func (r reports) IsLeader() bool                           { return r.s.isLeader() }
 func (r reports) WaitingFor() string                       { return r.s.raft.WaitingFor() }
@@ -59,10 +59,10 @@ func (r reports) ConfigDump() []string {
 
 // Conns are the handshaken client connections, oldest first.
 func (r reports) Conns() []report.ConnInfo {
-	conns := r.s.connList()
+	conns := r.s.port.Conns()
 	out := make([]report.ConnInfo, len(conns))
 	for i, c := range conns {
-		out[i] = c.info()
+		out[i] = c.Info()
 	}
 	return out
 }

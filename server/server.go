@@ -14,6 +14,7 @@ import (
 	"github.com/zkgo/zkgo/raftnode"
 	"github.com/zkgo/zkgo/server/adminhttp"
 	"github.com/zkgo/zkgo/server/audit"
+	"github.com/zkgo/zkgo/server/clientport"
 	"github.com/zkgo/zkgo/server/metrics"
 	"github.com/zkgo/zkgo/server/replica"
 	"github.com/zkgo/zkgo/server/session"
@@ -33,48 +34,28 @@ type Server struct {
 	sessions *session.Tracker
 	prop     *replica.Proposer
 	raft     *replica.Replica // raft, storage, and following the leader
-	reads    readBarrier      // linearizable reads' rounds (linread.go)
+	port     *clientport.Port // the client port: listeners, connections, requests
 
-	ln      net.Listener // plaintext (or unified) client port; nil without one
-	sln     net.Listener // TLS client port; nil without one
 	started time.Time
 
-	connsMu sync.Mutex // guards conns, perIP
-	conns   map[*Conn]struct{}
-	perIP   map[string]int
-
-	stats    stats.Counters
-	throttle *connThrottle // nil when connections are not throttled
-	// inflight holds a token per request in flight in the server
-	// (GlobalOutstanding); a connection takes one with each of its slots.
-	inflight chan struct{}
-	heavy    heavyCache        // outputs of the heavy four-letter words (fourlw.go)
-	trace    traceMask         // stmk's mask, reported by gtmk (report.go)
-	met      *metrics.Metrics  // Prometheus metrics; nil unless Options.MetricsAddr
-	adminMu  sync.Mutex        // guards admin
-	admin    *adminhttp.Server // the AdminServer; nil unless it listens (Options.AdminAddr)
-	snap     adminSnapshot     // the snapshot command's state (admin_snapshot.go)
+	stats   stats.Counters
+	heavy   heavyCache        // outputs of the heavy four-letter words (fourlw.go)
+	trace   traceMask         // stmk's mask, reported by gtmk (report.go)
+	met     *metrics.Metrics  // Prometheus metrics; nil unless Options.MetricsAddr
+	adminMu sync.Mutex        // guards admin
+	admin   *adminhttp.Server // the AdminServer; nil unless it listens (Options.AdminAddr)
+	snap    adminSnapshot     // the snapshot command's state (admin_snapshot.go)
 	// electionStart is when this member last lost its leader (or
 	// started); only leaderChanged uses it, on the replica's
 	// followLeader goroutine.
 	electionStart time.Time
 
-	readOnly  atomic.Bool // serving read-only sessions only (readonlymode)
-	draining  atomic.Bool // Shutdown began: no new connections or requests
-	closing   atomic.Bool
 	closeOnce sync.Once
 	done      chan struct{}
 	wg        sync.WaitGroup
-	// spawnMu orders starting connection goroutines (goConn, read-locked)
-	// before Close sets closing (write-locked), so that none is added to
-	// wg once Close may be waiting on it.
-	spawnMu sync.RWMutex // guards no field: orders goConn before Close
 	// returningMemory: a collection after a compacted log runs
 	// (memrelease.go).
 	returningMemory atomic.Bool
-	// idle watches parked connections (connpark.go); nil when parking is
-	// off (Options.IdleAfter < 0, or not Linux).
-	idle *idlePoller
 
 	// noLeaderMu guards noLeader: the timer that drops the clients if an
 	// election under way elects nobody in time (leaderChanged).
@@ -84,10 +65,6 @@ type Server struct {
 	errMu sync.Mutex // guards err
 	err   error      // the fatal error that stopped the server (Err)
 
-	// audit is the audit log, nil when it is off (audit.go); auditUser
-	// the user of the server's own events.
-	audit     *audit.Writer
-	auditUser string
 	auditOnce sync.Once
 }
 
@@ -127,31 +104,26 @@ func New(opts Options) (*Server, error) {
 		opts:    opts,
 		log:     opts.Logger,
 		watches: watch.NewManager(),
-		conns:   make(map[*Conn]struct{}),
-		perIP:   make(map[string]int),
 		done:    make(chan struct{}),
 		started: time.Now(),
 	}
 	s.electionStart = s.started
 	s.trace.v.Store(defaultTraceMask)
 	s.stats.Response.Reset()
-	s.inflight = make(chan struct{}, opts.GlobalOutstanding)
-	s.throttle = newConnThrottle(opts.ConnectionThrottleTokens, opts.ConnectionThrottleFillTime, opts.ConnectionThrottleFillCount, time.Now())
 	s.sm = statemachine.New(s.log, s.watches, s.setupTree, opts.MaxBuffer)
 	s.prop = replica.NewProposer(s.log)
 	// A stopping member expires no session: Shutdown keeps them for the
 	// restart (while it drains, readers no longer see the clients' pings).
 	s.sessions = session.New(s.log, opts.TickTime, opts.ServerID, func(id int64) {
 		s.prop.Propose(statemachine.TxnEntry(&tree.Txn{Op: proto.OpCloseSession, Session: id, Time: time.Now().UnixMilli()}), nil, false)
-	}, func() bool { return s.isLeader() && !s.draining.Load() })
+	}, func() bool { return s.isLeader() && !s.port.Draining() })
 	if opts.clustered() {
 		// Writes that neither commit nor fail (a forwarded proposal lost
 		// in transit) must not hang their clients forever.
-		s.sessions.Housekeeping = func() { s.abortPendingWrites(max(2*opts.MaxSessionTimeout, 30*time.Second)) }
+		s.sessions.Housekeeping = func() { s.port.AbortPendingWrites(max(2*opts.MaxSessionTimeout, 30*time.Second)) }
 	}
 	s.sm.Waiters, s.sm.Sessions = s.prop, s.sessions
 	s.sm.OnFail = s.fail
-	s.reads.s = s
 	if opts.MetricsAddr != "" {
 		s.met = newMetrics(s)
 		s.sm.Metrics = s.met
@@ -177,6 +149,9 @@ func New(opts Options) (*Server, error) {
 		},
 		LogCompacted: s.logCompacted,
 	})
+	s.port = clientport.New(opts.portConfig(), clientport.Parts{SM: s.sm, Watches: s.watches,
+		Sessions: s.sessions, Prop: s.prop, Raft: s.raft, Stats: &s.stats, Metrics: s.met,
+		FourLetterWord: s.fourLetterWord})
 	s.sm.OnRestore = func(formation uint64) {
 		s.raft.SnapshotRestored(formation)
 		s.raft.RecheckQuorum() // the configuration came with the snapshot
@@ -222,7 +197,7 @@ func (s *Server) Mode() string {
 	if !s.clustered() {
 		return "standalone"
 	}
-	if s.readOnly.Load() {
+	if s.port.ReadOnly() {
 		return "read-only"
 	}
 	if p, ok := s.raft.Peer(s.opts.ServerID); ok && p.Observer {
@@ -241,9 +216,6 @@ func (s *Server) isLeader() bool { return s.raft.IsLeader() }
 // knows a leader); a member that is not refuses new sessions.
 func (s *Server) hasQuorum() bool { return s.raft.HasQuorum() }
 
-// leaderChanged is told by the replica of every change of raft leader. A
-// member that becomes leader gives every session a fresh timeout before it
-// expires any.
 // dropClientsAfterRestore closes every client connection after the tree
 // was replaced by a snapshot from the leader (this member had fallen too
 // far behind for the log): the changes the snapshot carries fired no
@@ -255,15 +227,14 @@ func (s *Server) hasQuorum() bool { return s.raft.HasQuorum() }
 // across a reconnection). Called on the apply goroutine; at startup there
 // are no clients yet.
 func (s *Server) dropClientsAfterRestore() {
-	conns := s.connList()
-	for _, c := range conns {
-		c.close("this member's state was replaced by a snapshot from the leader")
-	}
-	if len(conns) > 0 {
-		s.log.Warn("state replaced by a snapshot from the leader: closed every client connection so that their watches are set again", "connections", len(conns))
+	if n := s.port.DropClients("this member's state was replaced by a snapshot from the leader"); n > 0 {
+		s.log.Warn("state replaced by a snapshot from the leader: closed every client connection so that their watches are set again", "connections", n)
 	}
 }
 
+// leaderChanged is told by the replica of every change of raft leader. A
+// member that becomes leader gives every session a fresh timeout before it
+// expires any.
 func (s *Server) leaderChanged(ch raftnode.LeaderChange) {
 	if !ch.ProposalsLost {
 		s.noteLeaderChange(ch)
@@ -271,7 +242,7 @@ func (s *Server) leaderChanged(ch raftnode.LeaderChange) {
 	if ch.ProposalsLost {
 		// The same leader, but a proposal forwarded to it was dropped
 		// on the way: its writer would wait forever.
-		s.abortPendingWrites(0)
+		s.port.AbortPendingWrites(0)
 		return
 	}
 	if ch.IsSelf {
@@ -282,7 +253,7 @@ func (s *Server) leaderChanged(ch raftnode.LeaderChange) {
 	// anyone: drop the connections that wait for one, so their clients
 	// see a connection loss (outcome unknown, as with ZooKeeper) instead
 	// of waiting forever.
-	s.abortPendingWrites(0)
+	s.port.AbortPendingWrites(0)
 	s.noLeaderMu.Lock()
 	if s.noLeader != nil {
 		s.noLeader.Stop()
@@ -320,32 +291,8 @@ func (s *Server) leaderChanged(ch raftnode.LeaderChange) {
 // service down; its clients go to another member (their sessions live on
 // there), and handshakes are refused until a leader is back (hasQuorum).
 func (s *Server) dropClientsNoLeader() {
-	for _, c := range s.connList() {
-		c.close("lost the quorum: no leader")
-	}
+	s.port.DropClients("lost the quorum: no leader")
 	s.log.Warn("no leader: closed every client connection; refusing new ones until a leader is back")
-}
-
-// abortPendingWrites closes every connection whose oldest write in flight
-// was submitted more than olderThan ago (all with pending writes for 0).
-func (s *Server) abortPendingWrites(olderThan time.Duration) {
-	now := time.Now()
-	for _, c := range s.connList() {
-		c.pipeMu.Lock()
-		stuck := false
-		if c.inflight > 0 {
-			for _, r := range c.queue {
-				if r.isWrite && !r.reconfig {
-					stuck = olderThan == 0 || now.Sub(r.start) > olderThan
-					break
-				}
-			}
-		}
-		c.pipeMu.Unlock()
-		if stuck {
-			c.close("write outcome unknown (leadership changed or the write is stuck)")
-		}
-	}
 }
 
 // Durable reports whether the server keeps its data on disk (it has a
@@ -360,24 +307,19 @@ func (s *Server) Start() error {
 		// the member has a leader (leaderChanged) — also while a new
 		// ensemble forms or a member waits to join, as ZooKeeper's
 		// member serves read-only clients while it looks for a quorum.
-		s.readOnly.Store(true)
+		s.port.SwapReadOnly(true)
 	}
-	if err := s.openAudit(); err != nil {
+	if err := s.port.OpenAudit(); err != nil {
 		s.prop.Stop()
 		return err
 	}
 	if err := s.start(); err != nil {
-		if s.audit != nil {
-			// As ZooKeeper: a failure, and no serverStop (its shutdown
-			// hook is registered once the server started).
-			s.auditServer(audit.OpStart, audit.Failure)
-			s.audit.Close()
-			s.audit = nil
-			s.sm.SetAudit(nil, "")
-		}
+		// As ZooKeeper: a failure, and no serverStop (its shutdown hook
+		// is registered once the server started).
+		s.port.AbortAudit()
 		return err
 	}
-	s.auditServer(audit.OpStart, audit.Success)
+	s.port.AuditServer(audit.OpStart, audit.Success)
 	return nil
 }
 
@@ -387,64 +329,32 @@ func (s *Server) start() error {
 		s.prop.Stop()
 		return err
 	}
-	listen := func(addr string) (net.Listener, error) {
-		if addr == "" {
-			return nil, nil
-		}
-		return net.Listen("tcp", addr)
-	}
-	ln, err := listen(s.opts.Addr)
-	var sln net.Listener
-	if err == nil {
-		sln, err = listen(s.opts.SecureAddr)
-	}
-	if err != nil {
-		if ln != nil {
-			ln.Close()
-		}
+	if err := s.port.Listen(); err != nil {
 		s.prop.Stop()
 		s.raft.Stop()
 		return err
 	}
 	if s.met != nil {
 		if err := s.met.Listen(s.opts.MetricsAddr, &s.wg); err != nil {
-			for _, l := range []net.Listener{ln, sln} {
-				if l != nil {
-					l.Close()
-				}
-			}
+			s.port.CloseListeners()
 			s.prop.Stop()
 			s.raft.Stop()
 			return err
 		}
 	}
-	s.ln, s.sln = ln, sln
 	s.startAdmin()
 	s.startBackground()
-	s.startIdlePoller()
-	for _, l := range []net.Listener{ln, sln} {
-		if l == nil {
-			continue
-		}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.acceptLoop(l, l == sln)
-		}()
-	}
+	s.port.Serve()
 	return nil
 }
 
 // Addr returns the plaintext (or unified) client address, the TLS one if
 // there is no other, or nil before Start.
 func (s *Server) Addr() net.Addr {
-	switch {
-	case s.ln != nil:
-		return s.ln.Addr()
-	case s.sln != nil:
-		return s.sln.Addr()
+	if a := s.port.Addr(); a != nil {
+		return a
 	}
-	return nil
+	return s.SecureAddr()
 }
 
 // MetricsAddr returns the address of the Prometheus metrics endpoint, or
@@ -458,10 +368,10 @@ func (s *Server) MetricsAddr() net.Addr {
 
 // SecureAddr returns the TLS client address, or nil without one.
 func (s *Server) SecureAddr() net.Addr {
-	if s.sln == nil {
-		return nil
+	if a := s.port.SecureAddr(); a != nil {
+		return a
 	}
-	return s.sln.Addr()
+	return nil
 }
 
 func (s *Server) startBackground() {
@@ -476,105 +386,23 @@ func (s *Server) startBackground() {
 	}()
 }
 
-// startIdlePoller starts the poller of parked connections (connpark.go);
-// without one (not Linux, or it failed) connections do not park.
-func (s *Server) startIdlePoller() {
-	if s.opts.IdleAfter <= 0 {
-		return
-	}
-	p, err := newIdlePoller(func(c *Conn) {
-		if !s.goConn(c.resumeRead) {
-			c.close("server shutting down")
-		}
-	}, s.log)
-	if err != nil {
-		s.log.Debug("idle connections do not park", "err", err)
-		return
-	}
-	s.idle = p
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		p.run()
-	}()
-}
-
-func (s *Server) acceptLoop(ln net.Listener, secure bool) {
-	var backoff time.Duration
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			if s.closing.Load() || s.draining.Load() {
-				return
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			// Temporary errors (EMFILE etc.): back off and retry.
-			if backoff == 0 {
-				backoff = 5 * time.Millisecond
-			} else if backoff < time.Second {
-				backoff *= 2
-			}
-			s.log.Warn("accept failed", "err", err)
-			select {
-			case <-time.After(backoff):
-				continue
-			case <-s.done:
-				return
-			}
-		}
-		backoff = 0
-		if ok, logNow, refused := s.throttle.take(time.Now()); !ok {
-			// Counted before the close, so that a client that sees the
-			// connection closed finds it counted.
-			s.stats.ThrottledConns.Add(1) // zkgo_connections_rejected_total{reason="throttle"}
-			nc.Close()
-			if logNow {
-				s.log.Warn("new connections throttled (connection_throttle_tokens); closed", "refused", refused)
-			}
-			continue
-		}
-		s.newConn(nc, secure)
-	}
-}
-
 // Close stops accepting, closes every connection and stops the background
 // goroutines. Sessions are not closed: like a ZooKeeper server going down,
 // clients may resume them on another server (or after a restart, once
 // sessions are durable).
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
-		s.spawnMu.Lock()
-		s.closing.Store(true)
-		s.spawnMu.Unlock()
-		if s.idle != nil {
-			s.idle.stop()
-		}
-		if s.ln != nil {
-			s.ln.Close()
-		}
-		if s.sln != nil {
-			s.sln.Close()
-		}
+		s.port.BeginClose()
 		close(s.done)
 		s.met.Close()
 		s.closeAdmin()
-		s.connsMu.Lock()
-		conns := make([]*Conn, 0, len(s.conns))
-		for c := range s.conns {
-			conns = append(conns, c)
-		}
-		s.connsMu.Unlock()
-		for _, c := range conns {
-			c.close("server shutting down")
-		}
+		s.port.CloseAll("server shutting down")
 		s.prop.Stop()
 		s.raft.Stop()
 	})
+	s.port.Wait()
 	s.wg.Wait()
-	s.auditOnce.Do(s.closeAudit)
+	s.auditOnce.Do(s.port.CloseAudit)
 	return nil
 }
 
@@ -584,7 +412,7 @@ func (s *Server) Close() error {
 // happens. An error after Close began is not recorded.
 func (s *Server) fail(err error) {
 	s.errMu.Lock()
-	if s.err == nil && !s.closing.Load() {
+	if s.err == nil && !s.port.Closing() {
 		s.err = err
 	}
 	s.errMu.Unlock()
@@ -618,21 +446,15 @@ func (s *Server) Err() error {
 // clients reconnect (read-write clients go elsewhere; read-only clients
 // notice the change). Sessions are kept.
 func (s *Server) SetReadOnly(ro bool) {
-	if s.readOnly.Swap(ro) == ro {
+	if s.port.SwapReadOnly(ro) == ro {
 		return
 	}
 	s.log.Warn("read-only mode changed", "readOnly", ro)
-	for _, c := range s.connList() {
-		c.close("server switched read-only mode")
-	}
+	s.port.DropClients("server switched read-only mode")
 }
 
 // ReadOnly reports whether the server is in read-only mode.
-func (s *Server) ReadOnly() bool { return s.readOnly.Load() }
-
-// drainTimeout bounds how long Shutdown waits for the writes already
-// proposed here to apply, and then for their replies to be written.
-const drainTimeout = 3 * time.Second
+func (s *Server) ReadOnly() bool { return s.port.ReadOnly() }
 
 // reapLoop periodically proposes the deletion of empty containers and
 // expired TTL nodes (ZooKeeper's ContainerManager).
@@ -662,4 +484,17 @@ func (s *Server) Tree(fn func(t *tree.Tree)) { s.sm.View(fn) }
 // meant for tests.
 func (s *Server) ExpireSession(id int64) {
 	s.sessions.Expire(id)
+}
+
+// membershipChanged, on the Server, records a new membership in
+// /zookeeper/config and tells Options.OnConfigChange.
+func (s *Server) membershipChanged(m *replica.Membership, mtime int64) {
+	text := m.Text()
+	events := s.sm.ReconfigData([]byte(text), m.Version, mtime)
+	s.watches.Trigger(events)
+	if s.opts.OnConfigChange != nil {
+		if err := s.opts.OnConfigChange(text, m.Version); err != nil {
+			s.log.Error("writing the new dynamic configuration", "err", err)
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package server
+package clientport
 
 import (
 	"context"
@@ -7,26 +7,12 @@ import (
 	"github.com/zkgo/zkgo/acl"
 	"github.com/zkgo/zkgo/jute"
 	"github.com/zkgo/zkgo/proto"
-	"github.com/zkgo/zkgo/server/replica"
 	"github.com/zkgo/zkgo/tree"
 )
 
-// membershipChanged, on the Server, records a new membership in
-// /zookeeper/config and tells Options.OnConfigChange.
-func (s *Server) membershipChanged(m *replica.Membership, mtime int64) {
-	text := m.Text()
-	events := s.sm.ReconfigData([]byte(text), m.Version, mtime)
-	s.watches.Trigger(events)
-	if s.opts.OnConfigChange != nil {
-		if err := s.opts.OnConfigChange(text, m.Version); err != nil {
-			s.log.Error("writing the new dynamic configuration", "err", err)
-		}
-	}
-}
-
 // mayReconfig reports whether the ids may reconfigure: the super user, or
 // write permission on /zookeeper/config, as ZooKeeper checks.
-func (s *Server) mayReconfig(ids []proto.Id) bool {
+func (s *Port) mayReconfig(ids []proto.Id) bool {
 	var list []proto.ACL
 	s.sm.View(func(t *tree.Tree) {
 		if n := t.Get(tree.ConfigPath); n != nil {

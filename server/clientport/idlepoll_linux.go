@@ -1,6 +1,6 @@
 //go:build linux
 
-package server
+package clientport
 
 import (
 	"errors"

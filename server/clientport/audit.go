@@ -7,7 +7,7 @@
 // ZooKeeper's DataTree.deleteNodes does. Every hook runs only when the
 // audit log is on (s.audit != nil), and queues an event without waiting.
 
-package server
+package clientport
 
 import (
 	"os"
@@ -19,8 +19,9 @@ import (
 	"github.com/zkgo/zkgo/tree"
 )
 
-// openAudit starts the audit log and records the server's start.
-func (s *Server) openAudit() error {
+// OpenAudit starts the audit log (Config.Audit) and hands it to the state
+// machine; the server then records its start (AuditServer).
+func (s *Port) OpenAudit() error {
 	if !s.opts.Audit {
 		return nil
 	}
@@ -44,7 +45,7 @@ func (s *Server) openAudit() error {
 
 // systemUser is ZooKeeper's ZKAuditProvider.getZKUser: the principal the
 // server logged in with (Kerberos), else the user running it.
-func systemUser(s *Server) string {
+func systemUser(s *Port) string {
 	if k := s.opts.SASL.Kerberos; k != nil && k.Principal != "" && k.Principal != "*" {
 		return k.Principal
 	}
@@ -57,19 +58,19 @@ func systemUser(s *Server) string {
 	return "<NA>" // Java's default of user.name
 }
 
-// auditServer records a server event (serverStart, serverStop).
-func (s *Server) auditServer(op string, res audit.Result) {
+// AuditServer records a server event (serverStart, serverStop).
+func (s *Port) AuditServer(op string, res audit.Result) {
 	if s.audit != nil {
 		s.audit.Log(audit.Event{User: s.auditUser, Operation: op, Result: res})
 	}
 }
 
-// closeAudit records the server's stop and writes what is queued.
-func (s *Server) closeAudit() {
+// CloseAudit records the server's stop and writes what is queued.
+func (s *Port) CloseAudit() {
 	if s.audit == nil {
 		return
 	}
-	s.auditServer(audit.OpStop, audit.Invoked)
+	s.AuditServer(audit.OpStop, audit.Invoked)
 	s.audit.Close()
 }
 
@@ -205,3 +206,19 @@ func (c *Conn) auditAuth(op string, failed bool) {
 	}
 	c.s.audit.Log(c.auditEvent(*c.auth.Load(), op, result(failed)))
 }
+
+// AbortAudit records a failed start and closes the audit log without a
+// serverStop, as ZooKeeper (its shutdown hook is registered once the
+// server started).
+func (s *Port) AbortAudit() {
+	if s.audit == nil {
+		return
+	}
+	s.AuditServer(audit.OpStart, audit.Failure)
+	s.audit.Close()
+	s.audit = nil
+	s.sm.SetAudit(nil, "")
+}
+
+// Audit is the audit log; nil when it is off or not open yet.
+func (s *Port) Audit() *audit.Writer { return s.audit }

@@ -1,4 +1,4 @@
-package server
+package clientport
 
 import (
 	"context"
@@ -33,7 +33,7 @@ const readBarrierTimeout = 10 * time.Second
 
 // readBarrier coalesces linearizable reads into ReadIndex rounds.
 type readBarrier struct {
-	s       *Server
+	s       *Port
 	mu      sync.Mutex    // guards next, running
 	next    []func(error) // callbacks of the reads waiting for the next round
 	running bool          // a loop goroutine runs rounds

@@ -1,4 +1,4 @@
-package server
+package clientport
 
 import (
 	"bufio"
@@ -189,7 +189,7 @@ func (c *Conn) resumeRead() {
 
 // goConn starts fn on a connection goroutine the server waits for on
 // Close; it returns false once the server is closing.
-func (s *Server) goConn(fn func()) bool {
+func (s *Port) goConn(fn func()) bool {
 	s.spawnMu.RLock()
 	defer s.spawnMu.RUnlock()
 	if s.closing.Load() {

@@ -2,7 +2,7 @@
 // through the log; a resumed one is checked against the replicated
 // session table; a read-only member makes local sessions.
 
-package server
+package clientport
 
 import (
 	"crypto/subtle"

@@ -4,7 +4,7 @@
 // more requests are buffered, see Conn.readLoop) and answered when the
 // state machine applies them.
 
-package server
+package clientport
 
 import (
 	"fmt"

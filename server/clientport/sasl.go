@@ -1,9 +1,8 @@
-package server
+package clientport
 
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/zkgo/zkgo/acl"
@@ -68,39 +67,8 @@ type saslExchange struct {
 	gss *krb.Acceptor // GSSAPI
 }
 
-// checkAuth validates the SASL and enforcement options (as ZooKeeper's
-// AuthenticationHelper refuses to start with an enforced scheme that has no
-// provider) and copies what the caller could still change.
-func (o *Options) checkAuth() error {
-	o.SASL.Users = maps.Clone(o.SASL.Users)
-	if o.SASL.Kerberos != nil {
-		// A server that accepts GSSAPI has the sasl scheme.
-		o.SASL.Provider = true
-	}
-	o.EnforceAuthSchemes = slices.Clone(o.EnforceAuthSchemes)
-	for _, scheme := range o.EnforceAuthSchemes {
-		switch scheme {
-		case acl.SchemeSASL:
-			// With the provider but no users, as ZooKeeper with
-			// SASLAuthenticationProvider and no JAAS Server section:
-			// the server runs and no client can authenticate.
-			if len(o.SASL.Users) == 0 && !o.SASL.Provider { // Provider is set with Kerberos
-				return errors.New("authentication scheme sasl is enforced but no SASL users are configured (nor SASL.Provider)")
-			}
-		case acl.SchemeDigest:
-			if o.DisableDigestAuth {
-				return errors.New("authentication scheme digest is enforced but digest authentication is disabled")
-			}
-		case acl.SchemeIP:
-		default:
-			return fmt.Errorf("authentication scheme %q is not available", scheme)
-		}
-	}
-	return nil
-}
-
 // saslPassword is the password lookup of the DIGEST-MD5 exchange.
-func (s *Server) saslPassword(user string) (string, bool) {
+func (s *Port) saslPassword(user string) (string, bool) {
 	pw, ok := s.opts.SASL.Users[user]
 	return pw, ok
 }
@@ -144,7 +112,7 @@ func (c *Conn) handleSasl(xid int32, d *jute.Decoder) bool {
 }
 
 // newSaslExchange picks the mechanism by the client's first token.
-func (s *Server) newSaslExchange(first []byte) (*saslExchange, error) {
+func (s *Port) newSaslExchange(first []byte) (*saslExchange, error) {
 	if len(first) > 0 && first[0] == 0x60 {
 		if s.opts.SASL.Kerberos == nil {
 			return nil, errors.New("client sent a GSSAPI token but Kerberos is not configured on this server (no Krb5LoginModule in the JAAS server section)")

@@ -1,4 +1,4 @@
-package server
+package clientport
 
 import (
 	"time"
@@ -11,7 +11,7 @@ import (
 func (r *request) StampApply(at time.Time) { r.applyAt = at }
 
 // noteStage records that one request spent d in st.
-func (s *Server) noteStage(st stats.Stage, d time.Duration) {
+func (s *Port) noteStage(st stats.Stage, d time.Duration) {
 	s.stats.Stages.Note(st, d)
 	s.met.Stage(int(st), d)
 }

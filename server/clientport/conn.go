@@ -1,4 +1,4 @@
-package server
+package clientport
 
 import (
 	"bufio"
@@ -42,7 +42,7 @@ const (
 
 // Conn is one client connection.
 type Conn struct {
-	s *Server
+	s *Port
 	// raw is the TCP connection: deadlines, Close, the address. nc is
 	// what requests are read from and replies written to: raw, or the
 	// TLS connection over it. The reader sets nc (startTLS) before it
@@ -181,7 +181,7 @@ type Conn struct {
 	lat stats.Latency
 }
 
-func (s *Server) newConn(nc net.Conn, secure bool) {
+func (s *Port) newConn(nc net.Conn, secure bool) {
 	host, _, err := net.SplitHostPort(nc.RemoteAddr().String())
 	if err != nil {
 		host = nc.RemoteAddr().String()
@@ -302,7 +302,7 @@ func (c *Conn) waitBackpressure() bool {
 		}
 	}()
 	for {
-		if c.queuedBytes() <= c.s.opts.MaxQueuedBytes {
+		if c.QueuedBytes() <= c.s.opts.MaxQueuedBytes {
 			return true
 		}
 		if !throttled {
@@ -427,7 +427,7 @@ func (c *Conn) appendFrame(hdr *proto.ReplyHeader, body proto.Record) (ok, held 
 	}
 	c.outMu.Unlock()
 	c.packetsOut.Add(1)
-	st := &c.s.stats
+	st := c.s.stats
 	st.PacketsSent.Add(1)
 	if hdr.Xid == proto.XidNotification {
 		st.WatchNotifications.Add(1)
@@ -579,7 +579,10 @@ func (c *Conn) readHandshake() bool {
 		return false
 	}
 	if cmd := string(hdr[:]); report.IsFourLetterWord(cmd) {
-		c.serveFourLetterWord(cmd, br)
+		if text, ok := c.s.word(cmd, br); ok {
+			c.raw.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			c.nc.Write([]byte(text))
+		}
 		return false
 	}
 	n, err := proto.FrameLen(hdr, maxConnectFrame)
@@ -750,9 +753,9 @@ func (c *Conn) Deliver(ev proto.WatcherEvent, zxid int64, nodeACL []proto.ACL) {
 	c.enqueue(&proto.ReplyHeader{Xid: proto.XidNotification, Zxid: zxid}, &ev)
 }
 
-// queuedBytes returns the size of the connection's unsent output: what is
+// QueuedBytes returns the size of the connection's unsent output: what is
 // queued and what the writer is writing.
-func (c *Conn) queuedBytes() int {
+func (c *Conn) QueuedBytes() int {
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
 	return c.out.Len() + int(c.writing.Load())

@@ -1,8 +1,9 @@
-package server
+package clientport
 
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"net"
 
 	"github.com/zkgo/zkgo/acl"
 	"github.com/zkgo/zkgo/internal/tlssniff"
@@ -19,7 +20,7 @@ func (c *Conn) startTLS() bool {
 		// The console's session for an HTTPS client whose certificate
 		// the admin port verified (adminhttp.VerifiedCert): its identity, as if
 		// the client had presented it here.
-		c.certIDs = c.s.x509IDs(cc.cert, string(cc.remote))
+		c.certIDs = c.s.X509IDs(cc.cert, string(cc.remote))
 		c.addIDs(c.certIDs)
 		return true
 	}
@@ -52,19 +53,19 @@ func (c *Conn) startTLS() bool {
 	c.nc = tc
 	if certs := tc.ConnectionState().PeerCertificates; len(certs) > 0 {
 		c.mtls = true
-		c.certIDs = c.s.x509IDs(certs[0], c.raw.RemoteAddr().String())
+		c.certIDs = c.s.X509IDs(certs[0], c.raw.RemoteAddr().String())
 		c.addIDs(c.certIDs)
 	}
 	return true
 }
 
-// x509IDs are the identities ZooKeeper's X509AuthenticationProvider gives
+// X509IDs are the identities ZooKeeper's X509AuthenticationProvider gives
 // a verified client certificate: "super" (whose user whoAmI does not
 // show) if its subject is the configured super user, then "x509:<subject>",
 // the subject formatted as Java's X500Principal.getName() (RFC 2253, most
 // specific first), so that it matches the ACLs Java writes. remote is the
 // client's address, for the log.
-func (s *Server) x509IDs(cert *x509.Certificate, remote string) []proto.Id {
+func (s *Port) X509IDs(cert *x509.Certificate, remote string) []proto.Id {
 	subject, err := x500.Name(cert.RawSubject)
 	if err != nil {
 		// crypto/x509 parsed it, encoding/asn1 does not: a name no ACL
@@ -99,4 +100,29 @@ func (c *Conn) addIDs(ids []proto.Id) {
 		}
 	}
 	c.auth.Store(&next)
+}
+
+// consoleConn is the server's end of an in-process console connection:
+// a pipe whose remote address is the HTTP client's (or the console's anonymous address).
+type consoleConn struct {
+	net.Conn
+	remote consoleAddr
+	cert   *x509.Certificate // verified by the admin port; nil without one
+}
+
+func (c consoleConn) RemoteAddr() net.Addr { return c.remote }
+
+// consoleAddr is an in-process connection's remote address.
+type consoleAddr string
+
+func (consoleAddr) Network() string  { return "tcp" }
+func (a consoleAddr) String() string { return string(a) }
+
+// ServeConsoleConn serves nc, the server's end of an in-process console
+// session, as an accepted connection (limits, maxClientCnxns per address,
+// cons, the ip identity): remote is the HTTP client's address, cert the
+// client certificate the admin port verified (nil without one), which
+// becomes the session's x509 identity.
+func (s *Port) ServeConsoleConn(nc net.Conn, remote string, cert *x509.Certificate) {
+	s.newConn(consoleConn{Conn: nc, remote: consoleAddr(remote), cert: cert}, false)
 }
