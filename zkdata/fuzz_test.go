@@ -60,6 +60,27 @@ func FuzzReadSnapshot(f *testing.F) {
 	})
 }
 
+// FuzzReadSnapshotStream: any restore body is read without a panic; one
+// that reads has a last zxid that is not negative.
+func FuzzReadSnapshotStream(f *testing.F) {
+	tr := testTree(f)
+	var plain, small bytes.Buffer
+	WriteSnapshot(&plain, tr, WriteOptions{})
+	WriteSnapshot(&small, tree.New(), WriteOptions{NoDigest: true})
+	f.Add(plain.Bytes())
+	f.Add(small.Bytes())
+	f.Fuzz(func(t *testing.T, in []byte) {
+		im, err := ReadSnapshotStream(bytes.NewReader(in), fuzzOpts)
+		if err != nil {
+			return
+		}
+		if im.LastZxid() < 0 {
+			t.Fatalf("last zxid %d", im.LastZxid())
+		}
+		im.Tree(tree.ReadOptions{MaxBuffer: 1 << 16})
+	})
+}
+
 // FuzzReadLog: any log is read without a panic, and what it holds is
 // replayed onto a small tree without one.
 func FuzzReadLog(f *testing.F) {

@@ -135,6 +135,16 @@ func newImage() *Image {
 // LastZxid returns the zxid of the last transaction in the image.
 func (im *Image) LastZxid() int64 { return im.lastZxid }
 
+// highestZxid is the highest zxid in the nodes' stats (created, changed,
+// children changed), 0 for none.
+func (im *Image) highestZxid() int64 {
+	var z int64
+	for _, n := range im.nodes {
+		z = max(z, n.st.Czxid, n.st.Mzxid, n.st.Pzxid)
+	}
+	return z
+}
+
 // Summary returns the image's summary, counts up to date.
 func (im *Image) Summary() Summary {
 	s := im.summary

@@ -44,6 +44,19 @@ func ReadSnapshot(r io.Reader, zxid int64, opts ReadOptions) (*Image, error) {
 	return im, nil
 }
 
+// ReadSnapshotStream reads a snapshot stream that comes without its file
+// name — the body of ZooKeeper 3.9's AdminServer restore command, or what
+// its snapshot command sends — so the last zxid comes from the bytes: the
+// last processed zxid ZooKeeper 3.9 appends (with
+// zookeeper.serializeLastProcessedZxid.enabled), else the zxid of the
+// digest section (3.6+; a snapshot taken at a quiet moment, as the
+// snapshot command's, has its digest at its last zxid), else the highest
+// zxid in the nodes' stats. The stream must end after its last seal.
+func ReadSnapshotStream(r io.Reader, opts ReadOptions) (*Image, error) {
+	im, _, err := readSnapshot(r, "snapshot stream", -1, opts.limits())
+	return im, err
+}
+
 // ReadSnapshotFile reads the snapshot file at path, named
 // snapshot.<hex zxid> with an optional ".gz" or ".snappy" suffix for the
 // compressed forms zookeeper.snapshot.compression.method writes, as
@@ -280,6 +293,31 @@ func readSnapshot(r io.Reader, name string, zxid int64, l limits) (im *Image, di
 		} else if !cr.short {
 			return nil, nil, fail(cr.off, "digest")
 		}
+	}
+	if zxid < 0 {
+		// A stream without a name (ReadSnapshotStream).
+		zxid = im.highestZxid()
+		if dig != nil {
+			zxid = dig.zxid
+		}
+		if !cr.atEOF() {
+			// ZooKeeper 3.9's last processed zxid, sealed.
+			last := cr.int64()
+			if cr.err != nil {
+				return nil, nil, fail(cr.off, "last processed zxid")
+			}
+			if err := checkSeal(cr, name, "last processed zxid seal"); err != nil {
+				return nil, nil, err
+			}
+			zxid = last
+			if !cr.atEOF() {
+				return nil, nil, bad(cr.off, "bytes after the last seal")
+			}
+		}
+		if zxid < 0 {
+			return nil, nil, bad(cr.off, "last zxid %#x is negative", zxid)
+		}
+		im.lastZxid = zxid
 	}
 	im.setupQuota()
 	im.summary.SnapshotZxid = zxid
