@@ -46,6 +46,9 @@ type Admin struct {
 	// between two snapshots.
 	Snapshot  bool
 	RateLimit time.Duration
+	// Restore (admin.restore.enabled, default true, as ZooKeeper 3.9)
+	// serves the restore command, rate limited as the snapshot command.
+	Restore bool
 	// Console (zkgo.admin.console, zkgo's own key, default true) serves
 	// the web console at / of the AdminServer's port.
 	Console bool
@@ -183,6 +186,9 @@ func (p *parser) adminProperty(pr property) error {
 	case "snapshot.enabled":
 		// ZooKeeper 3.9: Boolean.parseBoolean, default true.
 		a.Snapshot = p.javaBool(pr)
+	case "restore.enabled":
+		// ZooKeeper 3.9: Boolean.parseBoolean, default true.
+		a.Restore = p.javaBool(pr)
 	case "rateLimiterIntervalInMS":
 		n, err := p.decode(pr)
 		if err != nil {

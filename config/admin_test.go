@@ -8,7 +8,7 @@ import (
 )
 
 func TestAdminKeys(t *testing.T) {
-	def := Admin{Enabled: true, ServerAddress: "0.0.0.0", ServerPort: 8080, CommandURL: "/commands", IdleTimeout: 30 * time.Second, Console: true, Snapshot: true, RateLimit: 5 * time.Minute}
+	def := Admin{Enabled: true, ServerAddress: "0.0.0.0", ServerPort: 8080, CommandURL: "/commands", IdleTimeout: 30 * time.Second, Console: true, Snapshot: true, Restore: true, RateLimit: 5 * time.Minute}
 	with := func(f func(a *Admin)) Admin { a := def; f(&a); return a }
 	tests := []struct {
 		name     string
@@ -49,6 +49,8 @@ func TestAdminKeys(t *testing.T) {
 			want: with(func(a *Admin) { a.Enabled, a.ForceHTTPS = false, true })},
 		{name: "snapshot settings", cfg: "admin.snapshot.enabled=false\nzookeeper.admin.rateLimiterIntervalInMS=1000\n",
 			want: with(func(a *Admin) { a.Snapshot, a.RateLimit = false, time.Second })},
+		{name: "restore off", cfg: "zookeeper.admin.restore.enabled=FALSE\n", want: with(func(a *Admin) { a.Restore = false })},
+		{name: "restore on (Boolean.parseBoolean)", cfg: "admin.restore.enabled=True\n", want: with(func(a *Admin) { a.Restore = true })},
 		{name: "zero rate limit", cfg: "admin.rateLimiterIntervalInMS=0\n", wantErr: "zoo.cfg:1: admin.rateLimiterIntervalInMS: interval 0 ms must be positive"},
 		{name: "console off", cfg: "zkgo.admin.console=false\n", want: with(func(a *Admin) { a.Console = false })},
 		{name: "bad console flag", cfg: "zkgo.admin.console=no\n", wantErr: `zoo.cfg:1: zkgo.admin.console: invalid boolean "no"`},

@@ -335,7 +335,7 @@ func base() *Config {
 		ConnectionThrottleFillCount: 1,
 		SSLQuorumStores:             TLS{HostnameVerification: true},
 		Metrics:                     Metrics{HTTPHost: DefaultMetricsHTTPHost, HTTPPort: DefaultMetricsHTTPPort},
-		Admin: Admin{Enabled: true, Console: true, Snapshot: true, RateLimit: 5 * time.Minute, ServerAddress: DefaultAdminServerAddress, ServerPort: DefaultAdminServerPort,
+		Admin: Admin{Enabled: true, Console: true, Snapshot: true, Restore: true, RateLimit: 5 * time.Minute, ServerAddress: DefaultAdminServerAddress, ServerPort: DefaultAdminServerPort,
 			CommandURL: DefaultAdminCommandURL, IdleTimeout: DefaultAdminIdleTimeout},
 		QuorumAuth: QuorumAuth{LearnerSection: DefaultQuorumLearnerSection, ServerSection: DefaultQuorumServerSection,
 			ServicePrincipal: DefaultQuorumServicePrinc},

@@ -101,7 +101,7 @@ func TestDefault(t *testing.T) {
 		SASLSection:                 "Server",
 		QuorumAuth:                  QuorumAuth{LearnerSection: "QuorumLearner", ServerSection: "QuorumServer", ServicePrincipal: "zkquorum/localhost"},
 		Metrics:                     Metrics{HTTPHost: "0.0.0.0", HTTPPort: 7000},
-		Admin:                       Admin{Enabled: true, ServerAddress: "0.0.0.0", ServerPort: 8080, CommandURL: "/commands", IdleTimeout: 30 * time.Second, Console: true, Snapshot: true, RateLimit: 5 * time.Minute},
+		Admin:                       Admin{Enabled: true, ServerAddress: "0.0.0.0", ServerPort: 8080, CommandURL: "/commands", IdleTimeout: 30 * time.Second, Console: true, Snapshot: true, Restore: true, RateLimit: 5 * time.Minute},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Default() =\n%+v\nwant\n%+v", c, want)
