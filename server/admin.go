@@ -29,6 +29,7 @@ func (s *Server) startAdmin() {
 		Run:      func(name string, args map[string]string) []byte { return report.Run(reports{s}, name, args) },
 		Operator: s.operatorAllowed,
 		Snapshot: s.serveSnapshot,
+		Restore:  s.serveRestore,
 	}
 	if s.met != nil {
 		cfg.Metrics = s.met.Handler()

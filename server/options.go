@@ -297,6 +297,11 @@ type Options struct {
 	// AdminRateLimit (admin.rateLimiterIntervalInMS; default 5 minutes).
 	AdminSnapshot  bool
 	AdminRateLimit time.Duration
+	// AdminRestore serves the restore command (admin.restore.enabled, on
+	// by default in zoo.cfg, as ZooKeeper 3.9; admin_restore.go): a POST of
+	// a snapshot that the member stages, then stops with ErrRestored, to
+	// start again from it. At most one per AdminRateLimit.
+	AdminRestore bool
 	// AdminTLS, if set, serves the AdminServer (and the console) over
 	// HTTPS (admin.forceHttps; server/adminhttp/tls.go), and over plain HTTP too on
 	// the same port with AdminPortUnification (admin.portUnification: a

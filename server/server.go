@@ -45,6 +45,7 @@ type Server struct {
 	adminMu sync.Mutex        // guards admin
 	admin   *adminhttp.Server // the AdminServer; nil unless it listens (Options.AdminAddr)
 	snap    adminSnapshot     // the snapshot command's state (admin_snapshot.go)
+	restore adminRestore      // the restore command's state (admin_restore.go)
 	// electionStart is when this member last lost its leader (or
 	// started); only leaderChanged uses it, on the replica's
 	// followLeader goroutine.

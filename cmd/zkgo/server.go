@@ -272,6 +272,9 @@ Flags:
 	// as soon as the server is up is handled.
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	// The restore command stops the server (server.ErrRestored) to
+	// start it again from the snapshot it staged.
+restart:
 	srv, err := server.New(opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "zkgo server: %v\n", err)
@@ -305,6 +308,10 @@ Flags:
 		// with a failure status so that a supervisor restarts the
 		// member; it does not go on half alive.
 		srv.Close() // returns once it has stopped
+		if errors.Is(srv.Err(), server.ErrRestored) {
+			log.Warn("starting again from the restored snapshot")
+			goto restart
+		}
 		if srv.Err() != nil {
 			log.Error("zkgo server stopped after the fatal error above; exiting with status 1")
 		}
@@ -366,6 +373,7 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 		AdminIdleTimeout:            cfg.Admin.IdleTimeout,
 		AdminPprof:                  cfg.Admin.Pprof,
 		AdminSnapshot:               cfg.Admin.Snapshot,
+		AdminRestore:                cfg.Admin.Restore,
 		AdminRateLimit:              cfg.Admin.RateLimit,
 		InitialConfig:               cfg.Text,
 		Addr:                        cfg.ClientAddr(),

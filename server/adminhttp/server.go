@@ -54,6 +54,9 @@ type Config struct {
 	// Snapshot serves the snapshot command (its own authorization and
 	// rate limit).
 	Snapshot http.HandlerFunc
+	// Restore serves the restore command, a POST (its own authorization
+	// and rate limit; it extends the request's read deadline itself).
+	Restore http.HandlerFunc
 	// Metrics, if set, serves /metrics.
 	Metrics http.Handler
 	// Console, if set, starts the web console served at every other
@@ -89,6 +92,10 @@ func Start(cfg Config, wg *sync.WaitGroup) (*Server, error) {
 	mux.HandleFunc("GET "+a.url+"/{name...}", func(w http.ResponseWriter, r *http.Request) { a.command(cfg, w, r) })
 	mux.HandleFunc("GET "+a.url+"/snapshot", cfg.Snapshot)
 	mux.HandleFunc("GET "+a.url+"/snap", cfg.Snapshot)
+	if cfg.Restore != nil {
+		mux.HandleFunc("POST "+a.url+"/restore", cfg.Restore)
+		mux.HandleFunc("POST "+a.url+"/rest", cfg.Restore)
+	}
 	if cfg.Metrics != nil {
 		mux.Handle("GET /metrics", cfg.Metrics)
 	}

@@ -182,6 +182,9 @@ func (r *Replica) Clustered() bool { return r.opts.Clustered() }
 // serves no client until raft runs).
 func (r *Replica) Start() error {
 	opts := r.opts
+	if err := r.applyStagedRestore(); err != nil {
+		return err
+	}
 	r.quit = make(chan struct{})
 	sopts := storage.Options{
 		NoSync:     opts.NoSync,
