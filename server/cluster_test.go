@@ -649,6 +649,66 @@ func TestClusterFollowerCutOffDropsClients(t *testing.T) {
 	c3.Close()
 }
 
+// TestClusterHandshakeHeldThroughElection: a member that lost its leader
+// a moment ago holds a new client's handshake until it has a leader again
+// and then gives it a session, where it used to refuse it at once (every
+// client of an ensemble whose leader died then backed off and came back
+// a second or more after the new leader was there). Past the window it
+// refuses, as a cut-off member must.
+func TestClusterHandshakeHeldThroughElection(t *testing.T) {
+	c := zktest.StartCluster(t, 3, zktest.WithManualClock(), zktest.WithTickTime(200*time.Millisecond))
+	if !c.TickUntil(func() bool { return c.CurrentLeader() >= 0 }, 200) {
+		t.Fatal("no leader")
+	}
+	f := (c.CurrentLeader() + 1) % 3
+	c.Isolate(f)
+	serving := func() bool { return strings.Contains(c.Member(f).FourLetterWord("srvr"), "Mode: ") }
+	if !c.TickUntil(func() bool { return !serving() }, raftnode.DefaultElectionTick+3) {
+		t.Fatal("the cut-off follower still serves")
+	}
+	type dialed struct {
+		conn *rawzk.Conn
+		err  error
+	}
+	got := make(chan dialed, 1)
+	go func() {
+		conn, err := rawzk.Dial(c.Addr(f), rawzk.Options{Timeout: time.Minute})
+		got <- dialed{conn, err}
+	}()
+	// The handshake waits on the member; nothing answers it yet.
+	select {
+	case d := <-got:
+		if d.err == nil {
+			d.conn.Close()
+		}
+		t.Fatalf("a member without a leader answered a handshake at once: %v", d.err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	c.Heal()
+	if !c.TickUntil(serving, 200) {
+		t.Fatal("the follower does not serve again after the partition healed")
+	}
+	d := <-got
+	if d.err != nil {
+		t.Fatalf("the held handshake: %v", d.err)
+	}
+	d.conn.Close()
+	// Past the window, a member without a leader refuses at once.
+	c.Isolate(f)
+	if !c.TickUntil(func() bool { return !serving() }, raftnode.DefaultElectionTick+3) {
+		t.Fatal("the cut-off follower still serves")
+	}
+	time.Sleep(2*time.Duration(raftnode.DefaultElectionTick)*server.RaftTickInterval(200*time.Millisecond) + 100*time.Millisecond)
+	start := time.Now()
+	if conn, err := rawzk.Dial(c.Addr(f), rawzk.Options{Timeout: time.Minute}); err == nil {
+		conn.Close()
+		t.Fatal("a member cut off for longer than the window gave a session")
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("past the window the refusal took %v", took)
+	}
+}
+
 // TestClusterSessionMoves: a client that resumes its session on another
 // member takes it along: the member that served it closes the old
 // connection (a request still arriving there gets SessionMoved); moving

@@ -458,6 +458,7 @@ func (o *Options) portConfig() clientport.Config {
 		HandshakeTimeout: o.HandshakeTimeout, IdleAfter: o.IdleAfter,
 		ConnectionThrottleTokens: o.ConnectionThrottleTokens, ConnectionThrottleFillTime: o.ConnectionThrottleFillTime,
 		ConnectionThrottleFillCount: o.ConnectionThrottleFillCount,
+		HoldHandshakes:              o.holdHandshakes(),
 		MinSessionTimeout:           o.MinSessionTimeout, MaxSessionTimeout: o.MaxSessionTimeout,
 		MaxBuffer: o.MaxBuffer, MaxOutstanding: o.MaxOutstanding, GlobalOutstanding: o.GlobalOutstanding,
 		MaxQueuedBytes: o.MaxQueuedBytes, MaxQueuedBytesHard: o.MaxQueuedBytesHard, MaxWatches: o.MaxWatches,
@@ -472,3 +473,14 @@ func (o *Options) portConfig() clientport.Config {
 // SASLOptions configure SASL authentication (ZooKeeper's JAAS "Server"
 // section with DigestLoginModule, and zookeeper.superUser).
 type SASLOptions = clientport.SASLOptions
+
+// holdHandshakes is how long a member that lost its leader holds the
+// handshakes it cannot serve yet (clientport.Config.HoldHandshakes): two
+// election timeouts, time for raft to elect; a standalone server always
+// has its leader.
+func (o *Options) holdHandshakes() time.Duration {
+	if !o.clustered() {
+		return 0
+	}
+	return 2 * time.Duration(raftnode.DefaultElectionTick) * replica.RaftTickInterval(o.TickTime)
+}

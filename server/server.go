@@ -237,6 +237,7 @@ func (s *Server) dropClientsAfterRestore() {
 // member that becomes leader gives every session a fresh timeout before it
 // expires any.
 func (s *Server) leaderChanged(ch raftnode.LeaderChange) {
+	s.port.LeaderChanged(ch.Leader != 0)
 	if !ch.ProposalsLost {
 		s.noteLeaderChange(ch)
 	}

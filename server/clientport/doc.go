@@ -22,6 +22,7 @@
 //	conn.go        Conn: socket I/O, framing, the outgoing queue, the
 //	               reader and writer goroutines
 //	handshake.go   the ConnectRequest: new, resumed and local sessions
+//	leaderwait.go  handshakes held through an election
 //	pipeline.go    dispatch by proto's opcode table, FIFO order per
 //	               connection (reads wait behind the connection's
 //	               writes), held proposals, write replies

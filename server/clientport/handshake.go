@@ -27,7 +27,7 @@ func (c *Conn) handshake(body []byte) bool {
 	}
 	c.sendRO = req.HasReadOnly
 	s := c.s
-	if !s.hasQuorum() && !s.readOnly.Load() {
+	if !s.hasQuorum() && !s.readOnly.Load() && !c.awaitLeader() {
 		s.log.Info("refusing session request: not part of a working quorum", "remote", c.raw.RemoteAddr().String())
 		return false
 	}

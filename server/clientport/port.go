@@ -45,6 +45,10 @@ type Config struct {
 	MaxWatches                         int
 	ExistsWithoutRead                  bool
 	LinearizableReads                  bool
+	// HoldHandshakes is how long after losing its leader (or starting) the
+	// member holds a handshake it cannot serve yet, waiting for a leader,
+	// rather than refusing it at once (0: never holds).
+	HoldHandshakes time.Duration
 	// Authentication.
 	SuperDigest        string
 	DisableDigestAuth  bool
@@ -120,6 +124,13 @@ type Port struct {
 	// off (Config.IdleAfter < 0, or not Linux).
 	idle *idlePoller
 
+	// leaderMu guards leaderCh and lostAt (leaderwait.go): leaderCh is
+	// closed and replaced when the member has a leader again; lostAt is
+	// when it last lost one (or started).
+	leaderMu sync.Mutex
+	leaderCh chan struct{}
+	lostAt   time.Time
+
 	// audit is the audit log, nil when it is off (audit.go); auditUser
 	// the user of the server's own events.
 	audit     *audit.Writer
@@ -130,7 +141,8 @@ type Port struct {
 func New(cfg Config, p Parts) *Port {
 	s := &Port{opts: cfg, log: cfg.Logger, sm: p.SM, watches: p.Watches, sessions: p.Sessions,
 		prop: p.Prop, raft: p.Raft, stats: p.Stats, met: p.Metrics, word: p.FourLetterWord,
-		conns: make(map[*Conn]struct{}), perIP: make(map[string]int), done: make(chan struct{})}
+		conns: make(map[*Conn]struct{}), perIP: make(map[string]int), done: make(chan struct{}),
+		leaderCh: make(chan struct{}), lostAt: time.Now()}
 	s.inflight = make(chan struct{}, cfg.GlobalOutstanding)
 	s.throttle = newConnThrottle(cfg.ConnectionThrottleTokens, cfg.ConnectionThrottleFillTime, cfg.ConnectionThrottleFillCount, time.Now())
 	s.reads.s = s
