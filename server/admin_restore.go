@@ -8,10 +8,8 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"sync"
 	"time"
 
-	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/server/replica"
 	"github.com/zkgo/zkgo/storage"
 	"github.com/zkgo/zkgo/tree"
@@ -54,37 +52,14 @@ var ErrRestored = errors.New("restored from a snapshot: start the server again t
 // restoreReadTimeout bounds the upload of a restore's snapshot.
 const restoreReadTimeout = 10 * time.Minute
 
-// adminRestore is the restore command's state.
-type adminRestore struct {
-	mu   sync.Mutex // guards last; held while one restore is staged
-	last time.Time  // when the last restore was allowed
-}
-
 // serveRestore is the restore command (adminhttp.Config.Restore).
 func (s *Server) serveRestore(w http.ResponseWriter, r *http.Request) {
-	fail := func(code int, msg string) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		fmt.Fprintf(w, "{\n  \"command\" : \"restore\",\n  \"error\" : %s\n}\n", strconv.Quote(msg))
-	}
+	fail := func(code int, msg string) { commandError(w, "restore", code, msg) }
 	if !s.opts.AdminRestore {
 		fail(http.StatusServiceUnavailable, "the restore command is disabled (admin.restore.enabled=false)")
 		return
 	}
-	ids, ok := s.requestIdentity(r)
-	if !ok {
-		w.Header().Set("WWW-Authenticate", "digest")
-		fail(http.StatusUnauthorized, "the restore command needs an identity: Authorization: digest user:password, or a client certificate over HTTPS")
-		return
-	}
-	var rootACL []proto.ACL
-	s.sm.View(func(t *tree.Tree) {
-		if n := t.Get("/"); n != nil {
-			rootACL = n.ACL()
-		}
-	})
-	if !snapshotAllowed(rootACL, ids) {
-		fail(http.StatusForbidden, "the restore command needs the super user or an identity that every permission on / is granted to by an ACL entry other than world:anyone")
+	if !s.operatorAllowed(w, r, "restore") {
 		return
 	}
 	if !s.Durable() {
@@ -95,17 +70,10 @@ func (s *Server) serveRestore(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusServiceUnavailable, "the server is stopping")
 		return
 	}
-	rs := &s.restore
-	if !rs.mu.TryLock() {
-		fail(http.StatusTooManyRequests, "a restore is under way")
+	if !s.restore.begin(w, "restore", s.opts.AdminRateLimit) {
 		return
 	}
-	defer rs.mu.Unlock()
-	if !rs.last.IsZero() && time.Since(rs.last) < s.opts.AdminRateLimit {
-		fail(http.StatusTooManyRequests, fmt.Sprintf("rate limited: one restore per %v", s.opts.AdminRateLimit))
-		return
-	}
-	rs.last = time.Now()
+	defer s.restore.end()
 	http.NewResponseController(w).SetReadDeadline(time.Now().Add(restoreReadTimeout))
 	t, err := s.readRestoreBody(r.Body)
 	if err != nil {

@@ -52,54 +52,49 @@ import (
 // command runs, never two captures at once (a raft snapshot that falls
 // due meanwhile is retried later, as after any failed snapshot).
 
-// adminSnapshot is the snapshot command's state.
-type adminSnapshot struct {
-	mu   sync.Mutex // guards last; held while one snapshot is taken
-	last time.Time  // when the last snapshot was allowed
+// adminRateLimited is the state of a command that runs one at a time and
+// at most once per Options.AdminRateLimit (snapshot, restore).
+type adminRateLimited struct {
+	mu   sync.Mutex // guards last; held while the command runs
+	last time.Time  // when it last began
 }
+
+// begin starts the command, or answers 429 and returns false; a true
+// return must be followed by end.
+func (a *adminRateLimited) begin(w http.ResponseWriter, name string, every time.Duration) bool {
+	if !a.mu.TryLock() {
+		commandError(w, name, http.StatusTooManyRequests, "a "+name+" is under way")
+		return false
+	}
+	if !a.last.IsZero() && time.Since(a.last) < every {
+		a.mu.Unlock()
+		commandError(w, name, http.StatusTooManyRequests, fmt.Sprintf("rate limited: one %s per %v", name, every))
+		return false
+	}
+	a.last = time.Now()
+	return true
+}
+
+func (a *adminRateLimited) end() { a.mu.Unlock() }
 
 // serveSnapshot is the snapshot command (adminhttp.Config.Snapshot).
 func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
-	fail := func(code int, msg string) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		fmt.Fprintf(w, "{\n  \"command\" : \"snapshot\",\n  \"error\" : %s\n}\n", strconv.Quote(msg))
-	}
+	fail := func(code int, msg string) { commandError(w, "snapshot", code, msg) }
 	if !s.opts.AdminSnapshot {
 		fail(http.StatusServiceUnavailable, "the snapshot command is disabled (admin.snapshot.enabled=false)")
 		return
 	}
-	ids, ok := s.requestIdentity(r)
-	if !ok {
-		w.Header().Set("WWW-Authenticate", "digest")
-		fail(http.StatusUnauthorized, "the snapshot command needs an identity: Authorization: digest user:password, or a client certificate over HTTPS")
-		return
-	}
-	var rootACL []proto.ACL
-	s.sm.View(func(t *tree.Tree) {
-		if n := t.Get("/"); n != nil {
-			rootACL = n.ACL()
-		}
-	})
-	if !snapshotAllowed(rootACL, ids) {
-		fail(http.StatusForbidden, "the snapshot command needs the super user or an identity that every permission on / is granted to by an ACL entry other than world:anyone")
+	if !s.operatorAllowed(w, r, "snapshot") {
 		return
 	}
 	if !s.running() {
 		fail(http.StatusServiceUnavailable, "This ZooKeeper instance is not currently serving requests")
 		return
 	}
-	snap := &s.snap
-	if !snap.mu.TryLock() {
-		fail(http.StatusTooManyRequests, "a snapshot is being taken")
+	if !s.snap.begin(w, "snapshot", s.opts.AdminRateLimit) {
 		return
 	}
-	defer snap.mu.Unlock()
-	if !snap.last.IsZero() && time.Since(snap.last) < s.opts.AdminRateLimit {
-		fail(http.StatusTooManyRequests, fmt.Sprintf("rate limited: one snapshot per %v", s.opts.AdminRateLimit))
-		return
-	}
-	snap.last = time.Now()
+	defer s.snap.end()
 	streaming := true
 	if v := r.URL.Query().Get("streaming"); v != "" {
 		streaming = strings.EqualFold(v, "true")

@@ -36,9 +36,7 @@ func (s *Server) logInfo() ([]report.KV, error) {
 // and reports whether it may run.
 func (s *Server) operatorAllowed(w http.ResponseWriter, r *http.Request, name string) bool {
 	fail := func(code int, msg string) bool {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		fmt.Fprintf(w, "{\n  \"command\" : %s,\n  \"error\" : %s\n}\n", strconv.Quote(name), strconv.Quote(msg))
+		commandError(w, name, code, msg)
 		return false
 	}
 	ids, ok := s.requestIdentity(r)
@@ -70,4 +68,12 @@ func (s *Server) TransferLeadership(ctx context.Context, to int64) (int64, error
 // waits until it leads.
 func (s *Server) RequestLeadership(ctx context.Context) error {
 	return s.raft.RequestLeadership(ctx)
+}
+
+// commandError answers AdminServer command name with an error, in the
+// shape of ZooKeeper's CommandResponse.
+func commandError(w http.ResponseWriter, name string, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	fmt.Fprintf(w, "{\n  \"command\" : %s,\n  \"error\" : %s\n}\n", strconv.Quote(name), strconv.Quote(msg))
 }

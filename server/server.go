@@ -44,8 +44,8 @@ type Server struct {
 	met     *metrics.Metrics  // Prometheus metrics; nil unless Options.MetricsAddr
 	adminMu sync.Mutex        // guards admin
 	admin   *adminhttp.Server // the AdminServer; nil unless it listens (Options.AdminAddr)
-	snap    adminSnapshot     // the snapshot command's state (admin_snapshot.go)
-	restore adminRestore      // the restore command's state (admin_restore.go)
+	snap    adminRateLimited  // the snapshot command's state (admin_snapshot.go)
+	restore adminRateLimited  // the restore command's state (admin_restore.go)
 	// electionStart is when this member last lost its leader (or
 	// started); only leaderChanged uses it, on the replica's
 	// followLeader goroutine.
