@@ -529,7 +529,7 @@ func (t *Tree) setData(zxid int64, txn *Txn, path string, data []byte, version i
 	}
 	t.preserve(n)
 	t.unDigest(path, n)
-	oldBuf, oldMeta, oldVersion, oldMzxid, oldMtime := n.buf, n.meta, n.version, n.mzxid, n.mtime
+	oldBuf, oldMeta, oldVersion, oldMzxid, oldMtime := n.bytes(), n.meta, n.version, n.mzxid, n.mtime
 	n.setData(data)
 	n.version++
 	n.mzxid = zxid
@@ -538,7 +538,8 @@ func (t *Tree) setData(zxid int64, txn *Txn, path string, data []byte, version i
 	delta := int64(len(data) - oldLen)
 	t.dataSize += delta
 	t.record(func() {
-		n.buf, n.meta, n.version, n.mzxid, n.mtime = oldBuf, oldMeta, oldVersion, oldMzxid, oldMtime
+		n.setBytes(oldBuf)
+		n.meta, n.version, n.mzxid, n.mtime = oldMeta, oldVersion, oldMzxid, oldMtime
 		t.dataSize -= delta
 	})
 	t.updateQuotaStats(path, 0, int64(len(data)-oldLen))

@@ -16,7 +16,7 @@ import (
 // is shared) modify it; readers may run concurrently with each other.
 //
 // The set is keyed by the children's names, which live in the children
-// themselves (Node.buf), so an entry costs one pointer:
+// themselves (Node.bytes), so an entry costs one pointer:
 //
 //   - up to smallKids children: slots holds them packed, in no order, and a
 //     lookup compares names one by one;

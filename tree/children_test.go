@@ -12,11 +12,11 @@ import (
 	"github.com/zkgo/zkgo/proto"
 )
 
-// TestNodeSize pins the node's size: 96 bytes is a malloc size class, and
+// TestNodeSize pins the node's size: 80 bytes is a malloc size class, and
 // every byte more costs a size class (16 bytes) per znode.
 func TestNodeSize(t *testing.T) {
-	if s := unsafe.Sizeof(Node{}); s != 96 {
-		t.Fatalf("Node is %d bytes, want 96", s)
+	if s := unsafe.Sizeof(Node{}); s != 80 {
+		t.Fatalf("Node is %d bytes, want 80", s)
 	}
 }
 

@@ -92,9 +92,9 @@ func (s StatsTrack) format() []byte { return s.Format() }
 // recording the undo step inside a multi.
 func (t *Tree) setQuotaData(n *Node, data []byte) {
 	t.preserve(n)
-	oldBuf, oldMeta := n.buf, n.meta
+	oldBuf, oldMeta := n.bytes(), n.meta
 	delta := int64(len(data) - n.dataLen())
-	t.record(func() { n.buf, n.meta = oldBuf, oldMeta; t.dataSize -= delta })
+	t.record(func() { n.setBytes(oldBuf); n.meta = oldMeta; t.dataSize -= delta })
 	n.setData(data)
 	t.dataSize += delta
 }

@@ -152,7 +152,7 @@ func (img *nodeImage) data() []byte {
 
 // capture sets img to n's live state, reusing img.kids.
 func (img *nodeImage) capture(n *Node) {
-	img.buf, img.meta, img.acl, img.st = n.buf, n.meta, n.acl, n.rawStat()
+	img.buf, img.meta, img.acl, img.st = n.bytes(), n.meta, n.acl, n.rawStat()
 	img.kids = img.kids[:0]
 	if n.kids != nil && n.kids.count > 0 {
 		n.kids.forEach(func(c *Node) { img.kids = append(img.kids, kidRef{name: c.name(), n: c}) })

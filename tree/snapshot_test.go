@@ -203,10 +203,10 @@ func TestSnapshotCoversEveryField(t *testing.T) {
 		// original's, which Apply kept); the digest log is history, not
 		// state: it starts empty.
 		{reflect.TypeFor[Tree](), []string{"root", "count", "dataSize", "acls", "ephemerals", "containers", "ttls", "sessions", "quotas", "digest", "noDigest", "digestLog", "digestHead", "digestMark", "opts", "lastZxid", "QuotaWarning", "events", "journal", "inMulti", "snap"}},
-		// buf (name, in the path; data), acl, the stat fields and meta's
-		// null-data bit: written; kids: written as pzxid and cversion,
-		// its children rebuilt.
-		{reflect.TypeFor[Node](), []string{"buf", "acl", "kids", "czxid", "mzxid", "ctime", "mtime", "owner", "version", "aversion", "meta"}},
+		// bufp and blen (name, in the path; data), acl, the stat fields
+		// and meta's null-data bit: written; kids: written as pzxid and
+		// cversion, its children rebuilt.
+		{reflect.TypeFor[Node](), []string{"bufp", "acl", "kids", "czxid", "mzxid", "ctime", "mtime", "owner", "blen", "version", "aversion", "meta"}},
 		// pzxid, cversion: written in the parent's stat; the rest rebuilt
 		// (slots, tags, count, hashed) or a cache (list, handed, edits).
 		{reflect.TypeFor[children](), []string{"pzxid", "cversion", "hashed", "count", "slots", "tags", "list", "handed", "edits"}},
