@@ -31,6 +31,7 @@ func TestMemoryReturnedAfterLargeLogCompacted(t *testing.T) {
 			srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) {
 				o.DataDir, o.NoSync, o.SnapCount = t.TempDir(), true, 40
 				o.ReturnMemoryAfter, o.ReturnMemoryQuiet = c.limit, c.quiet
+				o.ReturnMemoryHeld = -1 // (TestMemoryReturnedAfterWritesStop)
 				o.FourLetterWords = []string{"*"}
 			}))
 			conn := dial(t, srv.Addr())
@@ -64,6 +65,7 @@ func TestMemoryReturnedAfterStartupLoad(t *testing.T) {
 	opts := func(limit int64) zktest.Option {
 		return zktest.WithOptions(func(o *server.Options) {
 			o.DataDir, o.NoSync, o.ReturnMemoryAfter = dir, true, limit
+			o.ReturnMemoryHeld = -1 // (TestMemoryReturnedAfterWritesStop)
 		})
 	}
 	first, err := zktest.New(opts(-1))
@@ -96,4 +98,56 @@ func TestMemoryReturnedAfterStartupLoad(t *testing.T) {
 	}
 	defer large.Close()
 	waitMntr(t, large.Addr(), "zkgo_memory_returns", func(v int64) bool { return v >= 1 })
+}
+
+var garbage []byte
+
+// A burst of writes that no snapshot compacts still makes the server
+// return memory once the writes stop, if the runtime holds at least
+// ReturnMemoryHeld (and 1/8 of the live heap) it could give back; not
+// with a negative ReturnMemoryHeld.
+func TestMemoryReturnedAfterWritesStop(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		limit int64
+		want  bool
+	}{
+		{"on", 1 << 20, true},
+		{"off", -1, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) {
+				o.DataDir, o.NoSync, o.SnapCount = t.TempDir(), true, 1_000_000
+				o.ReturnMemoryHeld, o.ReturnMemoryQuiet = c.limit, 50*time.Millisecond
+				o.FourLetterWords = []string{"*"}
+			}))
+			conn := dial(t, srv.Addr())
+			for i := range 20 {
+				if code := call(t, conn, proto.OpCreate, &proto.CreateRequest{Path: fmt.Sprintf("/w%d", i), ACL: openACL}, nil); code != proto.ErrOk {
+					t.Fatal(code)
+				}
+			}
+			// Memory the runtime could give back once the writes
+			// stopped: garbage, replenished until the return (a
+			// collection meanwhile would make it free memory, which
+			// the scavenger may give back by itself).
+			deadline := time.Now().Add(10 * time.Second)
+			if !c.want {
+				deadline = time.Now().Add(time.Second)
+			}
+			for time.Now().Before(deadline) {
+				for range 16 {
+					garbage = make([]byte, 4<<20)
+				}
+				garbage = nil
+				if mntrValue(t, srv.Addr(), "zkgo_memory_returns") > 0 {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if v := mntrValue(t, srv.Addr(), "zkgo_memory_returns"); (v > 0) != c.want {
+				t.Fatalf("%d memory returns with ReturnMemoryHeld %d", v, c.limit)
+			}
+		})
+	}
 }

@@ -140,6 +140,12 @@ type Options struct {
 	// entry was applied for ReturnMemoryQuiet (writes still going on
 	// reuse that memory; returning it then stalls them).
 	ReturnMemoryAfter int64
+	// ReturnMemoryHeld: at the end of any burst of writes (no entry
+	// applied for ReturnMemoryQuiet after some were), the server returns
+	// memory if the runtime holds at least this many bytes, and 1/8 of
+	// the live heap, that it could give back (memrelease.go).
+	// 0: DefaultReturnMemoryHeld; negative: never.
+	ReturnMemoryHeld int64
 	// ReturnMemoryQuiet: how long no entry must be applied before a
 	// return of memory (ReturnMemoryAfter) runs. 0: DefaultReturnMemoryQuiet.
 	ReturnMemoryQuiet time.Duration
@@ -340,6 +346,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.ReturnMemoryAfter == 0 {
 		o.ReturnMemoryAfter = DefaultReturnMemoryAfter
+	}
+	if o.ReturnMemoryHeld == 0 {
+		o.ReturnMemoryHeld = DefaultReturnMemoryHeld
 	}
 	if o.ReturnMemoryQuiet <= 0 {
 		o.ReturnMemoryQuiet = DefaultReturnMemoryQuiet
