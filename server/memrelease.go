@@ -48,7 +48,10 @@ import (
 // ReturnMemoryQuiet after some were, it returns memory if the runtime
 // holds at least max(ReturnMemoryHeld, live heap/8) bytes it could give
 // back (memlimit.Stats.Returnable: free heap and objects allocated since
-// the last collection). The bound in proportion to the live heap bounds
+// the last collection; plus the log compacted since the last return,
+// which the runtime counts as live until the next collection). A
+// snapshot counts as a write: the one taken once the writes stop ends
+// after they did. The bound in proportion to the live heap bounds
 // the cost of a return (a collection, whose work grows with the live
 // heap) by the memory it gives back; the memory is the process's, so at
 // most one return runs at a time in the process, and one starts no sooner
@@ -70,9 +73,13 @@ func (s *Server) logCompacted(dataBytes uint64) {
 	if w, ok := watchers.Load(s); ok {
 		// Writing the snapshot left garbage, and the log it let go of
 		// is garbage too, after the writes may have stopped: watchQuiet
-		// checks again at the next quiet period.
+		// checks again at the next quiet period, counting that log
+		// (the runtime's figures count it as live until the next
+		// collection).
+		w := w.(*quietWatch)
+		w.compacted.Add(dataBytes)
 		select {
-		case w.(chan struct{}) <- struct{}{}:
+		case w.snapped <- struct{}{}:
 		default:
 		}
 	}
@@ -125,25 +132,35 @@ func freeOSMemory() {
 	defer returning.Unlock()
 	debug.FreeOSMemory()
 	returnedAt.Store(time.Now().UnixNano())
+	watchers.Range(func(_, w any) bool {
+		w.(*quietWatch).compacted.Store(0)
+		return true
+	})
 }
 
 // watchers maps the servers whose watchQuiet runs (one per server,
-// however often raft starts) to a channel (chan struct{}, buffered) that
-// tells it a snapshot was taken.
+// however often raft starts) to their quietWatch.
 var watchers sync.Map
+
+// quietWatch is what logCompacted tells watchQuiet: that a snapshot was
+// taken, and the bytes of log let go of since the last return.
+type quietWatch struct {
+	snapped   chan struct{} // buffered
+	compacted atomic.Uint64
+}
 
 // startWatchQuiet starts watchQuiet unless it runs or returns are off.
 func (s *Server) startWatchQuiet() {
 	if s.opts.ReturnMemoryHeld < 0 {
 		return
 	}
-	snapped := make(chan struct{}, 1)
-	if _, running := watchers.LoadOrStore(s, snapped); running {
+	w := &quietWatch{snapped: make(chan struct{}, 1)}
+	if _, running := watchers.LoadOrStore(s, w); running {
 		return
 	}
 	go func() {
 		defer watchers.Delete(s)
-		s.watchQuiet(snapped)
+		s.watchQuiet(w)
 	}()
 }
 
@@ -153,7 +170,7 @@ func (s *Server) startWatchQuiet() {
 // ReturnMemoryQuiet: the end of a burst is seen within twice that. A
 // snapshot (snapped) counts as a write: the one taken once the writes
 // stopped ends after they did.
-func (s *Server) watchQuiet(snapped <-chan struct{}) {
+func (s *Server) watchQuiet(w *quietWatch) {
 	d := s.opts.ReturnMemoryQuiet
 	t := time.NewTicker(d)
 	defer t.Stop()
@@ -161,7 +178,7 @@ func (s *Server) watchQuiet(snapped <-chan struct{}) {
 	for {
 		select {
 		case <-t.C:
-		case <-snapped:
+		case <-w.snapped:
 			wrote = true
 			continue
 		case <-s.done:
@@ -178,7 +195,7 @@ func (s *Server) watchQuiet(snapped <-chan struct{}) {
 		st, ok := memlimit.Read()
 		// A return after a compacted log may be waiting for this quiet
 		// period too (returningMemory): it will give this back.
-		if !ok || !worthReturning(st, s.opts.ReturnMemoryHeld) || !s.returningMemory.CompareAndSwap(false, true) {
+		if !ok || !worthReturning(st, w.compacted.Load(), s.opts.ReturnMemoryHeld) || !s.returningMemory.CompareAndSwap(false, true) {
 			continue
 		}
 		freeOSMemory()
@@ -188,9 +205,10 @@ func (s *Server) watchQuiet(snapped <-chan struct{}) {
 }
 
 // worthReturning reports whether a return of memory gives back enough:
-// at least least bytes, and at least 1/8 of the live heap.
-func worthReturning(st memlimit.Stats, least int64) bool {
-	r := st.Returnable()
+// at least least bytes, and at least 1/8 of the live heap, counting the
+// log compacted since the last return (compacted bytes of entry data).
+func worthReturning(st memlimit.Stats, compacted uint64, least int64) bool {
+	r := st.Returnable() + compacted
 	return r >= uint64(max(least, 0)) && r >= st.Live/8
 }
 

@@ -45,6 +45,7 @@ func main() {
 	env := flag.String("env", "", "comma-separated NAME=value pairs for the server's environment")
 	args := flag.String("args", "", "extra arguments for `zkgo server`, space-separated")
 	flag.StringVar(&keepLog, "log", "", "copy the server's log (with its gctrace lines) to this file, the size appended")
+	flag.BoolVar(&memStats, "memstats", false, "print the server's runtime.MemStats where the live heap is read")
 	flag.BoolVar(&trace, "trace", false, "print VmRSS and the server's memory returns and snapshots every 500 ms for 10 s after the load")
 	flag.Parse()
 	if *bin == "" {
@@ -65,8 +66,8 @@ func main() {
 }
 
 var (
-	trace   bool
-	keepLog string
+	trace, memStats bool
+	keepLog         string
 )
 
 func freePort() int {
@@ -289,13 +290,23 @@ func liveHeap(admin int) int64 {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
+	var alloc int64
+	var stats []string
 	for _, l := range strings.Split(string(body), "\n") {
 		if v, ok := strings.CutPrefix(l, "# HeapAlloc = "); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			return n
+			alloc, _ = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+		for _, k := range []string{"HeapAlloc", "HeapInuse", "HeapIdle", "HeapReleased", "StackInuse", "MSpanInuse", "GCSys", "OtherSys", "Sys"} {
+			if v, ok := strings.CutPrefix(l, "# "+k+" = "); ok {
+				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				stats = append(stats, fmt.Sprintf("%s %.1f", k, mib(n)))
+			}
 		}
 	}
-	return 0
+	if memStats {
+		fmt.Printf("  after a collection (MiB): %s\n", strings.Join(stats, ", "))
+	}
+	return alloc
 }
 
 func znodeCount(addr string) int64 {
