@@ -70,14 +70,14 @@ const (
 // memory if the log let go of enough, unless a return is under way.
 func (s *Server) logCompacted(dataBytes uint64) {
 	s.startWatchQuiet()
-	if w, ok := watchers.Load(s); ok {
+	if w := s.quiet; w != nil {
 		// Writing the snapshot left garbage, and the log it let go of
 		// is garbage too, after the writes may have stopped: watchQuiet
 		// checks again at the next quiet period, counting that log
 		// (the runtime's figures count it as live until the next
 		// collection).
-		w := w.(*quietWatch)
 		w.compacted.Add(dataBytes)
+		w.compactedAt.Store(time.Now().UnixNano())
 		select {
 		case w.snapped <- struct{}{}:
 		default:
@@ -119,7 +119,9 @@ func (s *Server) returnMemory(size int64) {
 }
 
 // returning is held while a return runs in the process; returnedAt is
-// when the last one ended (unix ns).
+// when the last one ended (unix ns). They are the process's, not a
+// server's: the memory returned is the process's, whichever of its
+// servers (zktest runs several) asks.
 var (
 	returning  sync.Mutex
 	returnedAt atomic.Int64
@@ -132,36 +134,35 @@ func freeOSMemory() {
 	defer returning.Unlock()
 	debug.FreeOSMemory()
 	returnedAt.Store(time.Now().UnixNano())
-	watchers.Range(func(_, w any) bool {
-		w.(*quietWatch).compacted.Store(0)
-		return true
-	})
 }
-
-// watchers maps the servers whose watchQuiet runs (one per server,
-// however often raft starts) to their quietWatch.
-var watchers sync.Map
 
 // quietWatch is what logCompacted tells watchQuiet: that a snapshot was
-// taken, and the bytes of log let go of since the last return.
+// taken, and the bytes of log let go of (compacted) since compactedAt.
 type quietWatch struct {
-	snapped   chan struct{} // buffered
-	compacted atomic.Uint64
+	snapped     chan struct{} // buffered
+	compacted   atomic.Uint64
+	compactedAt atomic.Int64 // unix ns of the last compaction counted
 }
 
-// startWatchQuiet starts watchQuiet unless it runs or returns are off.
+// compactedSinceReturn is the log let go of since the process last
+// returned memory: what a return after that gave back is not counted.
+func (w *quietWatch) compactedSinceReturn() uint64 {
+	if returnedAt.Load() >= w.compactedAt.Load() {
+		w.compacted.Store(0)
+	}
+	return w.compacted.Load()
+}
+
+// startWatchQuiet starts watchQuiet once per server, unless returns are
+// off; s.quiet is set once it returns.
 func (s *Server) startWatchQuiet() {
 	if s.opts.ReturnMemoryHeld < 0 {
 		return
 	}
-	w := &quietWatch{snapped: make(chan struct{}, 1)}
-	if _, running := watchers.LoadOrStore(s, w); running {
-		return
-	}
-	go func() {
-		defer watchers.Delete(s)
-		s.watchQuiet(w)
-	}()
+	s.quietOnce.Do(func() {
+		s.quiet = &quietWatch{snapped: make(chan struct{}, 1)}
+		go s.watchQuiet(s.quiet)
+	})
 }
 
 // watchQuiet returns memory at the end of each burst of writes, once no
@@ -195,7 +196,7 @@ func (s *Server) watchQuiet(w *quietWatch) {
 		st, ok := memlimit.Read()
 		// A return after a compacted log may be waiting for this quiet
 		// period too (returningMemory): it will give this back.
-		if !ok || !worthReturning(st, w.compacted.Load(), s.opts.ReturnMemoryHeld) || !s.returningMemory.CompareAndSwap(false, true) {
+		if !ok || !worthReturning(st, w.compactedSinceReturn(), s.opts.ReturnMemoryHeld) || !s.returningMemory.CompareAndSwap(false, true) {
 			continue
 		}
 		freeOSMemory()

@@ -54,6 +54,9 @@ type Server struct {
 	closeOnce sync.Once
 	done      chan struct{}
 	wg        sync.WaitGroup
+	// quiet is watchQuiet's state (memrelease.go), set once by quietOnce.
+	quiet     *quietWatch
+	quietOnce sync.Once
 	// returningMemory: a collection after a compacted log runs
 	// (memrelease.go).
 	returningMemory atomic.Bool

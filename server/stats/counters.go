@@ -42,7 +42,7 @@ type Counters struct {
 	LeaderChanges      atomic.Int64 // raft leader changes seen
 	LookingCount       atomic.Int64 // changes to no leader (ensemble members)
 	SnapshotBytes      atomic.Int64 // size of the last snapshot written here
-	MemoryReturns      atomic.Int64 // collections after a large log was compacted (the server's memrelease.go)
+	MemoryReturns      atomic.Int64 // memory returns: after a large log was compacted, or at the end of a burst of writes (the server's memrelease.go)
 	SnapshotNanos      atomic.Int64 // time it took to write and install
 	// LeaderSince is when this member last became leader of an ensemble
 	// (unix ns), 0 when it is not leader.
