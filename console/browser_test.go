@@ -68,10 +68,12 @@ func js[T any](b *tab, expr string) T {
 	return v
 }
 
-// waitJS waits until a boolean expression holds.
+// waitJS waits until a boolean expression holds. The bound is generous:
+// the whole suite on two cores (JVMs, Chromium, fsyncs) once kept a page
+// from updating for 20 s.
 func (b *tab) waitJS(what, expr string) {
 	b.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(waitJSBound)
 	for {
 		v, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](expr))
 		if err == nil && v {
@@ -79,11 +81,14 @@ func (b *tab) waitJS(what, expr string) {
 		}
 		if time.Now().After(deadline) {
 			body, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
-			b.t.Fatalf("%s: %s did not hold within 20s (err %v); page:\n%s", what, expr, err, body)
+			b.t.Fatalf("%s: %s did not hold within %v (err %v); page:\n%s", what, expr, waitJSBound, err, body)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// waitJSBound bounds waitJS.
+const waitJSBound = time.Minute
 
 // click clicks an element and waits for the next page to load.
 func (b *tab) clickAndLoad(sel string) {
