@@ -709,6 +709,41 @@ func TestClusterHandshakeHeldThroughElection(t *testing.T) {
 	}
 }
 
+// TestClusterResumeOnLaggingMember: a client resumes its session on a
+// member that has not applied the session's creation yet (it missed the
+// leader's appends). The member catches up first, as a ZooKeeper
+// follower asks its leader to revalidate a session it does not know,
+// and resumes the session, where it used to tell the client its session
+// had expired.
+func TestClusterResumeOnLaggingMember(t *testing.T) {
+	c := zktest.StartCluster(t, 3, zktest.WithManualClock())
+	if !c.TickUntil(func() bool { return c.CurrentLeader() >= 0 }, 200) {
+		t.Fatal("no leader")
+	}
+	lead := c.CurrentLeader()
+	lag, other := (lead+1)%3, (lead+2)%3
+	// The lagging member misses the leader's appends; without ticks it
+	// does not notice the silence, and keeps its leader.
+	c.Cut(lead, lag)
+	a, err := rawzk.Dial(c.Addr(other), rawzk.Options{Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if !strings.Contains(c.Member(lag).FourLetterWord("srvr"), "Mode: ") {
+		t.Fatal("the lagging member does not serve")
+	}
+	c.Heal()
+	b, err := rawzk.Dial(c.Addr(lag), rawzk.Options{Timeout: time.Minute, SessionID: a.Session.SessionID, Passwd: a.Session.Passwd})
+	if err != nil {
+		t.Fatalf("resuming on the lagging member: %v", err)
+	}
+	defer b.Close()
+	if b.Session.SessionID != a.Session.SessionID {
+		t.Fatalf("resumed session %#x, want %#x", b.Session.SessionID, a.Session.SessionID)
+	}
+}
+
 // TestClusterSessionMoves: a client that resumes its session on another
 // member takes it along: the member that served it closes the old
 // connection (a request still arriving there gets SessionMoved); moving

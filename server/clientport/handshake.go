@@ -85,14 +85,27 @@ func (c *Conn) handshake(body []byte) bool {
 	// Resuming a session.
 	var valid bool
 	var sess *tree.Session
-	s.sm.View(func(t *tree.Tree) {
-		if sess = t.Session(req.SessionID); sess != nil {
-			valid = subtle.ConstantTimeCompare(sess.Passwd, req.Passwd) == 1
-			if valid {
-				to = time.Duration(sess.Timeout) * time.Millisecond
+	lookup := func() {
+		s.sm.View(func(t *tree.Tree) {
+			if sess = t.Session(req.SessionID); sess != nil {
+				valid = subtle.ConstantTimeCompare(sess.Passwd, req.Passwd) == 1
+				if valid {
+					to = time.Duration(sess.Timeout) * time.Millisecond
+				}
 			}
+		})
+	}
+	lookup()
+	if sess == nil && s.clustered() && !s.readOnly.Load() {
+		// A member that lags may not have applied the session's
+		// creation yet: before it tells the client its session expired,
+		// it catches up with what the ensemble had committed (a
+		// ReadIndex round), as a ZooKeeper follower asks its leader to
+		// revalidate a session it does not know.
+		if err := s.catchUp(); err == nil {
+			lookup()
 		}
-	})
+	}
 	if !valid {
 		s.log.Info("invalid session or password; telling the client its session expired", "session", proto.SessionIDHex(req.SessionID))
 		c.connectReply(0, 0, make([]byte, 16), 0)

@@ -122,3 +122,17 @@ func (c *Conn) submitLinearizableRead(r *request) {
 		})
 	})
 }
+
+// catchUp waits until this member has applied everything the ensemble
+// had committed when it was called: a ReadIndex round, shared with the
+// linearizable reads waiting then (at most readBarrierTimeout).
+func (s *Port) catchUp() error {
+	done := make(chan error, 1)
+	s.reads.wait(func(err error) { done <- err })
+	select {
+	case err := <-done:
+		return err
+	case <-s.done:
+		return errors.New("the server is closing")
+	}
+}
