@@ -1,12 +1,10 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -24,24 +22,10 @@ import (
 // Authorization header ("" for none).
 func restorePost(t *testing.T, srv *server.Server, auth string, body []byte) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, "http://"+srv.AdminAddr().String()+"/commands/restore", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
+	if body == nil {
+		body = []byte{} // an empty body, still posted as a snapshot
 	}
-	req.Header.Set("Content-Type", "application/octet-stream")
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, out
+	return adminRequest(t, srv, http.MethodPost, "/commands/restore", auth, body)
 }
 
 // The restore command (ZooKeeper 3.9's) on a standalone member: refused

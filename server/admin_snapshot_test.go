@@ -23,9 +23,20 @@ import (
 // Authorization header ("" for none).
 func snapshotGet(t *testing.T, srv *server.Server, query, auth string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, "http://"+srv.AdminAddr().String()+"/commands/snapshot"+query, nil)
+	return adminRequest(t, srv, http.MethodGet, "/commands/snapshot"+query, auth, nil)
+}
+
+// adminRequest sends one request to srv's AdminServer, with the given
+// Authorization header ("" for none) and body, and returns the response
+// with its body read.
+func adminRequest(t *testing.T, srv *server.Server, method, path, auth string, body []byte) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+srv.AdminAddr().String()+path, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/octet-stream")
 	}
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
@@ -35,11 +46,11 @@ func snapshotGet(t *testing.T, srv *server.Server, query, auth string) (*http.Re
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	out, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp, body
+	return resp, out
 }
 
 // The snapshot command (ZooKeeper 3.9's) streams the tree as a ZooKeeper
