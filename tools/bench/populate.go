@@ -63,6 +63,27 @@ func Populate(ctx context.Context, addr, root string, n, size, conns int) (int, 
 	return done, nil
 }
 
+// PopulateChildren creates n persistent children of size bytes under one
+// parent (created if missing), the i-th named name(i), pipelined over conns
+// sessions as Populate does (2,048 requests in flight).
+func PopulateChildren(ctx context.Context, addr, parent string, n, size, conns int, name func(i int) string) error {
+	cs, err := dialAll(ctx, []string{addr}, conns, conns, dialOptions{timeout: 30 * time.Second}, nil)
+	if err != nil {
+		return err
+	}
+	defer closeAll(cs)
+	if err := ensure(cs[0], parent); err != nil {
+		return err
+	}
+	data := make([]byte, size)
+	for i := range data {
+		data[i] = byte('a' + i%26)
+	}
+	return bulk(ctx, cs, n, 2048, func(i int) (proto.OpCode, proto.Record) {
+		return proto.OpCreate, &proto.CreateRequest{Path: parent + "/" + name(i), Data: data, ACL: openACL}
+	})
+}
+
 // Exists reports whether path exists, over a fresh session.
 func Exists(addr, path string) (bool, error) {
 	c, err := Dial(addr, 10*time.Second)

@@ -6,6 +6,7 @@
 //	go run ./tools/compare -duration 2s -repeats 1 -znodes 100000 -out /tmp/b.md   # a quick look
 //	go run ./tools/compare -standalone=false -only 'get|set' -duration 2s -repeats 1 -out /tmp/b.md   # clusters only
 //	go run ./tools/compare -storm 10000 -repeats 3   # the reconnect storm only (storm.go)
+//	go run ./tools/compare -wide 1000000 -repeats 2  # one parent with a million children only (wide.go)
 //
 // It builds "zkgo server" from this module, starts it and Apache
 // ZooKeeper 3.8 (Debian's package, Java 17) standalone side by side on
@@ -173,6 +174,7 @@ func main() {
 	plotFrom := flag.String("plot-from", "", "only render -plot from this JSON file written earlier with -raw; run nothing")
 	hostile := flag.Int("hostile", 0, "instead of the workloads: open this many hostile connections against each server (40% silent, 40% announcing a 1 MiB frame, 20% slow readers) and print the servers' memory and a writer's latency")
 	storm := flag.Int("storm", 0, "instead of the workloads: the reconnect storm with this many sessions on a 3-member ensemble of each server, its leader killed (-repeats runs each)")
+	wide := flag.Int("wide", 0, "instead of the workloads: this many children under one znode on a fresh standalone server of each kind: create rate, memory, getChildren at and past jute.maxbuffer (-repeats runs each)")
 	flag.Parse()
 
 	switch *plot {
@@ -201,6 +203,24 @@ func main() {
 			}
 			if err == nil {
 				err = runStorm(ctx, options{repeats: *repeats, clusterHeap: *clusterHeap}, bin, root, *storm)
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "compare:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *wide > 0 {
+		root, err := os.MkdirTemp("", "zkgo-wide-")
+		if err == nil {
+			defer os.RemoveAll(root)
+			bin := *zkgoBin
+			if bin == "" {
+				bin, err = buildZkgo(root)
+			}
+			if err == nil {
+				err = runWide(ctx, options{repeats: *repeats, heap: *heap}, bin, root, *wide)
 			}
 		}
 		if err != nil {
