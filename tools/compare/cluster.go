@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -383,6 +384,25 @@ func runClusters(ctx context.Context, o options, bin, root string, todo []spec, 
 		}
 		logf("%s ensemble serves after %.1f s on %s (pids %v); member %d leads", e.name, d.Seconds(), e.addrs(), e.pids(), lead+1)
 	}
+	var ec *etcdCluster
+	if o.etcd != "" && slices.ContainsFunc(todo, etcdSpec) {
+		if ec, err = newEtcdCluster(o.etcd, root, clusterSize); err != nil {
+			return err
+		}
+		ec.settle = o.etcdSettle
+		defer ec.kill()
+		logf("starting the %d-member etcd cluster", clusterSize)
+		d, lead, err := ec.start(ctx, 3*time.Minute)
+		if err != nil {
+			return err
+		}
+		leaders["etcd"] = lead
+		cr.Leader["etcd"] = lead + 1
+		cr.StartSec["etcd"] = d.Seconds()
+		cr.Versions["etcd"] = ec.version
+		rep.EtcdVer = ec.version
+		logf("etcd cluster serves after %.1f s on %s (pids %v); member %d leads", d.Seconds(), strings.Join(ec.endpoints(), ","), ec.pids(), lead+1)
+	}
 
 	// Global warm-up, shorter than the standalone one.
 	for _, e := range []*ensemble{zk, zg} {
@@ -398,21 +418,46 @@ func runClusters(ctx context.Context, o options, bin, root string, todo []spec, 
 		}
 		logf("warmed up the %s ensemble", e.name)
 	}
+	if ec != nil {
+		if err := ec.warmUp(ctx); err != nil {
+			return err
+		}
+		logf("warmed up the etcd cluster")
+	}
 
-	total := len(todo) * o.repeats * 2
+	total := 0
+	for _, sp := range todo {
+		total += o.repeats * 2
+		if ec != nil && etcdSpec(sp) {
+			total += o.repeats
+		}
+	}
 	n := 0
 	t0 := time.Now()
 	for _, sp := range todo {
 		for r := 0; r < o.repeats; r++ {
+			// zookeeper, zkgo (, etcd: nil), the other way round every
+			// other repeat.
 			order := []*ensemble{zk, zg}
+			if ec != nil && etcdSpec(sp) {
+				order = append(order, nil)
+			}
 			if r%2 == 1 {
-				order = []*ensemble{zg, zk}
+				slices.Reverse(order)
 			}
 			for _, e := range order {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
 				n++
+				if e == nil {
+					if err := runEtcdCluster(ctx, o, ec, sp, r, cr, leaders); err != nil {
+						return err
+					}
+					logf("[%3d/%d] (%v elapsed)", n, total, time.Since(t0).Round(time.Second))
+					time.Sleep(300 * time.Millisecond)
+					continue
+				}
 				cfg := sp.cfg
 				cfg.Server = e.addrs()
 				cfg.Duration, cfg.Warmup = o.duration, o.warmup
@@ -462,6 +507,15 @@ func runClusters(ctx context.Context, o options, bin, root string, todo []spec, 
 			cr.RSS[e.name] = append(cr.RSS[e.name], rss)
 		}
 	}
+	if ec != nil {
+		for _, p := range ec.pids() {
+			rss, _ := rssBytes(p)
+			cr.RSS["etcd"] = append(cr.RSS["etcd"], rss)
+		}
+		if err := ec.stop(); err != nil {
+			logf("stopping the etcd cluster: %v", err)
+		}
+	}
 	var wg sync.WaitGroup
 	var errZK, errZG error
 	wg.Add(2)
@@ -471,6 +525,39 @@ func runClusters(ctx context.Context, o options, bin, root string, todo []spec, 
 	if err := errors.Join(errZK, errZG); err != nil {
 		logf("stopping the ensembles: %v", err)
 	}
+	return nil
+}
+
+// runEtcdCluster runs repeat r of sp on the etcd cluster; a failed run is
+// noted and left out, as for the ensembles.
+func runEtcdCluster(ctx context.Context, o options, ec *etcdCluster, sp spec, r int, cr *clusterResult, leaders map[string]int) error {
+	cfg := sp.cfg
+	cfg.Duration, cfg.Warmup = o.duration, o.warmup
+	res, err := ec.run(ctx, cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if aerr := ec.alive(); aerr != nil {
+			return fmt.Errorf("%s on the etcd cluster: %w (%v)", sp.id, err, aerr)
+		}
+		msg := fmt.Sprintf("%s repeat %d: %v", sp.id, r+1, err)
+		logf("run failed on the etcd cluster: %s", msg)
+		cr.Failed["etcd"] = append(cr.Failed["etcd"], msg)
+		time.Sleep(time.Second)
+		return nil
+	}
+	if err := ec.alive(); err != nil {
+		return fmt.Errorf("during %s: %w", sp.id, err)
+	}
+	cr.Runs = append(cr.Runs, run{Spec: sp.id, Server: "etcd", Repeat: r, Result: res})
+	if lead, err := ec.currentLeader(ctx); err == nil && lead != leaders["etcd"] {
+		msg := fmt.Sprintf("member %d leads after %s (repeat %d), member %d before", lead+1, sp.id, r+1, leaders["etcd"]+1)
+		logf("leader change in the etcd cluster: %s", msg)
+		cr.LeaderChanges["etcd"] = append(cr.LeaderChanges["etcd"], msg)
+		leaders["etcd"] = lead
+	}
+	logf("cluster %-9s etcd      r%d  %10.0f %s/s  p99 %.3f ms  errors %d", sp.id, r+1, res.OpsPerSec, res.Unit, res.Latency.P99, res.Errors)
 	return nil
 }
 

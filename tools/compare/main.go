@@ -26,6 +26,11 @@
 // runs a subset of the workloads (clusterIDs) the same way, and reads the
 // members' fsync and zxid counters around each run (fsyncs per write). See
 // cluster.go.
+//
+// With etcd on PATH (-etcd, on by default), the lock and latch rows also
+// run against etcd 3.4, standalone and as a 3-member cluster, with its own
+// concurrency package (Mutex, Election): a third column for the jobs users
+// might pick etcd for instead. See etcd.go.
 package main
 
 import (
@@ -142,6 +147,7 @@ type report struct {
 	Fsync      fsyncStats     `json:"fsync"`
 	ZKVersion  string         `json:"zookeeper_version"`
 	ZkgoVer    string         `json:"zkgo_version"`
+	EtcdVer    string         `json:"etcd_version,omitempty"` // etcd --version; empty: no etcd column
 	Heap       string         `json:"heap"`
 	Duration   time.Duration  `json:"duration"`
 	Warmup     time.Duration  `json:"warmup"`
@@ -173,6 +179,8 @@ func main() {
 	plot := flag.String("plot", "", "SVG file for the latency plot of the standalone workloads (default: -out with -latency.svg for .md; \"none\": no plot)")
 	plotFrom := flag.String("plot-from", "", "only render -plot from this JSON file written earlier with -raw; run nothing")
 	hostile := flag.Int("hostile", 0, "instead of the workloads: open this many hostile connections against each server (40% silent, 40% announcing a 1 MiB frame, 20% slow readers) and print the servers' memory and a writer's latency")
+	etcd := flag.Bool("etcd", true, "add the etcd column (lock handoffs and leader handover with etcd's concurrency package) when etcd is on PATH")
+	etcdSettle := flag.Duration("etcd-settle", 0, "diagnostic: in etcd's handover, pause this long after the rejoin before the next Resign (0: none, as the ZooKeeper latch)")
 	storm := flag.Int("storm", 0, "instead of the workloads: the reconnect storm with this many sessions on a 3-member ensemble of each server, its leader killed (-repeats runs each)")
 	wide := flag.Int("wide", 0, "instead of the workloads: this many children under one znode on a fresh standalone server of each kind: create rate, memory, getChildren at and past jute.maxbuffer (-repeats runs each)")
 	flag.Parse()
@@ -248,8 +256,15 @@ func main() {
 		}
 		return
 	}
-	if err := compare(ctx, options{*zkgoBin, *duration, *warmup, *repeats, *znodes, *loadTimeout, *heap, *only, *out, *raw, *tmp,
-		*standalone, *clusters, *clusterHeap, *plot, strings.Split(*memServers, ",")}); err != nil {
+	o := options{*zkgoBin, *duration, *warmup, *repeats, *znodes, *loadTimeout, *heap, *only, *out, *raw, *tmp,
+		*standalone, *clusters, *clusterHeap, *plot, strings.Split(*memServers, ","), "", *etcdSettle}
+	if *etcd {
+		o.etcd, _ = findEtcd()
+		if o.etcd == "" {
+			logf("etcd is not on PATH (Debian: apt-get install etcd-server): no etcd column")
+		}
+	}
+	if err := compare(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
 	}
@@ -267,6 +282,8 @@ type options struct {
 	clusterHeap      string
 	plot             string   // SVG latency plot ("" for none)
 	memServers       []string // servers of the memory measurement
+	etcd             string   // etcd binary for the etcd column ("" for none)
+	etcdSettle       time.Duration
 }
 
 func logf(format string, args ...any) {
@@ -287,6 +304,9 @@ func compare(ctx context.Context, o options) error {
 		root = d
 	}
 	rep.Machine = describeMachine(root)
+	if o.etcd != "" {
+		_, rep.EtcdVer = findEtcd()
+	}
 	bin := o.zkgo
 	if bin == "" {
 		logf("building zkgo")
@@ -408,6 +428,19 @@ func runWorkloads(ctx context.Context, o options, bin, root string, todo []spec,
 	rep.ZKVersion = zk.version
 	rep.ZkgoVer = zg.version
 	logf("ZooKeeper %s on %s (pid %d), zkgo %s on %s (pid %d)", zk.version, zk.addr(), zk.pid(), zg.version, zg.addr(), zg.pid())
+	var ec *etcdCluster
+	if o.etcd != "" && slices.ContainsFunc(todo, etcdSpec) {
+		if ec, err = newEtcdCluster(o.etcd, root, 1); err != nil {
+			return err
+		}
+		ec.settle = o.etcdSettle
+		defer ec.kill()
+		if _, _, err := ec.start(ctx, time.Minute); err != nil {
+			return err
+		}
+		rep.EtcdVer = ec.version
+		logf("etcd %s on %s (pid %d)", ec.version, ec.members[0].addr(), ec.members[0].pid())
+	}
 
 	// Global warm-up: the JVM compiles its hot paths, both servers
 	// allocate their buffers.
@@ -428,21 +461,54 @@ func runWorkloads(ctx context.Context, o options, bin, root string, todo []spec,
 		}
 		logf("warmed up %s", s.name)
 	}
+	if ec != nil {
+		if err := ec.warmUp(ctx); err != nil {
+			return err
+		}
+		logf("warmed up etcd")
+	}
 
-	total := len(todo) * o.repeats * 2
+	total := 0
+	for _, sp := range todo {
+		total += o.repeats * 2
+		if ec != nil && etcdSpec(sp) {
+			total += o.repeats
+		}
+	}
 	n := 0
 	t0 := time.Now()
 	for _, sp := range todo {
 		for r := 0; r < o.repeats; r++ {
+			// zookeeper, zkgo (, etcd), the other way round every other
+			// repeat.
 			order := []*server{zk, zg}
+			if ec != nil && etcdSpec(sp) {
+				order = append(order, ec.members[0])
+			}
 			if r%2 == 1 {
-				order = []*server{zg, zk}
+				slices.Reverse(order)
 			}
 			for _, s := range order {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
 				n++
+				if s.name == "etcd" {
+					cfg := sp.cfg
+					cfg.Duration, cfg.Warmup = o.duration, o.warmup
+					res, err := ec.run(ctx, cfg)
+					if err != nil {
+						return fmt.Errorf("%s on etcd: %w", sp.id, err)
+					}
+					if !s.alive() {
+						return fmt.Errorf("etcd died during %s:\n%s", sp.id, s.logTail())
+					}
+					rep.Runs = append(rep.Runs, run{Spec: sp.id, Server: "etcd", Repeat: r, Result: res})
+					logf("[%3d/%d] %-15s %-9s r%d  %10.0f %s/s  p99 %.3f ms  errors %d  (%v elapsed)",
+						n, total, sp.id, s.name, r+1, res.OpsPerSec, res.Unit, res.Latency.P99, res.Errors, time.Since(t0).Round(time.Second))
+					time.Sleep(300 * time.Millisecond)
+					continue
+				}
 				cfg := sp.cfg
 				cfg.Server = s.addr()
 				cfg.Duration, cfg.Warmup = o.duration, o.warmup
@@ -481,6 +547,9 @@ func runWorkloads(ctx context.Context, o options, bin, root string, todo []spec,
 	}
 	zk.stop()
 	zg.stop()
+	if ec != nil {
+		ec.stop()
+	}
 	return nil
 }
 

@@ -35,6 +35,7 @@ type row struct {
 	ops, p99        map[string]agg // by server
 	idle            map[string]agg // sessions-idle: bytes per idle session
 	errors          map[string]int64
+	etcdParams      map[string]any // the params of an etcd run (-etcd-settle)
 }
 
 func (r *report) rows() []row { return r.rowsOf(r.Runs, r.specOrder) }
@@ -43,7 +44,7 @@ func (r *report) rowsOf(runs []run, order []string) []row {
 	var out []row
 	for _, id := range order {
 		rw := row{id: id, label: r.specLabels[id], ops: map[string]agg{}, p99: map[string]agg{}, idle: map[string]agg{}, errors: map[string]int64{}}
-		for _, srv := range []string{"zookeeper", "zkgo"} {
+		for _, srv := range []string{"zookeeper", "zkgo", "etcd"} {
 			var ops, p99, idle []float64
 			for _, ru := range runs {
 				if ru.Spec != id || ru.Server != srv {
@@ -56,6 +57,9 @@ func (r *report) rowsOf(runs []run, order []string) []row {
 				}
 				rw.unit = ru.Result.Unit
 				rw.errors[srv] += ru.Result.Errors
+				if srv == "etcd" {
+					rw.etcdParams = ru.Result.Params
+				}
 			}
 			if len(ops) > 0 {
 				rw.ops[srv], rw.p99[srv] = aggregate(ops), aggregate(p99)
@@ -70,6 +74,13 @@ func (r *report) rowsOf(runs []run, order []string) []row {
 }
 
 func (rw row) ratio() float64 { return rw.ops["zkgo"].med / rw.ops["zookeeper"].med }
+
+// both reports whether the row has figures of ZooKeeper and zkgo.
+func (rw row) both() bool {
+	_, zk := rw.ops["zookeeper"]
+	_, zg := rw.ops["zkgo"]
+	return zk && zg
+}
 
 func fmtRate(a agg) string {
 	if math.IsNaN(a.med) {
@@ -162,6 +173,17 @@ func writeReport(path string, r *report) error {
 		orDash(m.ZKPackage), orDash(r.ZKVersion), orDash(m.Java), strings.Join(zkHow, "; "))
 	w("| zkgo | `zkgo server` (srvr: %s), from commit %s, %s; %s; durable (fsync before the reply), maxClientCnxns=0, `-log-level warn` |\n",
 		orDash(r.ZkgoVer), orDash(m.Commit), m.GoVersion, strings.Join(zgHow, "; "))
+	if r.EtcdVer != "" {
+		var how []string
+		if len(rows) > 0 {
+			how = append(how, "standalone")
+		}
+		if r.Cluster != nil {
+			how = append(how, fmt.Sprintf("%d-member clusters", r.Cluster.Members))
+		}
+		w("| etcd | Debian package etcd-server %s (server version %s); %s; each member `%s` besides its name, data directory, loopback URLs and initial cluster; otherwise etcd's defaults (WAL fsync before commit, snapshot count, heartbeat 100 ms, election timeout 1 s, backend quota, no auto-compaction); client go.etcd.io/etcd/client/v3 %s, its `concurrency` package |\n",
+			orDash(m.EtcdPackage), r.EtcdVer, strings.Join(how, "; "), strings.Join(etcdFlags, " "), orDash(m.EtcdClient))
+	}
 	w("| load | `tools/bench` (the code of `zkgo bench`) in the compare process, same client for both: 16 sessions, 64 workers, 100-byte data, closed loop unless a rate is given |\n")
 	w("| runs | %v measured after %v warm-up (after a global warm-up of each server), %d repeats per server, alternating which server goes first; figures are medians (min–max over the repeats) |\n\n",
 		r.Duration, r.Warmup, r.Repeats)
@@ -172,6 +194,7 @@ func writeReport(path string, r *report) error {
 		w("Latency is per request, except: lock = wait for the lock; latch = leader's Close until the other latch leads; ")
 		w("selector = end of one turn until the next leader starts; watch = setData sent until each watcher is notified; ")
 		w("sessions churn = connect + closeSession. Rows with a rate are open loop (latency from the scheduled send time).\n\n")
+		writeEtcdTable(w, rows)
 		if rw, ok := byID["sessions-idle"]; ok && len(rw.idle) > 0 {
 			w("Memory per idle session (RSS growth while the 10,000 idle sessions were opened, median): ZooKeeper %.0f B, zkgo %.0f B. ",
 				rw.idle["zookeeper"].med, rw.idle["zkgo"].med)
@@ -279,7 +302,7 @@ func writeTargets(w func(string, ...any), rows []row, byID map[string]row, memZG
 		met, any := true, false
 		for _, id := range t.ids {
 			rw, ok := byID[id]
-			if !ok || len(rw.ops) < 2 {
+			if !ok || !rw.both() {
 				continue
 			}
 			any = true
@@ -311,7 +334,7 @@ func writeTargets(w func(string, ...any), rows []row, byID map[string]row, memZG
 	// p99 at saturation, for information.
 	var worse []string
 	for _, rw := range rows {
-		if len(rw.p99) == 2 && rw.p99["zkgo"].med > rw.p99["zookeeper"].med {
+		if rw.both() && rw.p99["zkgo"].med > rw.p99["zookeeper"].med {
 			worse = append(worse, fmt.Sprintf("%s (%s vs %s ms)", rw.id, ms(rw.p99["zkgo"].med), ms(rw.p99["zookeeper"].med)))
 		}
 	}
@@ -339,9 +362,27 @@ func writeCluster(w func(string, ...any), r *report) {
 	w("each load session syncs once before the load; reads are answered by the member a session is connected to, writes go through the leader. ")
 	w("The global warm-up of each ensemble is shorter than above (8 s mixed 2:1, 2 s create, 2 s lock); the runs are as above (%v after %v warm-up, %d repeats, alternating).\n\n",
 		r.Duration, r.Warmup, r.Repeats)
-	w("| | ZooKeeper | zkgo |\n|---|--:|--:|\n")
-	w("| leader when the ensemble first served | member %d | member %d |\n", c.Leader["zookeeper"], c.Leader["zkgo"])
-	w("| launch until every member served (one leader, a read answered on each) | %.1f s | %.1f s |\n", c.StartSec["zookeeper"], c.StartSec["zkgo"])
+	servers := []string{"zookeeper", "zkgo"}
+	if _, ok := c.Versions["etcd"]; ok {
+		servers = append(servers, "etcd")
+		w("The %d-member etcd cluster (members with their own data directory, client and peer URLs on loopback) runs beside them at the same time, ", c.Members)
+		w("its contenders spread over the members the same way; its global warm-up is 2 s of the lock with 16 contenders and 2 s of the handover.\n\n")
+	}
+	line := func(label string, f func(name string) string) {
+		w("| %s |", label)
+		for _, s := range servers {
+			w(" %s |", f(s))
+		}
+		w("\n")
+	}
+	w("| | ZooKeeper | zkgo |")
+	if len(servers) == 3 {
+		w(" etcd |\n|---|--:|--:|--:|\n")
+	} else {
+		w("\n|---|--:|--:|\n")
+	}
+	line("leader when the ensemble first served", func(s string) string { return fmt.Sprintf("member %d", c.Leader[s]) })
+	line("launch until every member served (one leader, a read answered on each)", func(s string) string { return fmt.Sprintf("%.1f s", c.StartSec[s]) })
 	rss := func(name string) string {
 		var p []string
 		for _, v := range c.RSS[name] {
@@ -352,24 +393,26 @@ func writeCluster(w func(string, ...any), r *report) {
 		}
 		return strings.Join(p, " / ") + " MiB"
 	}
-	w("| RSS of members 1 / 2 / 3 after the runs | %s | %s |\n", rss("zookeeper"), rss("zkgo"))
+	line("RSS of members 1 / 2 / 3 after the runs", rss)
 	changes := func(name string) string {
 		if len(c.LeaderChanges[name]) == 0 {
 			return "none"
 		}
 		return strings.Join(c.LeaderChanges[name], "; ")
 	}
-	w("| leader changes seen between the runs | %s | %s |\n", changes("zookeeper"), changes("zkgo"))
+	line("leader changes seen between the runs", changes)
 	failed := func(name string) string {
 		if len(c.Failed[name]) == 0 {
 			return "none"
 		}
 		return strings.Join(c.Failed[name], "; ")
 	}
-	w("| runs that failed (left out of the medians) | %s | %s |\n\n", failed("zookeeper"), failed("zkgo"))
+	line("runs that failed (left out of the medians)", failed)
+	w("\n")
 
 	rows := r.rowsOf(c.Runs, c.specOrder)
 	writeTable(w, rows)
+	writeEtcdTable(w, rows)
 
 	// Fsyncs per write, for the workloads that write.
 	var lines []string
@@ -525,4 +568,96 @@ func writeSequential(w func(string, ...any), r *report) {
 		w("| %s | %.0f µs | %.0f µs | %s | %s | %s |\n", spec, zk, zg, target, yesNo(met), strings.Join(parts, ", "))
 	}
 	w("\n")
+}
+
+// writeEtcdTable writes the rows that have an etcd figure beside
+// ZooKeeper's and zkgo's, with the throughput ratios and p99s. The lock
+// rows of go-zookeeper's and Curator's recipes get the etcd figure of the
+// lock with the same contenders (etcd's Mutex is measured once).
+func writeEtcdTable(w func(string, ...any), rows []row) {
+	byID := map[string]row{}
+	for _, rw := range rows {
+		byID[rw.id] = rw
+	}
+	etcdOf := func(rw row) (agg, agg, bool, bool) {
+		if a, ok := rw.ops["etcd"]; ok {
+			return a, rw.p99["etcd"], true, false
+		}
+		base := strings.TrimSuffix(strings.TrimSuffix(rw.id, "-gozk"), "-curator")
+		if b, ok := byID[base]; ok && base != rw.id {
+			if a, ok := b.ops["etcd"]; ok {
+				return a, b.p99["etcd"], true, true
+			}
+		}
+		return agg{}, agg{}, false, false
+	}
+	var lines []string
+	shared := false
+	for _, rw := range rows {
+		eo, ep, ok, borrowed := etcdOf(rw)
+		if !ok {
+			continue
+		}
+		shared = shared || borrowed
+		label := rw.label
+		if borrowed {
+			label += " (etcd: as above)"
+		}
+		ratio := func(a, b agg) string {
+			if math.IsNaN(a.med) || math.IsNaN(b.med) || b.med == 0 {
+				return "—"
+			}
+			return fmt.Sprintf("**%.2f×**", a.med/b.med)
+		}
+		get := func(m map[string]agg, s string) agg {
+			if a, ok := m[s]; ok {
+				return a
+			}
+			return agg{math.NaN(), math.NaN(), math.NaN()}
+		}
+		zk, zg := get(rw.ops, "zookeeper"), get(rw.ops, "zkgo")
+		lines = append(lines, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", label, rw.unit,
+			fmtRate(zk), fmtRate(zg), fmtRate(eo), ratio(zg, zk), ratio(zg, eo),
+			fmtMs(get(rw.p99, "zookeeper")), fmtMs(get(rw.p99, "zkgo")), fmtMs(ep)))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	w("Beside etcd, with its own recipes (go.etcd.io/etcd/client/v3/concurrency: `Mutex` for the lock, `Election` for the handover), ")
+	w("each contender or participant with its own client connection and session (a lease, TTL %d s), the same contenders, warm-up and window:\n\n", etcdSessionTTL)
+	w("| workload | unit | ZooKeeper /s | zkgo /s | etcd /s | zkgo/ZK | zkgo/etcd | ZooKeeper p99 ms | zkgo p99 ms | etcd p99 ms |\n")
+	w("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, l := range lines {
+		w("%s\n", l)
+	}
+	w("\n")
+	w("etcd's latencies: lock = Mutex.Lock called until it returns (the wait for the lock, as for ZooKeeper's recipes); ")
+	w("handover = the leader's Election.Resign called until the other participant's Campaign returns, ")
+	w("after which the one that resigned campaigns again and the next handover waits until it is queued (as the latch rejoins). ")
+	if settle := etcdSettleOf(rows); settle != "" {
+		w("**Diagnostic run: etcd's handover paused %s after each rejoin before the next Resign (`-etcd-settle`); the ZooKeeper rows did not.** ", settle)
+	}
+	if shared {
+		w("Rows marked \"as above\" repeat the etcd figure of the lock with zkgo's recipe: etcd has one Mutex, measured once. ")
+	}
+	var errs []string
+	for _, rw := range rows {
+		if rw.errors["etcd"] > 0 {
+			errs = append(errs, fmt.Sprintf("%s: %d", rw.id, rw.errors["etcd"]))
+		}
+	}
+	if len(errs) > 0 {
+		w("Failed etcd operations: %s.", strings.Join(errs, "; "))
+	}
+	w("\n\n")
+}
+
+// etcdSettleOf returns the -etcd-settle pause of the rows' etcd runs ("" for none).
+func etcdSettleOf(rows []row) string {
+	for _, rw := range rows {
+		if s, ok := rw.etcdParams["settle"].(string); ok {
+			return s
+		}
+	}
+	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -86,6 +87,8 @@ type machine struct {
 	Cores                           int
 	GoVersion, Java, Commit         string
 	ZKPackage                       string // Debian package version
+	EtcdPackage                     string // Debian package etcd-server's version
+	EtcdClient                      string // version of go.etcd.io/etcd/client/v3 built in
 }
 
 func describeMachine(dataDir string) machine {
@@ -127,6 +130,16 @@ func describeMachine(dataDir string) machine {
 	}
 	if out, err := exec.Command("dpkg-query", "-W", "-f=${Version}", "zookeeper").Output(); err == nil {
 		m.ZKPackage = strings.TrimSpace(string(out))
+	}
+	if out, err := exec.Command("dpkg-query", "-W", "-f=${Version}", "etcd-server").Output(); err == nil {
+		m.EtcdPackage = strings.TrimSpace(string(out))
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "go.etcd.io/etcd/client/v3" {
+				m.EtcdClient = d.Version
+			}
+		}
 	}
 	// Read-only git queries: the commit the zkgo binary was built from.
 	if out, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output(); err == nil {
