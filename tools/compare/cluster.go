@@ -451,10 +451,14 @@ func runClusters(ctx context.Context, o options, bin, root string, todo []spec, 
 				}
 				n++
 				if e == nil {
-					if err := runEtcdCluster(ctx, o, ec, sp, r, cr, leaders); err != nil {
+					res, err := runEtcdCluster(ctx, o, ec, sp, r, cr, leaders)
+					if err != nil {
 						return err
 					}
-					logf("[%3d/%d] (%v elapsed)", n, total, time.Since(t0).Round(time.Second))
+					if res != nil {
+						logf("[%3d/%d] cluster %-9s %-9s r%d  %10.0f %s/s  p99 %.3f ms  errors %d  (%v elapsed)",
+							n, total, sp.id, "etcd", r+1, res.OpsPerSec, res.Unit, res.Latency.P99, res.Errors, time.Since(t0).Round(time.Second))
+					}
 					time.Sleep(300 * time.Millisecond)
 					continue
 				}
@@ -529,26 +533,26 @@ func runClusters(ctx context.Context, o options, bin, root string, todo []spec, 
 }
 
 // runEtcdCluster runs repeat r of sp on the etcd cluster; a failed run is
-// noted and left out, as for the ensembles.
-func runEtcdCluster(ctx context.Context, o options, ec *etcdCluster, sp spec, r int, cr *clusterResult, leaders map[string]int) error {
+// noted and left out (nil result), as for the ensembles.
+func runEtcdCluster(ctx context.Context, o options, ec *etcdCluster, sp spec, r int, cr *clusterResult, leaders map[string]int) (*bench.Result, error) {
 	cfg := sp.cfg
 	cfg.Duration, cfg.Warmup = o.duration, o.warmup
 	res, err := ec.run(ctx, cfg)
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 		if aerr := ec.alive(); aerr != nil {
-			return fmt.Errorf("%s on the etcd cluster: %w (%v)", sp.id, err, aerr)
+			return nil, fmt.Errorf("%s on the etcd cluster: %w (%v)", sp.id, err, aerr)
 		}
 		msg := fmt.Sprintf("%s repeat %d: %v", sp.id, r+1, err)
 		logf("run failed on the etcd cluster: %s", msg)
 		cr.Failed["etcd"] = append(cr.Failed["etcd"], msg)
 		time.Sleep(time.Second)
-		return nil
+		return nil, nil
 	}
 	if err := ec.alive(); err != nil {
-		return fmt.Errorf("during %s: %w", sp.id, err)
+		return nil, fmt.Errorf("during %s: %w", sp.id, err)
 	}
 	cr.Runs = append(cr.Runs, run{Spec: sp.id, Server: "etcd", Repeat: r, Result: res})
 	if lead, err := ec.currentLeader(ctx); err == nil && lead != leaders["etcd"] {
@@ -557,8 +561,7 @@ func runEtcdCluster(ctx context.Context, o options, ec *etcdCluster, sp spec, r 
 		cr.LeaderChanges["etcd"] = append(cr.LeaderChanges["etcd"], msg)
 		leaders["etcd"] = lead
 	}
-	logf("cluster %-9s etcd      r%d  %10.0f %s/s  p99 %.3f ms  errors %d", sp.id, r+1, res.OpsPerSec, res.Unit, res.Latency.P99, res.Errors)
-	return nil
+	return res, nil
 }
 
 // fsyncSummary is the log's note on a run's fsyncs per transaction.

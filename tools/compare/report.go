@@ -356,7 +356,11 @@ func writeCluster(w func(string, ...any), r *report) {
 	w("and zkgo as %d `zkgo server zooN.cfg` processes, each member with its own data directory and `myid`, ", c.Members)
 	w("the zoo.cfg keys above plus initLimit=10, syncLimit=5 and `server.N=127.0.0.1:peerPort:electionPort;127.0.0.1:clientPort` lines ")
 	w("(zkgo runs raft over peerPort and does not use electionPort). ")
-	w("**All %d server processes and the load generator share the machine's %d cores**, and every member fsyncs each write on the same disk, ", 2*c.Members, r.Machine.Cores)
+	procs := 2 * c.Members
+	if _, ok := c.Versions["etcd"]; ok {
+		procs += c.Members // the etcd cluster runs beside them
+	}
+	w("**All %d server processes and the load generator share the machine's %d cores**, and every member fsyncs each write on the same disk, ", procs, r.Machine.Cores)
 	w("so these figures say how the two designs behave when a quorum shares one machine, not what an ensemble on %d machines would do. ", c.Members)
 	w("The load's sessions are spread round-robin over the members (16 sessions or contenders: 6, 5 and 5; the latch's two on members 1 and 2; the setup session on member 1); ")
 	w("each load session syncs once before the load; reads are answered by the member a session is connected to, writes go through the leader. ")
