@@ -7,6 +7,7 @@
 //	go run ./tools/compare -standalone=false -only 'get|set' -duration 2s -repeats 1 -out /tmp/b.md   # clusters only
 //	go run ./tools/compare -storm 10000 -repeats 3   # the reconnect storm only (storm.go)
 //	go run ./tools/compare -wide 1000000 -repeats 2  # one parent with a million children only (wide.go)
+//	go run ./tools/compare -fanout 1000,10000 -repeats 3   # the watch fan-out only (fanout.go)
 //
 // It builds "zkgo server" from this module, starts it and Apache
 // ZooKeeper 3.8 (Debian's package, Java 17) standalone side by side on
@@ -183,6 +184,7 @@ func main() {
 	etcdSettle := flag.Duration("etcd-settle", 0, "diagnostic: in etcd's handover, pause this long after the rejoin before the next Resign (0: none, as the ZooKeeper latch)")
 	storm := flag.Int("storm", 0, "instead of the workloads: the reconnect storm with this many sessions on a 3-member ensemble of each server, its leader killed (-repeats runs each)")
 	wide := flag.Int("wide", 0, "instead of the workloads: this many children under one znode on a fresh standalone server of each kind: create rate, memory, getChildren at and past jute.maxbuffer (-repeats runs each)")
+	fanoutN := flag.String("fanout", "", "instead of the workloads: the watch fan-out with these many watchers (comma-separated counts) on a fresh standalone server of each kind (-repeats runs each, -heap, -raw)")
 	flag.Parse()
 
 	switch *plot {
@@ -229,6 +231,28 @@ func main() {
 			}
 			if err == nil {
 				err = runWide(ctx, options{repeats: *repeats, heap: *heap}, bin, root, *wide)
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "compare:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *fanoutN != "" {
+		counts, err := parseCounts(*fanoutN)
+		root := ""
+		if err == nil {
+			root, err = os.MkdirTemp("", "zkgo-fanout-")
+		}
+		if err == nil {
+			defer os.RemoveAll(root)
+			bin := *zkgoBin
+			if bin == "" {
+				bin, err = buildZkgo(root)
+			}
+			if err == nil {
+				err = runFanout(ctx, options{repeats: *repeats, heap: *heap, raw: *raw}, bin, root, counts)
 			}
 		}
 		if err != nil {

@@ -28,6 +28,8 @@ type server struct {
 	cmd     *exec.Cmd
 	exited  chan struct{}
 	version string
+	// adminAddr is zkgo's AdminServer (host:port) when it has one.
+	adminAddr string
 }
 
 func (s *server) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
