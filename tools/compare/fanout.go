@@ -382,7 +382,7 @@ func (f *fanout) open(ctx context.Context, addr string) error {
 
 func (f *fanout) dial(addr string, i int) (*fanoutSession, error) {
 	src := net.IPv4(127, 0, 0, byte(2+i/fanoutPerSource))
-	d := net.Dialer{Timeout: 10 * time.Second, LocalAddr: &net.TCPAddr{IP: src}}
+	d := net.Dialer{Timeout: 10 * time.Second, LocalAddr: &net.TCPAddr{IP: src}, Control: bindNoPort}
 	nc, err := d.Dial("tcp", addr)
 	if err != nil {
 		return nil, err
@@ -395,6 +395,24 @@ func (f *fanout) dial(addr string, i int) (*fanoutSession, error) {
 	s := &fanoutSession{nc: nc, wc: wc}
 	s.lastPkt.Store(int64(time.Since(f.base)))
 	return s, nil
+}
+
+// ipBindAddressNoPort is Linux's IP_BIND_ADDRESS_NO_PORT (linux/in.h).
+const ipBindAddressNoPort = 24
+
+// bindNoPort sets IP_BIND_ADDRESS_NO_PORT on a socket about to be bound
+// to a source address: the kernel then picks its port at connect, unique
+// per 4-tuple, instead of at bind, where a port must be free on the
+// source address (bind picks from half the ephemeral range first, and
+// connections closed by a killed server hold theirs for a while).
+func bindNoPort(_, _ string, c syscall.RawConn) error {
+	var serr error
+	if err := c.Control(func(fd uintptr) {
+		serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, ipBindAddressNoPort, 1)
+	}); err != nil {
+		return err
+	}
+	return serr
 }
 
 // read is a watcher's reading goroutine.
