@@ -288,6 +288,7 @@ func fanoutOn(ctx context.Context, s *server, n, repeat int) (r fanoutResult) {
 	time.Sleep(2 * time.Second)
 	r.RSSSessions, _ = rssBytes(pid)
 	r.HeapSessions = javaHeap()
+	saveHeapProfile(s, n, repeat, "sessions")
 
 	t0 = time.Now()
 	if err := f.arm(); err != nil {
@@ -306,6 +307,7 @@ func fanoutOn(ctx context.Context, s *server, n, repeat int) (r fanoutResult) {
 	time.Sleep(2 * time.Second)
 	r.RSSWatches, _ = rssBytes(pid)
 	r.HeapWatches = javaHeap()
+	saveHeapProfile(s, n, repeat, "watches")
 	time.Sleep(time.Second) // after the full GC
 
 	for round := 0; round < fanoutRounds; round++ {
@@ -718,7 +720,8 @@ func fanoutReport(results []fanoutResult, counts []int, o options) string {
 // newZkgoPprof is newZkgo with the AdminServer on a loopback port for
 // Go's profiler (zkgo.admin.pprof=true; no web console): the heap after a
 // GC, and with ZKGO_FANOUT_PPROF=dir a 2 s CPU profile from the start of
-// each round, written to dir.
+// each round and heap profiles with the sessions open and with the
+// watches set, written to dir.
 func newZkgoPprof(binary, root string) (*server, error) {
 	s, err := newZkgo(binary, root)
 	if err != nil {
@@ -737,6 +740,20 @@ func newZkgoPprof(binary, root string) (*server, error) {
 	admin := fmt.Sprintf("admin.enableServer=true\nadmin.serverAddress=127.0.0.1\nadmin.serverPort=%d\nzkgo.admin.pprof=true\nzkgo.admin.console=false", port)
 	data = []byte(strings.Replace(string(data), "admin.enableServer=false", admin, 1))
 	return s, os.WriteFile(cfg, data, 0o644)
+}
+
+// saveHeapProfile writes zkgo's heap profile (after a GC) to
+// $ZKGO_FANOUT_PPROF/fanout-N-runR-heap-at.pprof when that is set;
+// "go tool pprof -base" of two of them shows what a step allocated.
+func saveHeapProfile(s *server, n, repeat int, at string) {
+	dir := os.Getenv("ZKGO_FANOUT_PPROF")
+	if dir == "" || s.adminAddr == "" {
+		return
+	}
+	file := filepath.Join(dir, fmt.Sprintf("fanout-%d-run%d-heap-%s.pprof", n, repeat+1, at))
+	if err := fetchTo("http://"+s.adminAddr+"/debug/pprof/heap?gc=1", file); err != nil {
+		logf("  heap profile: %v", err)
+	}
 }
 
 // goHeapAlloc returns a zkgo server's HeapAlloc right after a GC, from its
