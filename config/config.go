@@ -205,6 +205,12 @@ type Config struct {
 	// (server.Options.NoWALPrefill; docs/decisions/0008-wal-prefill-and-quiet-deletes.md
 	// says when to turn it off).
 	WALPrefill bool
+	// CommitDelay (zkgo.groupCommit.maxWaitUs, zkgo's own key, in
+	// microseconds): the longest the leader holds a lone write back from
+	// its fsync when a second one usually follows (group commit;
+	// server.Options.CommitDelay). 0: the default (1 ms, and never longer
+	// than the mean fsync); negative (a value of 0 or less): off.
+	CommitDelay time.Duration
 	// ExistsCheckRead (zkgo.exists.checkRead, zkgo's own key, default
 	// true): exists needs READ on an existing node, as in ZooKeeper 3.8.4+
 	// and 3.9.2+ (ZOOKEEPER-2590, which has no switch); false answers it

@@ -556,6 +556,23 @@ func TestWALPrefill(t *testing.T) {
 	}
 }
 
+func TestGroupCommitMaxWait(t *testing.T) {
+	for text, want := range map[string]time.Duration{
+		"":                                 0,
+		"zkgo.groupCommit.maxWaitUs=250\n": 250 * time.Microsecond,
+		"zkgo.groupCommit.maxWaitUs=0\n":   -1,
+		"zkgo.groupCommit.maxWaitUs=-5\n":  -1,
+	} {
+		c, _, err := parseString(t, "dataDir=/tmp/x\nclientPort=2181\n"+text)
+		if err != nil || c.CommitDelay != want {
+			t.Errorf("%q: CommitDelay %v, %v; want %v", text, c.CommitDelay, err, want)
+		}
+	}
+	if _, _, err := parseString(t, "dataDir=/tmp/x\nclientPort=2181\nzkgo.groupCommit.maxWaitUs=soon\n"); err == nil {
+		t.Error("zkgo.groupCommit.maxWaitUs=soon: no error")
+	}
+}
+
 func TestExistsCheckRead(t *testing.T) {
 	for text, want := range map[string]bool{"": true, "zkgo.exists.checkRead=true\n": true, "zkgo.exists.checkRead=false\n": false} {
 		c, _, err := parseString(t, "dataDir=/tmp/x\nclientPort=2181\n"+text)

@@ -294,6 +294,13 @@ func (p *parser) property(pr property, hasDynamic bool) error {
 		if n <= 0 {
 			c.ParkAfter = -1
 		}
+	case k == "zkgo.groupCommit.maxWaitUs":
+		var n int32
+		n, err = p.int32(pr)
+		c.CommitDelay = time.Duration(n) * time.Microsecond
+		if n <= 0 {
+			c.CommitDelay = -1
+		}
 	case k == "zkgo.wal.prefill":
 		c.WALPrefill = p.javaBool(pr)
 	case k == "zkgo.exists.checkRead":

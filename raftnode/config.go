@@ -31,6 +31,9 @@ const (
 	// are not committed yet; further proposals fail with
 	// ErrProposalDropped until some commit.
 	DefaultMaxUncommittedBytes = 256 << 20
+	// DefaultCommitDelay caps how long a leader holds a lone new entry
+	// for a second one to share its fsync (Config.CommitDelay).
+	DefaultCommitDelay = time.Millisecond
 )
 
 // Peer is a member of the group.
@@ -183,6 +186,12 @@ type Config struct {
 	// It is called concurrently, from the transport's goroutines, and
 	// must not block.
 	ValidateEntry func(data []byte) error
+	// CommitDelay caps how long the leader holds a lone new entry back
+	// from its fsync when a second one usually follows within that
+	// time (group commit, groupcommit.go); the hold is also never longer
+	// than the mean fsync. 0 means DefaultCommitDelay; negative turns
+	// group commit off.
+	CommitDelay time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -209,6 +218,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxUncommittedBytes == 0 {
 		c.MaxUncommittedBytes = DefaultMaxUncommittedBytes
+	}
+	if c.CommitDelay == 0 {
+		c.CommitDelay = DefaultCommitDelay
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -45,6 +45,7 @@ type Node struct {
 	rn        *raft.RawNode
 	rnStopped bool          // the run goroutine ended: raft is not driven any more
 	wake      chan struct{} // capacity 1: raft may have a Ready for the run goroutine
+	gc        groupCommit   // holding a lone entry for a second (groupcommit.go)
 
 	leadWaitMu sync.Mutex    // guards leadWait
 	leadWait   chan struct{} // closed (and replaced) when the leader raft knows changes
@@ -169,6 +170,10 @@ type Status struct {
 	// Screened counts the peers' messages dropped since start because no
 	// correct member sends them (screen.go); each reason is logged.
 	Screened uint64
+	// CommitHolds counts the lone entries this member held back for a
+	// second one as leader (group commit), CommitHoldsJoined those a
+	// second one joined before the window ended.
+	CommitHolds, CommitHoldsJoined uint64
 }
 
 // Start starts a member. With a fresh Storage it bootstraps the group
@@ -205,6 +210,7 @@ func Start(cfg Config) (*Node, error) {
 		done:      make(chan struct{}),
 		stopped:   make(chan struct{}),
 	}
+	n.gc.max = cfg.CommitDelay
 	if _, err := rand.Read(n.readNonce[:]); err != nil {
 		return nil, err
 	}
@@ -444,7 +450,13 @@ func (n *Node) Propose(ctx context.Context, data []byte) error {
 	if len(data) == 0 {
 		return ErrEmptyProposal
 	}
-	return n.propose(ctx, func(rn *raft.RawNode) error { return rn.Propose(data) })
+	return n.propose(ctx, func(rn *raft.RawNode) error {
+		err := rn.Propose(data)
+		if err == nil {
+			n.gc.proposed(1)
+		}
+		return err
+	})
 }
 
 // ProposeBatch proposes several entries as one raft message: they enter
@@ -467,7 +479,11 @@ func (n *Node) ProposeBatch(ctx context.Context, datas [][]byte) error {
 		ents[i].Data = d
 	}
 	return n.propose(ctx, func(rn *raft.RawNode) error {
-		return rn.Step(raftpb.Message{Type: raftpb.MsgProp, From: n.id, Entries: ents})
+		err := rn.Step(raftpb.Message{Type: raftpb.MsgProp, From: n.id, Entries: ents})
+		if err == nil {
+			n.gc.proposed(len(ents))
+		}
+		return err
 	})
 }
 
@@ -537,6 +553,7 @@ func (n *Node) Status() Status {
 	})
 	slices.Sort(s.Heard)
 	s.Screened = n.screened.Load()
+	s.CommitHolds, s.CommitHoldsJoined = n.gc.holds.Load(), n.gc.joined.Load()
 	return s
 }
 
@@ -554,7 +571,12 @@ func (n *Node) step(m raftpb.Message, received bool) error {
 		if why, bad = n.screen(rn, &m, received); bad != nil {
 			return nil
 		}
-		return rn.Step(m)
+		err := rn.Step(m)
+		if err == nil && m.Type == raftpb.MsgProp {
+			// A follower's proposal forwarded to this leader.
+			n.gc.proposed(len(m.Entries))
+		}
+		return err
 	}))
 	if bad != nil {
 		n.dropped(&m, why, bad)

@@ -40,12 +40,16 @@ func (n *Node) run() {
 		wall = ticker.C
 	}
 	for {
+		// A lone new entry may wait for a second one to share its fsync
+		// (groupcommit.go).
+		held := n.maybeHold()
 		// Every Ready raft has is handled before waiting: the Ready that
 		// commits what the previous one persisted follows at once.
 		n.rnMu.Lock()
 		var rd raft.Ready
 		ready := !n.rnStopped && n.rn.HasReady()
 		if ready {
+			n.gc.tookReady(held)
 			rd = n.rn.Ready()
 		}
 		n.rnMu.Unlock()
@@ -303,10 +307,12 @@ func (n *Node) handleReady(rd raft.Ready) error {
 		}
 		n.persisted = rd.Snapshot.Metadata.Index
 	}
+	saveStart := time.Now()
 	if err := n.st.Save(rd.HardState, rd.Entries); err != nil {
 		return fmt.Errorf("saving %d entries: %w", len(rd.Entries), err)
 	}
 	if len(rd.Entries) > 0 {
+		n.gc.synced(time.Since(saveStart))
 		// The log on disk now ends here (entries may also have replaced
 		// a conflicting uncommitted tail).
 		n.persisted = rd.Entries[len(rd.Entries)-1].Index

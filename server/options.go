@@ -122,6 +122,11 @@ type Options struct {
 	// NoWALPrefill turns off writing zeros into the WAL's preallocated
 	// space (storage.Options.NoPrefill; zkgo.wal.prefill=false).
 	NoWALPrefill bool
+	// CommitDelay caps how long the leader holds a lone write back from
+	// its fsync for a second one to share it, when the recent past says
+	// one usually follows (raftnode.Config.CommitDelay; zkgo's key
+	// zkgo.groupCommit.maxWaitUs). 0: the default (1 ms); negative: off.
+	CommitDelay time.Duration
 	// SnapCount is the number of log entries between snapshots
 	// (ZooKeeper's snapCount). Default 100000.
 	SnapCount int
@@ -418,7 +423,8 @@ func (o *Options) replicaConfig() replica.Config {
 		ConfigText: o.ConfigText, MultiAddress: o.MultiAddress,
 		TickTime: o.TickTime, RaftTicks: o.RaftTicks,
 		DataDir: o.DataDir, DataLogDir: o.DataLogDir, NoSync: o.NoSync, NoWALPrefill: o.NoWALPrefill,
-		SnapCount: o.SnapCount, SnapBytes: o.SnapBytes, SnapRetainCount: o.SnapRetainCount,
+		CommitDelay: o.CommitDelay,
+		SnapCount:   o.SnapCount, SnapBytes: o.SnapBytes, SnapRetainCount: o.SnapRetainCount,
 		MaxSnapshotBytes: o.MaxSnapshotBytes, MaxBuffer: o.MaxBuffer,
 		PeerTransport: o.PeerTransport, PeerListener: o.PeerListener, PeerListenAll: o.PeerListenAll,
 		PeerServerTLS: o.PeerServerTLS, PeerClientTLS: o.PeerClientTLS, PeerClientTLSFunc: o.PeerClientTLSFunc,

@@ -415,6 +415,7 @@ func optionsFromConfig(cfg *config.Config, log *slog.Logger) server.Options {
 		DataLogDir:                  cfg.DataLogDir,
 		NoSync:                      !cfg.ForceSync,
 		NoWALPrefill:                !cfg.WALPrefill,
+		CommitDelay:                 cfg.CommitDelay,
 		ExistsWithoutRead:           !cfg.ExistsCheckRead,
 		SnapCount:                   cfg.SnapCount,
 		SnapBytes:                   snapBytesOf(cfg.SnapSizeLimitKB),

@@ -32,6 +32,8 @@ type Config struct {
 	// The data directory and the log's: "" keeps the log in memory.
 	DataDir, DataLogDir  string
 	NoSync, NoWALPrefill bool
+	// CommitDelay is raftnode.Config.CommitDelay (group commit).
+	CommitDelay time.Duration
 	// Snapshots: every SnapCount entries or SnapBytes of log, keeping
 	// SnapRetainCount, each at most MaxSnapshotBytes of data.
 	SnapCount        int

@@ -330,6 +330,7 @@ func (r *Replica) startNode(tr raftnode.Transport, peers []raftnode.Peer, join b
 		OnSnapshot:     r.h.SnapshotTaken,
 		OnLogCompacted: r.h.LogCompacted,
 		ValidateEntry:  statemachine.ValidateEntry,
+		CommitDelay:    opts.CommitDelay,
 	})
 	if err != nil {
 		tr.Stop()
