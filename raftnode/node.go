@@ -133,8 +133,11 @@ type Node struct {
 	// that member was last stepped (*atomic.Uint64): Status.Heard.
 	heardAt sync.Map
 
-	screened  atomic.Uint64 // peers' messages dropped by screen: Status.Screened
-	screenLog screenLog
+	screened atomic.Uint64 // peers' messages dropped by screen: Status.Screened
+	// fastElections counts campaigns started because the leader's process
+	// was found gone (peerdown.go): Status.FastElections.
+	fastElections atomic.Uint64
+	screenLog     screenLog
 
 	stopc    chan struct{} // closed by Stop
 	done     chan struct{} // closed when run returns
@@ -174,6 +177,10 @@ type Status struct {
 	// second one as leader (group commit), CommitHoldsJoined those a
 	// second one joined before the window ended.
 	CommitHolds, CommitHoldsJoined uint64
+	// FastElections counts the campaigns this member started because its
+	// leader's peer port refused connections (its process gone), without
+	// waiting for an election timeout (peerdown.go).
+	FastElections uint64
 }
 
 // Start starts a member. With a fresh Storage it bootstraps the group
@@ -554,6 +561,7 @@ func (n *Node) Status() Status {
 	slices.Sort(s.Heard)
 	s.Screened = n.screened.Load()
 	s.CommitHolds, s.CommitHoldsJoined = n.gc.holds.Load(), n.gc.joined.Load()
+	s.FastElections = n.fastElections.Load()
 	return s
 }
 

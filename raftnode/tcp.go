@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"go.etcd.io/raft/v3"
@@ -432,6 +433,7 @@ func (t *TCPTransport) writeLoop(p *tcpPeer) {
 				defer t.wg.Done()
 				io.Copy(io.Discard, c)
 				c.Close()
+				t.checkGone(p)
 			}()
 		}
 		var m raftpb.Message
@@ -563,6 +565,28 @@ func clientTLS(c net.Conn, addr string, cfg *tls.Config) net.Conn {
 		cfg.ServerName, _, _ = net.SplitHostPort(addr)
 	}
 	return tls.Client(c, cfg)
+}
+
+// checkGone is called when a connection to or from p ended other than
+// by this side (p closed it, or its process died): if p's peer
+// port now refuses connections (its host answers, but nothing listens:
+// the member's process is gone), the Handler is told at once
+// (PeerDownHandler) instead of learning it from an election timeout of
+// silence. A dial that succeeds is closed again (the writer dials anew
+// when it has something to send).
+func (t *TCPTransport) checkGone(p *tcpPeer) {
+	pd, ok := t.h.(PeerDownHandler)
+	if !ok || p.ctx.Err() != nil {
+		return
+	}
+	c, err := t.dial(p)
+	if err == nil {
+		c.Close()
+		return
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) && p.ctx.Err() == nil {
+		pd.PeerDown(p.id)
+	}
 }
 
 // dial connects to p and performs the handshake.
@@ -729,6 +753,17 @@ func (t *TCPTransport) readLoop(raw net.Conn) {
 		if err != nil {
 			if t.ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				log.Info("raftnode: inbound connection closed", "err", err)
+			}
+			if t.ctx.Err() == nil && !errors.Is(err, errFrameTooLarge) {
+				// The peer closed it (or its process died): the leader's
+				// heartbeats come this way, so this is where a follower
+				// first sees its leader gone.
+				t.mu.Lock()
+				p := t.peers[from]
+				t.mu.Unlock()
+				if p != nil {
+					t.checkGone(p)
+				}
 			}
 			return
 		}

@@ -66,6 +66,15 @@ type Handler interface {
 	ProcessSnapshot(ctx context.Context, m raftpb.Message, data io.Reader) error
 }
 
+// PeerDownHandler is implemented by Handlers that act when a peer's
+// process is found gone: its connection broke and its peer port refuses
+// new ones (ECONNREFUSED: the host answers, nothing listens). The TCP
+// transport calls PeerDown from the goroutine that watched the
+// connection; it must not block.
+type PeerDownHandler interface {
+	PeerDown(id uint64)
+}
+
 // SnapshotResumer is implemented by Handlers that keep what a broken
 // snapshot stream delivered (Node does, in the storage's partial file), so
 // that the next stream of the same snapshot sends only the rest. The
