@@ -67,3 +67,25 @@ func BenchmarkAddFewPathsPerWatcher(b *testing.B) {
 func BenchmarkAddManyPathsPerWatcher(b *testing.B) {
 	benchHeapPerWatch(b, 1000, 32, func(i, j int) string { return fmt.Sprintf("/n/%d/%d", i, j) })
 }
+
+// BenchmarkTriggerFanOut: 10k watchers with a one-shot data watch on one
+// path, set again and fired each op.
+func BenchmarkTriggerFanOut(b *testing.B) {
+	m := NewManager()
+	ws := make([]*recorder, 10000)
+	for i := range ws {
+		ws[i] = newRecorder(int64(i))
+	}
+	evs := changed("/fanout")
+	for b.Loop() {
+		for _, w := range ws {
+			m.AddData("/fanout", w)
+		}
+		m.Trigger(evs)
+		b.StopTimer()
+		for _, w := range ws {
+			w.take()
+		}
+		b.StartTimer()
+	}
+}

@@ -24,6 +24,7 @@
 package watch
 
 import (
+	"iter"
 	"sort"
 	"strings"
 	"sync"
@@ -57,75 +58,299 @@ const (
 )
 
 type table struct {
-	byPath    map[string]map[Watcher]Mode // the modes w holds on the path
-	byWatcher map[Watcher]map[string]struct{}
-	recursive int // registrations holding PersistentRecursive
+	byPath    map[string]watcherSet // the watchers on the path, each with its modes; no empty sets
+	byWatcher map[Watcher]pathSet   // the paths w holds a registration on; no empty sets
+	recursive int                   // registrations holding PersistentRecursive
 }
 
 func newTable() table {
-	return table{byPath: make(map[string]map[Watcher]Mode), byWatcher: make(map[Watcher]map[string]struct{})}
+	return table{byPath: make(map[string]watcherSet), byWatcher: make(map[Watcher]pathSet)}
 }
 
 // add adds mode to w's modes on p.
 func (t *table) add(p string, w Watcher, mode Mode) {
 	ws := t.byPath[p]
-	if ws == nil {
-		ws = make(map[Watcher]Mode, 1)
-		t.byPath[p] = ws
-	}
-	old := ws[w]
-	ws[w] = old | mode
+	old := ws.mode(w)
+	ws.set(w, old|mode)
+	t.byPath[p] = ws
 	if old&PersistentRecursive == 0 && mode&PersistentRecursive != 0 {
 		t.recursive++
 	}
 	if old != 0 {
 		return
 	}
-	ps := t.byWatcher[w]
-	if ps == nil {
-		ps = make(map[string]struct{})
+	if ps, ok := t.byWatcher[w]; ok {
+		ps.add(p)
 		t.byWatcher[w] = ps
+	} else {
+		t.byWatcher[w] = pathSet{one: p}
 	}
-	ps[p] = struct{}{}
 }
 
 // clear removes the modes in mask from w's modes on p, the registration
 // with the last of them, and reports whether w held any of them.
 func (t *table) clear(p string, w Watcher, mask Mode) bool {
 	ws := t.byPath[p]
-	old, ok := ws[w]
-	if !ok || old&mask == 0 {
+	old := ws.mode(w)
+	if old&mask == 0 {
 		return false
 	}
 	if old&mask&PersistentRecursive != 0 {
 		t.recursive--
 	}
 	if left := old &^ mask; left != 0 {
-		ws[w] = left
+		ws.set(w, left)
+		t.byPath[p] = ws
 		return true
 	}
-	delete(ws, w)
-	if len(ws) == 0 {
+	if ws.remove(w) {
 		delete(t.byPath, p)
+	} else {
+		t.byPath[p] = ws
 	}
-	if ps := t.byWatcher[w]; ps != nil {
-		delete(ps, p)
-		if len(ps) == 0 {
+	if ps, ok := t.byWatcher[w]; ok {
+		if ps.remove(p) {
 			delete(t.byWatcher, w)
+		} else {
+			t.byWatcher[w] = ps
 		}
 	}
 	return true
 }
 
+// drop removes every registration of w.
+func (t *table) drop(w Watcher) {
+	ps, ok := t.byWatcher[w]
+	if !ok {
+		return
+	}
+	delete(t.byWatcher, w)
+	for p := range ps.all() {
+		ws := t.byPath[p]
+		if ws.mode(w)&PersistentRecursive != 0 {
+			t.recursive--
+		}
+		if ws.remove(w) {
+			delete(t.byPath, p)
+		} else {
+			t.byPath[p] = ws
+		}
+	}
+}
+
+// paths returns how many paths w holds a registration on.
+func (t *table) paths(w Watcher) int {
+	if ps, ok := t.byWatcher[w]; ok {
+		return ps.len()
+	}
+	return 0
+}
+
+// watcherSet is the set of watchers holding registrations on one path in
+// one table, each with its modes (never 0). Many paths have one watcher,
+// and a map for it was most of the memory of such a watch, so one
+// watcher is kept inline and a map made for the second. The zero value
+// is the empty set; a set that shrank to one watcher keeps its map. It
+// is a value in the table's map, so a change is stored back.
+type watcherSet struct {
+	one     Watcher          // the only watcher, or nil, when many is nil
+	oneMode Mode             // one's modes
+	many    map[Watcher]Mode // the watchers of a set that had two or more
+}
+
+// mode returns w's modes in the set, 0 if w is not in it.
+func (s *watcherSet) mode(w Watcher) Mode {
+	if s.many != nil {
+		return s.many[w]
+	}
+	if s.one != nil && s.one == w {
+		return s.oneMode
+	}
+	return 0
+}
+
+// set makes mode (not 0) w's modes, adding w if it is not in the set.
+func (s *watcherSet) set(w Watcher, mode Mode) {
+	switch {
+	case s.many != nil:
+		s.many[w] = mode
+	case s.one == nil || s.one == w:
+		s.one, s.oneMode = w, mode
+	default:
+		s.many = map[Watcher]Mode{s.one: s.oneMode, w: mode}
+		s.one, s.oneMode = nil, 0
+	}
+}
+
+// remove removes w from the set and reports whether the set is empty.
+func (s *watcherSet) remove(w Watcher) (empty bool) {
+	if s.many != nil {
+		delete(s.many, w)
+		return len(s.many) == 0
+	}
+	if s.one != nil && s.one == w {
+		s.one, s.oneMode = nil, 0
+	}
+	return s.one == nil
+}
+
+func (s *watcherSet) len() int {
+	if s.many != nil {
+		return len(s.many)
+	}
+	if s.one != nil {
+		return 1
+	}
+	return 0
+}
+
+// all yields the set's watchers with their modes. The set's watchers may
+// be removed (through the table) while it does, as in a range over a map;
+// none may be added.
+func (s watcherSet) all() iter.Seq2[Watcher, Mode] {
+	return func(yield func(Watcher, Mode) bool) {
+		if s.many == nil {
+			if s.one != nil {
+				yield(s.one, s.oneMode)
+			}
+			return
+		}
+		for w, mode := range s.many {
+			if !yield(w, mode) {
+				return
+			}
+		}
+	}
+}
+
+// smallPaths is the most paths a pathSet keeps in a slice; past it, the
+// set is a map, and a map that shrinks to smallPaths/2 is a slice again.
+const smallPaths = 8
+
+// pathSet is the set of paths one watcher holds registrations on in one
+// table. Most watchers (connections) watch one path or a few, and a map
+// per watcher was most of the memory of such a watch, so a set of one
+// path is the string alone, a set of up to smallPaths paths a slice and
+// only a bigger set a map. A pathSet is never empty: the table deletes a
+// watcher's entry with its last path and makes the entry with the first
+// (pathSet{one: p}). It is a value in the table's map, so a change is
+// stored back.
+type pathSet struct {
+	one  string     // the only path, when more is nil
+	more *morePaths // the paths of a set of two or more
+}
+
+type morePaths struct {
+	few  []string            // the paths (2 to smallPaths of them), when many is nil
+	many map[string]struct{} // the paths of a bigger set
+}
+
+func (s *pathSet) len() int {
+	switch {
+	case s.more == nil:
+		return 1
+	case s.more.many != nil:
+		return len(s.more.many)
+	default:
+		return len(s.more.few)
+	}
+}
+
+// add adds p to the set.
+func (s *pathSet) add(p string) {
+	switch {
+	case s.more == nil:
+		if p != s.one {
+			s.more = &morePaths{few: []string{s.one, p}}
+			s.one = ""
+		}
+	case s.more.many != nil:
+		s.more.many[p] = struct{}{}
+	default:
+		for _, q := range s.more.few {
+			if q == p {
+				return
+			}
+		}
+		if len(s.more.few) < smallPaths {
+			s.more.few = append(s.more.few, p)
+			return
+		}
+		many := make(map[string]struct{}, 2*smallPaths)
+		for _, q := range s.more.few {
+			many[q] = struct{}{}
+		}
+		many[p] = struct{}{}
+		s.more.few, s.more.many = nil, many
+	}
+}
+
+// remove removes p from the set and reports whether that left it empty
+// (the set is then not to be used).
+func (s *pathSet) remove(p string) (empty bool) {
+	switch {
+	case s.more == nil:
+		return p == s.one
+	case s.more.many != nil:
+		delete(s.more.many, p)
+		if len(s.more.many) > smallPaths/2 {
+			return false
+		}
+		few := make([]string, 0, smallPaths)
+		for q := range s.more.many {
+			few = append(few, q)
+		}
+		s.more.few, s.more.many = few, nil
+	default:
+		few := s.more.few
+		for i, q := range few {
+			if q == p {
+				last := len(few) - 1
+				few[i] = few[last]
+				few[last] = "" // let the string go
+				s.more.few = few[:last]
+				break
+			}
+		}
+	}
+	if len(s.more.few) == 1 {
+		s.one, s.more = s.more.few[0], nil
+	}
+	return false
+}
+
+// all yields the set's paths. The set must not change while it does.
+func (s pathSet) all() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		switch {
+		case s.more == nil:
+			yield(s.one)
+		case s.more.many != nil:
+			for p := range s.more.many {
+				if !yield(p) {
+					return
+				}
+			}
+		default:
+			for _, p := range s.more.few {
+				if !yield(p) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // has reports whether w holds one of the modes in mask on p.
 func (t *table) has(p string, w Watcher, mask Mode) bool {
-	return t.byPath[p][w]&mask != 0
+	ws := t.byPath[p]
+	return ws.mode(w)&mask != 0
 }
 
 func (t *table) count() int {
 	n := 0
 	for _, ws := range t.byPath {
-		n += len(ws)
+		n += ws.len()
 	}
 	return n
 }
@@ -160,7 +385,7 @@ func NewManager() *Manager {
 func (m *Manager) WatchesOf(w Watcher) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.data.byWatcher[w]) + len(m.child.byWatcher[w])
+	return m.data.paths(w) + m.child.paths(w)
 }
 
 // AddData registers a one-shot data/exists watch.
@@ -241,12 +466,8 @@ func (m *Manager) Contains(p string, w Watcher, typ proto.WatcherType) bool {
 func (m *Manager) RemoveWatcher(w Watcher) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for p := range m.data.byWatcher[w] {
-		m.data.clear(p, w, allModes)
-	}
-	for p := range m.child.byWatcher[w] {
-		m.child.clear(p, w, allModes)
-	}
+	m.data.drop(w)
+	m.child.drop(w)
 }
 
 // Trigger delivers the notifications caused by the events of one
@@ -310,7 +531,7 @@ func (m *Manager) collect(t *table, p string, typ proto.EventType, already []Wat
 		}
 		already = append(already, w)
 	}
-	for w, mode := range t.byPath[p] {
+	for w, mode := range t.byPath[p].all() {
 		if typ == proto.EventNodeChildrenChanged && mode == PersistentRecursive {
 			continue // recursive watches fire for no child events
 		}
@@ -335,7 +556,7 @@ func (m *Manager) collect(t *table, p string, typ proto.EventType, already []Wat
 		} else {
 			q = q[:i]
 		}
-		for w, mode := range t.byPath[q] {
+		for w, mode := range t.byPath[q].all() {
 			if mode&PersistentRecursive != 0 {
 				add(w)
 			}
@@ -373,7 +594,7 @@ func (m *Manager) ByPath() map[string][]int64 {
 	defer m.mu.Unlock()
 	out := make(map[string][]int64)
 	for p, ws := range m.data.byPath {
-		for w := range ws {
+		for w := range ws.all() {
 			out[p] = appendUnique(out[p], w.SessionID())
 		}
 	}
@@ -395,7 +616,7 @@ func (m *Manager) BySession() map[int64][]string {
 			s = make(map[string]struct{})
 			set[w.SessionID()] = s
 		}
-		for p := range ps {
+		for p := range ps.all() {
 			s[p] = struct{}{}
 		}
 	}
