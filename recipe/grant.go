@@ -110,7 +110,10 @@ func Hold(ctx context.Context, conn *zk.Conn, path string, czxid int64, opts Hol
 	return hold(ctx, conn, path, czxid, opts.Policy, opts.OnData)
 }
 
-func init() { link.Hold = hold }
+func init() {
+	link.Hold = hold
+	link.HoldWatched = holdWatched
+}
 
 // hold is recipeutil.Hold, which documents it.
 func hold(ctx context.Context, conn *zk.Conn, path string, czxid int64, policy Policy, onData func([]byte)) (*Grant, error) {
@@ -138,6 +141,31 @@ func hold(ctx context.Context, conn *zk.Conn, path string, czxid int64, policy P
 	if policy == Strict && conn.Suspensions() != g.epoch {
 		unsub()
 		return nil, ErrSuspended
+	}
+	if onData != nil && len(data) > 0 {
+		onData(data)
+	}
+	go g.monitor(states, unsub, ev, policy, onData)
+	return g, nil
+}
+
+// holdWatched is hold for a node read earlier with a watch (data, ev):
+// a lock's waiter reads its own node while it waits for its turn, so the
+// grant starts without another round trip once the turn comes. What
+// happened to the node since the read is in ev (the monitor acts on it:
+// a deletion ends the grant, a change of data is read again); the
+// connection's state and suspensions are taken from now, as hold does.
+func holdWatched(ctx context.Context, conn *zk.Conn, path string, czxid int64, policy Policy, onData func([]byte), data []byte, ev <-chan zk.Event) (*Grant, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	g := &Grant{conn: conn, path: path, token: czxid, policy: policy,
+		done: make(chan struct{}), stop: make(chan struct{}), monDone: make(chan struct{})}
+	states, unsub := conn.NotifyState()
+	g.epoch = conn.Suspensions()
+	if end, why := policy.Ends(conn.State()); end {
+		unsub()
+		return nil, why
 	}
 	if onData != nil && len(data) > 0 {
 		onData(data)

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/zkgo/zkgo/recipe"
+	"github.com/zkgo/zkgo/recipe/internal/link"
 	"github.com/zkgo/zkgo/recipe/recipeutil"
 	"github.com/zkgo/zkgo/zk"
 )
@@ -76,7 +77,18 @@ func (in *internals) acquire(ctx context.Context, wait bool) (*recipe.Grant, err
 		}
 		ours := path[len(in.base)+1:]
 		var ok bool
+		var early chan earlyRead
 		if wait {
+			// Our node is read (with the watch the grant keeps) while we
+			// wait: when the turn comes, the grant starts at once, not a
+			// round trip later — that round trip was on every handoff's
+			// path from one holder to the next.
+			early = make(chan earlyRead, 1)
+			go func() {
+				var r earlyRead
+				r.data, _, r.ev, r.err = conn.GetW(ctx, path)
+				early <- r
+			}()
 			err = recipeutil.WaitTurn(ctx, conn, in.base, in.sortNames, ours, in.decide)
 			ok = err == nil
 		} else {
@@ -92,7 +104,21 @@ func (in *internals) acquire(ctx context.Context, wait bool) (*recipe.Grant, err
 					}
 				}
 			}
-			g, herr := recipeutil.Hold(ctx, conn, path, st.Czxid, hold)
+			var g *recipe.Grant
+			var herr error
+			var r earlyRead
+			if early != nil {
+				select {
+				case r = <-early:
+				case <-ctx.Done():
+					r.err = ctx.Err()
+				}
+			}
+			if early != nil && r.err == nil {
+				g, herr = holdWatched(ctx, conn, path, st.Czxid, hold.Policy, hold.OnData, r.data, r.ev)
+			} else {
+				g, herr = recipeutil.Hold(ctx, conn, path, st.Czxid, hold)
+			}
 			if herr == nil {
 				return g, nil
 			}
@@ -111,6 +137,15 @@ func (in *internals) acquire(ctx context.Context, wait bool) (*recipe.Grant, err
 		return nil, err
 	}
 }
+
+// earlyRead is our node as read, with a watch, while waiting for the turn.
+type earlyRead struct {
+	data []byte
+	ev   <-chan zk.Event
+	err  error
+}
+
+var holdWatched = link.HoldWatched.(func(context.Context, *zk.Conn, string, int64, recipe.Policy, func([]byte), []byte, <-chan zk.Event) (*recipe.Grant, error))
 
 // release gives the grant back and deletes its node.
 func (in *internals) release(ctx context.Context, g *recipe.Grant) error {

@@ -10,3 +10,12 @@ package link
 //	func(ctx context.Context, conn *zk.Conn, path string, czxid int64,
 //		policy recipe.Policy, onData func([]byte)) (*recipe.Grant, error)
 var Hold any
+
+// HoldWatched is recipe's holdWatched: Hold for a node its caller already
+// read with a watch (data, and the watch's channel ev), so that taking
+// the grant costs no round trip. Its dynamic type is
+//
+//	func(ctx context.Context, conn *zk.Conn, path string, czxid int64,
+//		policy recipe.Policy, onData func([]byte), data []byte,
+//		ev <-chan zk.Event) (*recipe.Grant, error)
+var HoldWatched any
