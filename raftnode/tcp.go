@@ -579,15 +579,38 @@ func (t *TCPTransport) checkGone(p *tcpPeer) {
 	if !ok || p.ctx.Err() != nil {
 		return
 	}
-	c, err := t.dial(p)
-	if err == nil {
-		c.Close()
-		return
-	}
-	if errors.Is(err, syscall.ECONNREFUSED) && p.ctx.Err() == nil {
-		pd.PeerDown(p.id)
+	// A process being killed closes its connections and its listener
+	// one after the other: a dial in between is taken into the dying
+	// listener's backlog and then reset. So a dial that fails otherwise
+	// than refused is tried again, a few times, shortly after.
+	for attempt := 0; attempt < goneProbes; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-time.After(goneProbeGap):
+			case <-p.ctx.Done():
+				return
+			}
+		}
+		c, err := t.dial(p)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			if p.ctx.Err() == nil {
+				pd.PeerDown(p.id)
+			}
+			return
+		}
 	}
 }
+
+// How often, and how far apart, checkGone dials a peer whose connection
+// ended before it gives up deciding (the election timeout then decides).
+const (
+	goneProbes   = 5
+	goneProbeGap = 20 * time.Millisecond
+)
 
 // dial connects to p and performs the handshake.
 func (t *TCPTransport) dial(p *tcpPeer) (net.Conn, error) {
