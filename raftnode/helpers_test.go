@@ -479,3 +479,27 @@ func (c *testCluster) waitKeys(keys []string, on ...uint64) {
 		return true
 	})
 }
+
+// tickAll ticks the members' manual clocks (Config.Ticks) round-robin
+// until the returned function is called, which returns once the ticking
+// has stopped.
+func tickAll(ticks map[uint64]chan struct{}, ids ...uint64) (stop func()) {
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			for _, id := range ids {
+				select {
+				case ticks[id] <- struct{}{}:
+				case <-quit:
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}

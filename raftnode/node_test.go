@@ -541,24 +541,10 @@ func TestManualClock(t *testing.T) {
 	}) {
 		t.Fatal("a leader was elected without ticks")
 	}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			for _, id := range []uint64{1, 2, 3} {
-				select {
-				case ticks[id] <- struct{}{}:
-				case <-stop:
-					return
-				}
-			}
-		}
-	}()
+	stop := tickAll(ticks, 1, 2, 3)
 	lead := c.waitLeader()
 	c.propose(lead, "ticked")
-	close(stop)
-	<-done
+	stop()
 }
 
 // A snapshot is due once the entries applied since the last one hold

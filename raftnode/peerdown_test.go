@@ -16,23 +16,9 @@ func TestLeaderGoneElectsWithoutTimeout(t *testing.T) {
 	}
 	c.mod = func(cfg *Config) { cfg.Ticks = ticks[cfg.ID] }
 	c.startAll()
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			for _, id := range []uint64{1, 2, 3} {
-				select {
-				case ticks[id] <- struct{}{}:
-				case <-stop:
-					return
-				}
-			}
-		}
-	}()
+	stop := tickAll(ticks, 1, 2, 3)
 	c.waitLeader()
-	close(stop)
-	<-done
+	stop()
 	// The clocks stopped: once all three name the same leader, no
 	// election is under way, and none can start.
 	var first uint64

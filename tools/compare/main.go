@@ -203,81 +203,51 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if *storm > 0 {
-		root, err := os.MkdirTemp("", "zkgo-storm-")
+	// A mode in place of the workloads: its own temporary directory, the
+	// zkgo binary built there unless -zkgo names one, then run.
+	mode := func(name string, run func(bin, root string) error) {
+		root, err := os.MkdirTemp("", "zkgo-"+name+"-")
 		if err == nil {
-			defer os.RemoveAll(root)
 			bin := *zkgoBin
 			if bin == "" {
 				bin, err = buildZkgo(root)
 			}
 			if err == nil {
-				err = runStorm(ctx, options{repeats: *repeats, clusterHeap: *clusterHeap}, bin, root, *storm)
+				err = run(bin, root)
 			}
+			os.RemoveAll(root)
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "compare:", err)
 			os.Exit(1)
 		}
-		return
 	}
-	if *wide > 0 {
-		root, err := os.MkdirTemp("", "zkgo-wide-")
-		if err == nil {
-			defer os.RemoveAll(root)
-			bin := *zkgoBin
-			if bin == "" {
-				bin, err = buildZkgo(root)
-			}
-			if err == nil {
-				err = runWide(ctx, options{repeats: *repeats, heap: *heap}, bin, root, *wide)
-			}
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "compare:", err)
-			os.Exit(1)
-		}
+	switch {
+	case *storm > 0:
+		mode("storm", func(bin, root string) error {
+			return runStorm(ctx, options{repeats: *repeats, clusterHeap: *clusterHeap}, bin, root, *storm)
+		})
 		return
-	}
-	if *fanoutN != "" {
+	case *wide > 0:
+		mode("wide", func(bin, root string) error {
+			return runWide(ctx, options{repeats: *repeats, heap: *heap}, bin, root, *wide)
+		})
+		return
+	case *fanoutN != "":
 		counts, err := parseCounts(*fanoutN)
-		root := ""
-		if err == nil {
-			root, err = os.MkdirTemp("", "zkgo-fanout-")
-		}
-		if err == nil {
-			defer os.RemoveAll(root)
-			bin := *zkgoBin
-			if bin == "" {
-				bin, err = buildZkgo(root)
-			}
-			if err == nil {
-				err = runFanout(ctx, options{repeats: *repeats, heap: *heap, raw: *raw}, bin, root, counts)
-			}
-		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "compare:", err)
 			os.Exit(1)
 		}
+		mode("fanout", func(bin, root string) error {
+			return runFanout(ctx, options{repeats: *repeats, heap: *heap, raw: *raw}, bin, root, counts)
+		})
 		return
-	}
-	if *hostile > 0 {
-		root, err := os.MkdirTemp("", "zkgo-hostile-")
-		if err == nil {
-			defer os.RemoveAll(root)
-			bin := *zkgoBin
-			if bin == "" {
-				bin, err = buildZkgo(root)
-			}
-			if err == nil {
-				n := *hostile
-				err = runHostile(ctx, options{heap: *heap}, bin, root, hostileMix{silent: n * 2 / 5, announcers: n * 2 / 5, slowReaders: n - 2*(n*2/5), reads: 16})
-			}
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "compare:", err)
-			os.Exit(1)
-		}
+	case *hostile > 0:
+		n := *hostile
+		mode("hostile", func(bin, root string) error {
+			return runHostile(ctx, options{heap: *heap}, bin, root, hostileMix{silent: n * 2 / 5, announcers: n * 2 / 5, slowReaders: n - 2*(n*2/5), reads: 16})
+		})
 		return
 	}
 	o := options{*zkgoBin, *duration, *warmup, *repeats, *znodes, *loadTimeout, *heap, *only, *out, *raw, *tmp,
