@@ -88,6 +88,11 @@ func (c *conn) start() {
 func (c *conn) close(why closeReason) {
 	c.closeOnce.Do(func() {
 		close(c.done)
+		// Counted before the sockets close: whoever sees the close may
+		// read the stats at once.
+		if why == closeHealed || why == closeResetConns {
+			c.dirs[0].stats.resets.Add(1)
+		}
 		rst := why == closePeerReset || why == closeHealed || why == closeResetConns
 		for _, s := range [2]net.Conn{c.a, c.b} {
 			if s == nil {
@@ -99,9 +104,6 @@ func (c *conn) close(why closeReason) {
 			s.Close()
 		}
 		c.n.unregister(c)
-		if why == closeHealed || why == closeResetConns {
-			c.dirs[0].stats.resets.Add(1)
-		}
 		c.n.log.Debug("faultnet: connection closed", "link", c.link.String(), "conn", c.seq, "why", why.String())
 	})
 }
