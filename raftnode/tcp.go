@@ -771,16 +771,20 @@ func (t *TCPTransport) readLoop(raw net.Conn) {
 	log = log.With("peer", from)
 	br := bufio.NewReaderSize(c, 64<<10)
 	var buf []byte
+	got := false // a message arrived on this connection
 	for {
 		frame, err := readFrame(br, buf, t.cfg.MaxFrameBytes)
 		if err != nil {
 			if t.ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				log.Info("raftnode: inbound connection closed", "err", err)
 			}
-			if t.ctx.Err() == nil && !errors.Is(err, errFrameTooLarge) {
+			if got && t.ctx.Err() == nil && !errors.Is(err, errFrameTooLarge) {
 				// The peer closed it (or its process died): the leader's
 				// heartbeats come this way, so this is where a follower
-				// first sees its leader gone.
+				// first sees its leader gone. Only a connection that
+				// carried messages counts: checkGone's own dials carry
+				// none, and two members must not answer each other's
+				// probes with probes.
 				t.mu.Lock()
 				p := t.peers[from]
 				t.mu.Unlock()
@@ -804,6 +808,7 @@ func (t *TCPTransport) readLoop(raw net.Conn) {
 		} else {
 			buf = nil
 		}
+		got = true
 		if err := t.h.Process(t.ctx, m); err != nil && t.ctx.Err() != nil {
 			return
 		}
