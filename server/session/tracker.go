@@ -102,6 +102,7 @@ type Live struct {
 	timeout   atomic.Int64 // nanoseconds
 	deadline  atomic.Int64 // unix nanos
 	closingAt atomic.Int64 // when a closeSession was last proposed (unix nanos); 0: never
+	forced    atomic.Bool  // Expire was called: closed whatever its deadline and whoever leads
 	dirty     atomic.Bool  // touched by a local client since the last touch batch
 	conns     connClaims   // guarded by Tracker.mu
 	claims    uint64       // claims made here (claim); guarded by Tracker.mu
@@ -242,6 +243,7 @@ func (t *Tracker) Run(done <-chan struct{}) {
 		if t.Housekeeping != nil {
 			t.Housekeeping()
 		}
+		t.expireForced(now)
 		if !t.isLeader() {
 			continue // only the leader expires sessions
 		}
@@ -275,6 +277,31 @@ func (t *Tracker) expireDue(now int64) {
 	}
 }
 
+// expireForced proposes again closing each session Expire was called
+// for, every forcedRetry until it is closed, on whichever member it was
+// called (a follower too: its proposal is forwarded). Expire's one
+// proposal could be lost — a leader change, or a member that did not
+// lead yet — and the client keeps such a session's deadline fresh, so
+// expireDue would never close it.
+func (t *Tracker) expireForced(now int64) {
+	var forced []*Live
+	t.mu.Lock()
+	for _, ls := range t.live {
+		if ls.forced.Load() {
+			forced = append(forced, ls)
+		}
+	}
+	t.mu.Unlock()
+	for _, ls := range forced {
+		if at := ls.closingAt.Load(); at == 0 || now-at >= int64(forcedRetry) {
+			t.expireOne(ls, at, now)
+		}
+	}
+}
+
+// forcedRetry is how often expireForced proposes closing a session again.
+var forcedRetry = time.Second
+
 // expireOne proposes closing ls, unless another caller did since
 // closingAt was seen.
 func (t *Tracker) expireOne(ls *Live, seen, now int64) {
@@ -298,12 +325,16 @@ func (t *Tracker) closeRetry(ls *Live) time.Duration {
 	return max(time.Duration(ls.timeout.Load()), 2*time.Second)
 }
 
-// expire proposes closing the session now (unless one was proposed
-// already and is not overdue).
+// Expire proposes closing the session now (unless one was proposed
+// already and is not overdue), and again every forcedRetry until it is
+// closed (expireForced). It is server.ExpireSession, for tests.
 func (t *Tracker) Expire(id int64) {
 	t.mu.Lock()
 	ls := t.live[id]
 	t.mu.Unlock()
+	if ls != nil {
+		ls.forced.Store(true)
+	}
 	if ls == nil {
 		t.Expirations.Add(1)
 		t.proposeClose(id)

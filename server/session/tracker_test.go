@@ -4,8 +4,12 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/zkgo/zkgo/proto"
+	"github.com/zkgo/zkgo/tree"
 )
 
 // A closeSession proposal can be lost (the leader changed before it
@@ -92,3 +96,58 @@ type fakeSessionConn struct{}
 func (*fakeSessionConn) Close(string)   {}
 func (*fakeSessionConn) SessionClosed() {}
 func (*fakeSessionConn) SessionMoved()  {}
+
+// A session expired by Expire (server.ExpireSession, which tests use to
+// force an expiry) is closed even if that one proposal is lost while its
+// client keeps pinging: the tracker proposes again every forcedRetry, on
+// a follower too, until the session is closed.
+func TestForcedExpiryRetriesLostCloseSession(t *testing.T) {
+	old := forcedRetry
+	forcedRetry = 20 * time.Millisecond
+	t.Cleanup(func() { forcedRetry = old })
+	var leader atomic.Bool // a follower: expireDue does not run
+	tr := New(slog.New(slog.NewTextHandler(io.Discard, nil)), 20*time.Millisecond, 1, func(int64) {}, leader.Load)
+	proposed := make(chan int64, 100)
+	tr.proposeClose = func(id int64) { proposed <- id } // lost until applied below
+	const id = 0x45
+	tr.Track(id, time.Hour, nil) // a client that keeps pinging: never due
+	done := make(chan struct{})
+	defer close(done)
+	go tr.Run(done)
+
+	tr.Expire(id)
+	for i := 0; i < 3; i++ { // the first, and two retries
+		if got := recv(t, proposed); got != id {
+			t.Fatalf("proposed closing 0x%x, want 0x%x", got, id)
+		}
+	}
+	// Once the close is applied, the retries stop.
+	tr.Applied(&tree.Txn{Op: proto.OpCloseSession, Session: id}, &tree.Result{})
+	for {
+		select {
+		case <-proposed: // one may have been under way
+			continue
+		case <-time.After(10 * forcedRetry):
+		}
+		break
+	}
+	if tr.live[id] != nil {
+		t.Fatal("the session is still tracked after its close was applied")
+	}
+	select {
+	case <-proposed:
+		t.Fatal("proposed closing a closed session")
+	case <-time.After(5 * forcedRetry):
+	}
+}
+
+func recv(t *testing.T, ch <-chan int64) int64 {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatal("timed out waiting for a closeSession proposal")
+		return 0
+	}
+}
