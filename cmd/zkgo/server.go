@@ -30,9 +30,17 @@ import (
 )
 
 // memoryFloor is the least headroom -memory-ratio leaves over the live
-// heap: a small live heap is then not collected after every few
-// allocations.
+// heap (with -gc-headroom-mb 0): a small live heap is then not collected
+// after every few allocations. Otherwise the floor is -gc-headroom-mb, so
+// that the limit bites only where the ratio gives less headroom than
+// gctune does: above a live heap of headroom/(ratio-1), 256 MB by
+// default.
 const memoryFloor = 32 << 20
+
+// defaultMemoryRatio is -memory-ratio's default: under sustained writes
+// a large tree's process holds about 1.5 times its live heap instead of
+// twice and more (docs/decisions/0010-memory-headroom-and-return.md).
+const defaultMemoryRatio = 1.5
 
 func runServer(args []string) int {
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
@@ -42,7 +50,7 @@ func runServer(args []string) int {
 	logFormat := fs.String("log-format", "text", "log line format: text (key=value) or json (one JSON object per line, for log shippers)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the whole run to `file`, finished at shutdown")
 	javaEnv := fs.String("java-env", "", "shell `file` setting SERVER_JVMFLAGS/JVMFLAGS, read without running a shell (simple assignments); default: zookeeper-env.sh and java.env in $ZOOCFGDIR, or else next to zoo.cfg; \"off\": none (zkServer.sh has sourced them)")
-	memRatio := fs.Float64("memory-ratio", 0, "keep the Go runtime's soft memory limit at this `multiple` of the live heap (plus the runtime's memory outside the heap, and at least 32 MB over the live heap), set again after every garbage collection: under steady writes the process then holds about that multiple instead of twice the live heap and more, for more collector CPU (docs/BENCHMARKS.md); 0: no limit; ignored when GOMEMLIMIT is set")
+	memRatio := fs.Float64("memory-ratio", defaultMemoryRatio, "keep the Go runtime's soft memory limit at this `multiple` of the live heap (plus the runtime's memory outside the heap, and at least -gc-headroom-mb, or 32 MB, over the live heap), set again after every garbage collection: under steady writes a large tree's process then holds about that multiple instead of twice the live heap and more, for more collector CPU (docs/BENCHMARKS.md); 0: no limit; ignored when GOMEMLIMIT is set")
 	gcHeadroom := fs.Int("gc-headroom-mb", 128, "let the heap grow this many `MB` beyond the live heap between garbage collections (raises GOGC while the tree is small; 0: Go's default; ignored when GOGC is set)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: zkgo server [flags] [zoo.cfg]
@@ -276,7 +284,7 @@ Flags:
 		defer gctune.Start(uint64(*gcHeadroom) << 20).Stop()
 	}
 	if *memRatio > 0 && os.Getenv("GOMEMLIMIT") == "" {
-		defer memlimit.Start(*memRatio, memoryFloor).Stop()
+		defer memlimit.Start(*memRatio, max(memoryFloor, uint64(max(*gcHeadroom, 0))<<20)).Stop()
 	}
 	// Install the handler before announcing the address, so a signal sent
 	// as soon as the server is up is handled.
