@@ -32,7 +32,7 @@ var clusterIDs = []string{"get-10k", "set", "create", "mixed-10", "lock-16", "lo
 type ensemble struct {
 	name    string // "zookeeper" or "zkgo"
 	dir     string
-	members []*server
+	members // the processes, in server id order
 	version string
 }
 
@@ -285,8 +285,13 @@ func deltas(before, after []memberDelta) []memberDelta {
 	return out
 }
 
-func (e *ensemble) alive() error {
-	for _, m := range e.members {
+// members are the processes of a 3-member ensemble (ZooKeeper's, zkgo's
+// or etcd's).
+type members []*server
+
+// alive reports the first member whose process died, with its log's tail.
+func (ms members) alive() error {
+	for _, m := range ms {
 		if !m.alive() {
 			return fmt.Errorf("%s died:\n%s", m.name, m.logTail())
 		}
@@ -295,17 +300,17 @@ func (e *ensemble) alive() error {
 }
 
 // kill stops every member with SIGKILL.
-func (e *ensemble) kill() {
-	for _, m := range e.members {
+func (ms members) kill() {
+	for _, m := range ms {
 		m.kill()
 	}
 }
 
 // stop stops every member gracefully, in parallel (SIGKILL after a minute).
-func (e *ensemble) stop() error {
+func (ms members) stop() error {
 	var wg sync.WaitGroup
-	errs := make([]error, len(e.members))
-	for i, m := range e.members {
+	errs := make([]error, len(ms))
+	for i, m := range ms {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -78,7 +78,7 @@ func etcdSpec(sp spec) bool {
 // etcdCluster is a standalone etcd (one member) or a cluster.
 type etcdCluster struct {
 	dir     string
-	members []*server // port: the client port
+	members // port: the client port
 	version string
 	// settle, if positive, is a pause between the rejoin and the next
 	// Resign in the handover (-etcd-settle, a diagnostic: the waiting
@@ -260,35 +260,6 @@ func (c *etcdCluster) currentLeader(ctx context.Context) (int, error) {
 		clients = append(clients, cl)
 	}
 	return c.leader(ctx, clients)
-}
-
-func (c *etcdCluster) alive() error {
-	for _, m := range c.members {
-		if !m.alive() {
-			return fmt.Errorf("%s died:\n%s", m.name, m.logTail())
-		}
-	}
-	return nil
-}
-
-func (c *etcdCluster) kill() {
-	for _, m := range c.members {
-		m.kill()
-	}
-}
-
-func (c *etcdCluster) stop() error {
-	var wg sync.WaitGroup
-	errs := make([]error, len(c.members))
-	for i, m := range c.members {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = m.stop()
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // warmUp runs the lock with 16 contenders and the handover for 2 s each.

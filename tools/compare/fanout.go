@@ -180,11 +180,7 @@ func runFanout(ctx context.Context, o options, bin, root string, counts []int) e
 	var results []fanoutResult
 	for _, n := range counts {
 		for rep := 0; rep < o.repeats; rep++ {
-			order := []string{"zookeeper", "zkgo"}
-			if rep%2 == 1 {
-				slices.Reverse(order)
-			}
-			for _, name := range order {
+			for _, name := range alternating(rep) {
 				var s *server
 				var err error
 				if name == "zkgo" {

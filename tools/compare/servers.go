@@ -80,6 +80,15 @@ func newServerDir(root, prefix, extra string) (dir string, port int, cfg string,
 	return dir, port, cfg, nil
 }
 
+// alternating is the order of the two servers in repeat rep (from 0):
+// ZooKeeper first in even repeats, zkgo first in odd ones.
+func alternating(rep int) []string {
+	if rep%2 == 1 {
+		return []string{"zkgo", "zookeeper"}
+	}
+	return []string{"zookeeper", "zkgo"}
+}
+
 // newZkgo prepares "zkgo server zoo.cfg" in a fresh directory.
 func newZkgo(binary, root string) (*server, error) {
 	dir, port, cfg, err := newServerDir(root, "zkgo-", "")

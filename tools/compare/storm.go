@@ -47,11 +47,7 @@ type stormResult struct {
 func runStorm(ctx context.Context, o options, bin, root string, sessions int) error {
 	var results []stormResult
 	for rep := 0; rep < o.repeats; rep++ {
-		order := []string{"zookeeper", "zkgo"}
-		if rep%2 == 1 {
-			slices.Reverse(order)
-		}
-		for _, name := range order {
+		for _, name := range alternating(rep) {
 			var e *ensemble
 			var err error
 			if name == "zkgo" {

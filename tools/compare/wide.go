@@ -143,11 +143,7 @@ func runWide(ctx context.Context, o options, bin, root string, n int) error {
 	}
 	var results []wideResult
 	for rep := 0; rep < o.repeats; rep++ {
-		order := []string{"zookeeper", "zkgo"}
-		if rep%2 == 1 {
-			slices.Reverse(order)
-		}
-		for _, name := range order {
+		for _, name := range alternating(rep) {
 			var s *server
 			var err error
 			if name == "zkgo" {
@@ -598,16 +594,7 @@ func wideZkCli(ctx context.Context, addr string, health func() string, label, jv
 		env = append(env, "CLIENT_JVMFLAGS="+jvmFlags)
 	}
 	out, took, err := runTool(ctx, 2*time.Minute, env, cli, "-server", addr, "ls", wideParent)
-	oc.Took = took
-	oc.Listed = bytes.Count(out, []byte("item-"))
-	msg := interesting(out)
-	if err != nil {
-		msg = strings.TrimPrefix(msg+" / exit: "+err.Error(), " / ")
-	}
-	oc.Err = msg
-	oc.SessionKept = "n/a (one-shot process)"
-	oc.Health = health()
-	return oc
+	return oneShot(oc, out, took, err, health)
 }
 
 // wideJava runs zkCli.sh's class, org.apache.zookeeper.ZooKeeperMain, in
@@ -627,16 +614,7 @@ func wideJava(ctx context.Context, addr string, health func() string, label stri
 	}
 	out, took, err := runTool(ctx, 2*time.Minute, nil, java, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", cp,
 		"org.apache.zookeeper.ZooKeeperMain", "-server", addr, "ls", wideParent)
-	oc.Took = took
-	oc.Listed = bytes.Count(out, []byte("item-"))
-	msg := interesting(out)
-	if err != nil {
-		msg = strings.TrimPrefix(msg+" / exit: "+err.Error(), " / ")
-	}
-	oc.Err = msg
-	oc.SessionKept = "n/a (one-shot process)"
-	oc.Health = health()
-	return oc
+	return oneShot(oc, out, took, err, health)
 }
 
 // wideCliMt runs the C client's cli_mt -c "ls /wide".
@@ -648,6 +626,13 @@ func wideCliMt(ctx context.Context, addr string, health func() string, label str
 		return oc
 	}
 	out, took, err := runTool(ctx, 2*time.Minute, nil, cli, "-h", addr, "-c", "ls "+wideParent)
+	return oneShot(oc, out, took, err, health)
+}
+
+// oneShot completes the outcome of a client run as a process of its own
+// (a command-line tool): what it listed, what it said, the server's
+// health after it.
+func oneShot(oc outcome, out []byte, took time.Duration, err error, health func() string) outcome {
 	oc.Took = took
 	oc.Listed = bytes.Count(out, []byte("item-"))
 	msg := interesting(out)
