@@ -15,6 +15,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
+	"slices"
+	"sync"
 	"unsafe"
 )
 
@@ -51,6 +54,57 @@ func (e *Encoder) Len() int { return len(e.buf) }
 
 // Reset empties the encoder, keeping its buffer for reuse.
 func (e *Encoder) Reset(buf []byte) { e.buf = buf[:0] }
+
+// Extend appends n bytes for the caller to fill, and returns them. A
+// buffer that must grow past BigBuffer comes from the pool of large
+// buffers (GetBig).
+func (e *Encoder) Extend(n int) []byte {
+	off := len(e.buf)
+	if need := off + n; need > cap(e.buf) && need >= BigBuffer {
+		b := GetBig(need)
+		e.buf = append(b[:0], e.buf...)
+	}
+	e.buf = slices.Grow(e.buf, n)[:off+n]
+	return e.buf[off:]
+}
+
+// BigBuffer is the size from which Extend takes buffers from the pool of
+// large buffers: a reply listing a wide parent's children (19 MB for
+// 1,000,000 names) then reuses the memory of the previous one instead of
+// allocating anew, and collecting, for every call.
+const BigBuffer = 1 << 20
+
+// bigPools holds large buffers by size class: class i holds buffers of
+// capacity 2^i bytes. A sync.Pool drops what is not reused within two
+// collections, so a burst of large replies leaves nothing behind.
+var bigPools [40]sync.Pool
+
+func bigClass(n int) int { return bits.Len(uint(n - 1)) }
+
+// GetBig returns an empty buffer of capacity at least n (n ≥ BigBuffer),
+// from the pool if it has one of n's size class.
+func GetBig(n int) []byte {
+	c := bigClass(n)
+	if c >= len(bigPools) {
+		return make([]byte, 0, n)
+	}
+	if b, ok := bigPools[c].Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, 1<<c)
+}
+
+// PutBig gives a buffer that the caller no longer uses to the pool of
+// large buffers; buffers under BigBuffer, or of an odd size, are left to
+// the collector.
+func PutBig(b []byte) {
+	c := bigClass(cap(b))
+	if cap(b) < BigBuffer || c >= len(bigPools) || cap(b) != 1<<c {
+		return
+	}
+	b = b[:0]
+	bigPools[c].Put(&b)
+}
 
 // WriteInt appends a 4-byte big-endian integer.
 func (e *Encoder) WriteInt(v int32) { e.buf = binary.BigEndian.AppendUint32(e.buf, uint32(v)) }

@@ -448,3 +448,28 @@ func TestBufferAliasingDecoder(t *testing.T) {
 		t.Error("Reset kept aliasing buffers")
 	}
 }
+
+// Extend past BigBuffer takes a buffer of the pool's size class and
+// keeps what was encoded before; PutBig takes back only the pool's own
+// sizes.
+func TestExtendBig(t *testing.T) {
+	var e Encoder
+	e.WriteInt(7)
+	b := e.Extend(BigBuffer + 10)
+	if len(b) != BigBuffer+10 || e.Len() != 4+BigBuffer+10 {
+		t.Fatalf("extended by %d to %d", len(b), e.Len())
+	}
+	if c := cap(e.Bytes()); c != 2*BigBuffer {
+		t.Fatalf("capacity %d, want the size class %d", c, 2*BigBuffer)
+	}
+	if got := NewDecoder(e.Bytes()).ReadInt(); got != 7 {
+		t.Fatalf("the bytes before the extension: %d", got)
+	}
+	for _, n := range []int{BigBuffer, BigBuffer + 1, 3 << 20} {
+		if g := GetBig(n); len(g) != 0 || cap(g) < n || cap(g)&(cap(g)-1) != 0 {
+			t.Fatalf("GetBig(%d): len %d cap %d", n, len(g), cap(g))
+		}
+	}
+	PutBig(make([]byte, 0, BigBuffer+1)) // not a size class: ignored
+	PutBig(e.Bytes())
+}

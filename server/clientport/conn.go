@@ -486,6 +486,7 @@ func (c *Conn) flushInline() {
 		c.spareIn = buf[:0]
 	} else {
 		c.spareIn = nil
+		jute.PutBig(buf) // written: nothing refers to it any more
 	}
 }
 
@@ -531,6 +532,7 @@ func (c *Conn) writeLoop() {
 			spare = buf[:0]
 		} else {
 			spare = nil
+			jute.PutBig(buf) // written: nothing refers to it any more
 		}
 		if closeAfter {
 			c.outMu.Lock()
