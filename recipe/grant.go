@@ -159,6 +159,28 @@ func holdWatched(ctx context.Context, conn *zk.Conn, path string, czxid int64, p
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// What already happened to the node is known now: the client fires
+	// watches in the order the notifications came, so a deletion that
+	// preceded the one that gave us the turn is in ev already. A grant
+	// is never handed out for a node known gone (turn.WaitTurnMonotone
+	// decides without listing the children again, which would have
+	// missed our node).
+	select {
+	case e, ok := <-ev:
+		switch {
+		case !ok:
+			ev = nil
+		case e.Type == zk.EventNodeDeleted:
+			return nil, ErrNodeDeleted
+		case e.Type == zk.EventNotWatching:
+			return nil, e.Err
+		default:
+			again := make(chan zk.Event, 1)
+			again <- e
+			ev = again
+		}
+	default:
+	}
 	g := &Grant{conn: conn, path: path, token: czxid, policy: policy,
 		done: make(chan struct{}), stop: make(chan struct{}), monDone: make(chan struct{})}
 	states, unsub := conn.NotifyState()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkgo/zkgo/recipe"
 	"github.com/zkgo/zkgo/recipe/internal/link"
+	"github.com/zkgo/zkgo/recipe/internal/turn"
 	"github.com/zkgo/zkgo/recipe/recipeutil"
 	"github.com/zkgo/zkgo/zk"
 )
@@ -89,7 +90,9 @@ func (in *internals) acquire(ctx context.Context, wait bool) (*recipe.Grant, err
 				r.data, _, r.ev, r.err = conn.GetW(ctx, path)
 				early <- r
 			}()
-			err = recipeutil.WaitTurn(ctx, conn, in.base, in.sortNames, ours, in.decide)
+			// Every decide of this package is monotone (FirstN(1), the
+			// read-write lock's).
+			err = turn.WaitTurnMonotone(ctx, conn, in.base, in.sortNames, ours, in.decide)
 			ok = err == nil
 		} else {
 			ok, err = recipeutil.CheckTurn(ctx, conn, in.base, in.sortNames, ours, in.decide)

@@ -131,13 +131,28 @@ func FirstN(n int) Decide {
 // ErrNodeMissing) when our node can no longer get the grant. The caller
 // deletes its node if WaitTurn fails.
 func WaitTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []string, ours string, decide Decide) error {
-	return waitTurn(ctx, conn, base, lockNames, ours, decide, true)
+	return waitTurn(ctx, conn, base, lockNames, ours, decide, true, false)
+}
+
+// WaitTurnMonotone is WaitTurn for a decide that is monotone: a node it
+// gives the grant to in a list still gets it when nodes before it are
+// removed or nodes after it added (FirstN, the read-write lock's). When
+// the node it waits for is deleted, WaitTurnMonotone asks decide about
+// the list it had, without that node, before it lists the children
+// again: the other nodes it listed are gone since or still there, and
+// every node created since sorts after ours (sequence numbers grow), so
+// if that list gives us the grant the real one does too. A lock's next
+// holder — whose predecessor was the holder — so takes the lock as the
+// deletion's event arrives, a getChildren round trip sooner than
+// Curator's, which always lists again.
+func WaitTurnMonotone(ctx context.Context, conn *zk.Conn, base string, lockNames []string, ours string, decide Decide) error {
+	return waitTurn(ctx, conn, base, lockNames, ours, decide, true, true)
 }
 
 // CheckTurn is WaitTurn without waiting: it reports whether ours gets the
 // grant now.
 func CheckTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []string, ours string, decide Decide) (bool, error) {
-	err := waitTurn(ctx, conn, base, lockNames, ours, decide, false)
+	err := waitTurn(ctx, conn, base, lockNames, ours, decide, false, false)
 	if errors.Is(err, errNotYet) {
 		return false, nil
 	}
@@ -146,7 +161,7 @@ func CheckTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []stri
 
 var errNotYet = errors.New("not yet")
 
-func waitTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []string, ours string, decide Decide, wait bool) error {
+func waitTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []string, ours string, decide Decide, wait, monotone bool) error {
 	for {
 		children, _, err := conn.Children(ctx, base)
 		if err != nil {
@@ -177,6 +192,12 @@ func waitTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []strin
 		case e := <-ev:
 			if e.Type == zk.EventNotWatching {
 				return e.Err
+			}
+			if monotone && e.Type == zk.EventNodeDeleted {
+				rest := slices.DeleteFunc(children, func(n string) bool { return n == watch })
+				if ok, _, err := decide(rest, ours); err == nil && ok {
+					return nil
+				}
 			}
 		case <-ctx.Done():
 			return ctx.Err()

@@ -219,6 +219,7 @@ type Net struct {
 
 	notifications atomic.Int64
 	watchReads    atomic.Int64
+	childrenReads atomic.Int64
 }
 
 // Dialer returns the option that makes a Conn dial through n.
@@ -277,6 +278,10 @@ func (n *Net) Notifications() int64 { return n.notifications.Load() }
 // registered those watches.
 func (n *Net) WatchReads() int64 { return n.watchReads.Load() }
 
+// ChildrenReads returns how many getChildren requests (with or without a
+// watch) the connections have sent.
+func (n *Net) ChildrenReads() int64 { return n.childrenReads.Load() }
+
 // netConn parses the frames it reads to count notifications, and the
 // frames it writes to count watch-setting reads.
 type netConn struct {
@@ -322,6 +327,12 @@ func (c *netConn) scanWrite(p []byte) {
 			return
 		}
 		body := c.wbuf[4 : 4+size]
+		if c.wfirst && len(body) > 8 {
+			switch proto.OpCode(int32(binary.BigEndian.Uint32(body[4:8]))) {
+			case proto.OpGetChildren, proto.OpGetChildren2:
+				c.n.childrenReads.Add(1)
+			}
+		}
 		if !c.wfirst {
 			c.wfirst = true
 		} else if len(body) > 8 && body[len(body)-1] == 1 {
