@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/zkgo/zkgo/tests/framework/recipetest"
+	"github.com/zkgo/zkgo/zk"
 )
 
 // The holder's successor takes the lock when the holder's node is
@@ -15,15 +16,7 @@ func TestNextHolderDoesNotListAgain(t *testing.T) {
 		ctx := recipetest.Ctx(t)
 		path := e.Root + "/next"
 		obs := e.Connect(t)
-		a := NewMutex(e.Connect(t), path)
-		if _, err := a.Lock(ctx); err != nil {
-			t.Fatal(err)
-		}
-		nw := &recipetest.Net{}
-		c := e.Connect(t, nw.Dialer())
-		b := NewMutex(c, path)
-		got := make(chan error, 1)
-		go func() { _, err := b.Lock(ctx); got <- err }()
+		a, b, c, nw, got := queueOfTwo(t, e, path)
 		waitQueue(t, obs, path, 2)
 		waitWatchSet(t, c, nw)
 		lists := nw.ChildrenReads()
@@ -50,15 +43,7 @@ func TestWaiterWithDeletedNodeStartsOver(t *testing.T) {
 		ctx := recipetest.Ctx(t)
 		path := e.Root + "/deleted"
 		obs := e.Connect(t)
-		a := NewMutex(e.Connect(t), path)
-		if _, err := a.Lock(ctx); err != nil {
-			t.Fatal(err)
-		}
-		nw := &recipetest.Net{}
-		c := e.Connect(t, nw.Dialer())
-		b := NewMutex(c, path)
-		got := make(chan error, 1)
-		go func() { _, err := b.Lock(ctx); got <- err }()
+		a, b, c, nw, got := queueOfTwo(t, e, path)
 		waitQueue(t, obs, path, 2)
 		// Both of b's watches (its own node, read while it waits, and
 		// the holder's) are set.
@@ -97,4 +82,21 @@ func TestWaiterWithDeletedNodeStartsOver(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// queueOfTwo starts a holder and a waiter on path; the waiter's Lock
+// reports on got once it returns. nw counts the waiter's traffic.
+func queueOfTwo(t *testing.T, e *env, path string) (a, b *Mutex, c *zk.Conn, nw *recipetest.Net, got chan error) {
+	t.Helper()
+	ctx := recipetest.Ctx(t)
+	a = NewMutex(e.Connect(t), path)
+	if _, err := a.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	nw = &recipetest.Net{}
+	c = e.Connect(t, nw.Dialer())
+	b = NewMutex(c, path)
+	got = make(chan error, 1)
+	go func() { _, err := b.Lock(ctx); got <- err }()
+	return a, b, c, nw, got
 }
