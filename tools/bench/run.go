@@ -334,25 +334,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	repDone := make(chan struct{})
 	go e.report(stopRep, repDone)
 
-	var runErr error
-	finished := false
-	wait := func(d time.Duration) {
-		if finished || d <= 0 {
-			return
-		}
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case runErr = <-done:
-			finished = true
-		case <-t.C:
-		case <-ctx.Done():
-		}
-	}
-	wait(cfg.Warmup)
-	e.st.begin()
-	wait(cfg.Duration)
-	e.st.stop()
+	finished, runErr := Phases(ctx, done, cfg.Warmup, cfg.Duration, e.st.begin, e.st.stop)
 	cancel()
 	close(stopRep)
 	<-repDone
@@ -699,4 +681,29 @@ func check(code proto.ErrCode, err error) error {
 		return codeError(code)
 	}
 	return nil
+}
+
+// Phases waits out a run's warm-up and then its measured window, calling
+// begin when the warm-up ends and stop when the window does. If the run
+// reports on done before that (an error, or its end), Phases returns it
+// as err with finished true; it also returns once ctx is done.
+func Phases(ctx context.Context, done <-chan error, warmup, window time.Duration, begin, stop func()) (finished bool, err error) {
+	wait := func(d time.Duration) {
+		if finished || d <= 0 {
+			return
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case err = <-done:
+			finished = true
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	wait(warmup)
+	begin()
+	wait(window)
+	stop()
+	return finished, err
 }

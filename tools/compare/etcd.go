@@ -384,25 +384,7 @@ func (c *etcdCluster) run(ctx context.Context, cfg bench.Config) (*bench.Result,
 			done <- etcdLock(runCtx, conns, prefix, w)
 		}
 	}()
-	var runErr error
-	finished := false
-	wait := func(d time.Duration) {
-		if finished || d <= 0 {
-			return
-		}
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case runErr = <-done:
-			finished = true
-		case <-t.C:
-		case <-ctx.Done():
-		}
-	}
-	wait(cfg.Warmup)
-	w.begin()
-	wait(cfg.Duration)
-	w.stop()
+	finished, runErr := bench.Phases(ctx, done, cfg.Warmup, cfg.Duration, w.begin, w.stop)
 	cancel()
 	if !finished {
 		select {
