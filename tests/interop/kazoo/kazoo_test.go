@@ -114,7 +114,14 @@ print("PASS")
 // zkgo ensemble and removes it; a stale from_config is BadVersionError.
 func TestKazooReconfig(t *testing.T) {
 	py := python(t)
-	e := zktest.StartEnsemble(t, 4, 3, func(o *server.Options) { o.ReconfigEnabled, o.SkipACL = true, true })
+	// The script's session asks for 10 s; the default bound (20 ticks of
+	// 100 ms) would make it 2 s, and kazoo drops a connection that is
+	// silent for a third of that after its ping: a reconfig in flight on
+	// the connection (its ping is answered after it, in order, as on
+	// ZooKeeper) took that long once under CI's load.
+	e := zktest.StartEnsemble(t, 4, 3, func(o *server.Options) {
+		o.ReconfigEnabled, o.SkipACL, o.MaxSessionTimeout = true, true, 20*time.Second
+	})
 	e.Start(3, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
