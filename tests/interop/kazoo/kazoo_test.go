@@ -76,7 +76,7 @@ func TestKazooOverTLS(t *testing.T) {
 const reconfigScript = `
 import sys, time
 from kazoo.client import KazooClient
-from kazoo.exceptions import NewConfigNoQuorumError, BadVersionError, ReconfigInProcessError
+from kazoo.exceptions import NewConfigNoQuorumError, BadVersionError, ReconfigInProcessError, ConnectionLoss
 hosts, line4, members = sys.argv[1], sys.argv[2], sys.argv[3]
 zk = KazooClient(hosts=hosts, timeout=10)
 zk.start(timeout=20)
@@ -97,6 +97,7 @@ while True:
 if b"server.4=" not in data:
     raise SystemExit("FAIL added: %r" % data)
 while True:
+    t0 = time.time()
     try:
         data, _ = zk.reconfig(joining=None, leaving="4", new_members=None)
         break
@@ -104,6 +105,21 @@ while True:
         if time.time() > deadline:
             raise
         time.sleep(0.05)
+    except ConnectionLoss:
+        # The outcome is unknown (a connection lost while the reconfig was
+        # in flight: kazoo drops a connection whose ping goes unanswered,
+        # and the ping is answered after the reconfig, in order). Look.
+        print("leave: connection lost after %.2f s" % (time.time() - t0))
+        data = None
+        while data is None:
+            try:
+                data, _ = zk.get("/zookeeper/config")
+            except ConnectionLoss:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.05)
+        if b"server.4=" not in data:
+            break
 if b"server.4=" in data:
     raise SystemExit("FAIL removed: %r" % data)
 zk.stop()
@@ -133,4 +149,5 @@ func TestKazooReconfig(t *testing.T) {
 	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "PASS") {
 		t.Fatalf("kazoo reconfig: %v\n%s", err, out)
 	}
+	t.Logf("kazoo reconfig:\n%s", out)
 }
