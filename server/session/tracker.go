@@ -35,8 +35,12 @@ type Tracker struct {
 	// tests replace it).
 	proposeClose func(id int64)
 
-	mu   sync.Mutex // guards live and every Live's conns
+	mu   sync.Mutex // guards live, forced and every Live's conns
 	live map[int64]*Live
+	// forced: the sessions Expire was called for, closed whatever their
+	// deadline and whoever leads (expireForced); an entry goes once its
+	// session is no longer live.
+	forced map[int64]*Live
 }
 
 // Conn is a connection serving a session (a Conn).
@@ -102,7 +106,6 @@ type Live struct {
 	timeout   atomic.Int64 // nanoseconds
 	deadline  atomic.Int64 // unix nanos
 	closingAt atomic.Int64 // when a closeSession was last proposed (unix nanos); 0: never
-	forced    atomic.Bool  // Expire was called: closed whatever its deadline and whoever leads
 	dirty     atomic.Bool  // touched by a local client since the last touch batch
 	conns     connClaims   // guarded by Tracker.mu
 	claims    uint64       // claims made here (claim); guarded by Tracker.mu
@@ -286,10 +289,12 @@ func (t *Tracker) expireDue(now int64) {
 func (t *Tracker) expireForced(now int64) {
 	var forced []*Live
 	t.mu.Lock()
-	for _, ls := range t.live {
-		if ls.forced.Load() {
-			forced = append(forced, ls)
+	for id, ls := range t.forced {
+		if t.live[id] != ls {
+			delete(t.forced, id) // closed
+			continue
 		}
+		forced = append(forced, ls)
 	}
 	t.mu.Unlock()
 	for _, ls := range forced {
@@ -331,10 +336,13 @@ func (t *Tracker) closeRetry(ls *Live) time.Duration {
 func (t *Tracker) Expire(id int64) {
 	t.mu.Lock()
 	ls := t.live[id]
-	t.mu.Unlock()
 	if ls != nil {
-		ls.forced.Store(true)
+		if t.forced == nil {
+			t.forced = make(map[int64]*Live)
+		}
+		t.forced[id] = ls
 	}
+	t.mu.Unlock()
 	if ls == nil {
 		t.Expirations.Add(1)
 		t.proposeClose(id)
