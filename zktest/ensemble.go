@@ -2,7 +2,6 @@ package zktest
 
 import (
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"strings"
@@ -86,7 +85,7 @@ func (e *Ensemble) Start(i, known int) {
 		ServerID: int64(i + 1), Peers: peers, PeerListener: e.lns[i], ConfigText: config.ServersText(servers, e.Config.Version),
 		FourLetterWords: []string{"*"},
 		IdleAfter:       2 * time.Millisecond, // as zktest.New
-		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:          slog.New(slog.NewTextHandler(logOutput(), nil)).With("member", i+1),
 	}
 	for _, fn := range e.opts {
 		fn(&o)
