@@ -2,10 +2,15 @@ package server
 
 import (
 	"context"
+	"slices"
+	"sync"
+
+	"go.etcd.io/raft/v3/raftpb"
 
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/zkgo/zkgo/console/status"
+	"github.com/zkgo/zkgo/raftnode"
 	"github.com/zkgo/zkgo/server/metrics"
 )
 
@@ -35,4 +40,25 @@ func MetricSpecs() []MetricSpec {
 // ensemble (consoleStatus.Member).
 func ConsoleMember(ctx context.Context, s *Server) (status.Member, error) {
 	return consoleStatus{s}.Member(ctx)
+}
+
+// ConfChangeBeforeReconfig makes s propose a configuration change that
+// changes nothing (a voter added again) just before the change of the
+// next reconfig it carries out, once: raft's leader then holds an
+// unapplied configuration change when the reconfig's arrives, as when
+// its own promotion of a learner or swap of a rejoining member's
+// identity is under way.
+func ConfChangeBeforeReconfig(s *Server) {
+	var once sync.Once
+	s.raft.SetBeforeConfChange(func(n *raftnode.Node) { once.Do(func() { proposeNoChange(n) }) })
+}
+
+// proposeNoChange proposes to n a configuration change that changes
+// nothing: a voter added again.
+func proposeNoChange(n *raftnode.Node) {
+	voters := n.Status().Voters
+	cc := raftpb.ConfChangeV2{Changes: []raftpb.ConfChangeSingle{{Type: raftpb.ConfChangeAddNode, NodeID: slices.Min(voters)}}}
+	if err := n.ProposeConfChange(context.Background(), cc); err != nil {
+		panic(err)
+	}
 }

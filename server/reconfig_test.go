@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -454,5 +455,46 @@ func TestReconfigStandalone(t *testing.T) {
 		}
 		cl.Close()
 		cancel()
+	}
+}
+
+// TestReconfigDroppedByPendingChange: raft's leader drops a
+// configuration change that arrives while another is unapplied (here a
+// change that changes nothing, proposed just before; in use, its own
+// promotion of a learner or the swap of a rejoining member's identity).
+// The reconfig proposes its change again and is answered at once, not
+// after its 10 s wait as NewConfigNoQuorum, as before.
+func TestReconfigDroppedByPendingChange(t *testing.T) {
+	var cfg string
+	var logs lockedBuffer
+	c := startCluster(t, 3, 0, func(o *server.Options) {
+		o.ReconfigEnabled, o.SkipACL = true, true
+		o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		if cfg == "" {
+			cfg = configText(t, o.Peers)
+		}
+		o.ConfigText = cfg
+	})
+	lead := c.leader()
+	server.ConfChangeBeforeReconfig(c.members[lead])
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl, err := zk.Connect(ctx, c.addr(lead))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	leaving := (lead + 1) % 3
+	start := time.Now()
+	data, _, err := cl.IncrementalReconfig(ctx, nil, []string{strconv.Itoa(leaving + 1)}, -1)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("reconfig after %v: %v\n%s", took, err, logs.String())
+	}
+	if strings.Contains(string(data), fmt.Sprintf("server.%d=", leaving+1)) {
+		t.Fatalf("server.%d is still in the new config:\n%s", leaving+1, data)
+	}
+	if !strings.Contains(logs.String(), "the leader dropped the change") {
+		t.Fatalf("the reconfig's change was not dropped (took %v): the test did not race it", took)
 	}
 }

@@ -130,6 +130,9 @@ func parseMembership(text string) *Membership {
 type reconfigContext struct {
 	Servers []string `json:"servers"` // the new Membership's lines
 	Time    int64    `json:"time"`    // the Proposer's clock (ms), /zookeeper/config's mtime
+	// Nonce tells the asking member its own change from another
+	// (absent from entries older versions wrote).
+	Nonce uint64 `json:"nonce,omitempty"`
 }
 
 // joiner is a server that asked to be admitted while not a member (a new
@@ -163,6 +166,10 @@ func (r *Replica) applyMembership(index uint64, rc reconfigContext) {
 		r.h.MembershipChanged(m, rc.Time)
 	}
 	r.memberMu.Lock()
+	if rc.Nonce != 0 {
+		r.appliedNonces[r.nonceNext%len(r.appliedNonces)] = rc.Nonce
+		r.nonceNext++
+	}
 	close(r.memberCh)
 	r.memberCh = make(chan struct{})
 	r.memberMu.Unlock()
@@ -176,8 +183,7 @@ func (r *Replica) applyMembership(index uint64, rc reconfigContext) {
 // authorized tells whether the asking session may reconfigure; it is
 // asked after ZooKeeper's other checks, in ZooKeeper's order.
 func (r *Replica) Reconfig(ctx context.Context, req *proto.ReconfigRequest, authorized func() bool) proto.ErrCode {
-	node := r.Raft()
-	if node == nil || !r.HasQuorum() {
+	if node := r.Raft(); node == nil || !r.HasQuorum() {
 		return proto.ErrNewConfigNoQuorum
 	}
 	// The checks come in ZooKeeper's order (PrepRequestProcessor): a
@@ -187,18 +193,55 @@ func (r *Replica) Reconfig(ctx context.Context, req *proto.ReconfigRequest, auth
 		return proto.ErrReconfigInProgress
 	}
 	defer r.reconfigMu.Unlock()
+	deadline := time.Now().Add(reconfigWait)
+	for {
+		code, dropped := r.reconfigOnce(ctx, req, authorized, deadline)
+		if !dropped {
+			return code
+		}
+		// raft's leader drops a configuration change proposed while
+		// another is still unapplied, as one of its own may be (a
+		// rejoining member's new identity, a learner's promotion, the
+		// step out of a joint configuration). Work the change out
+		// again from what is now the configuration, and propose it
+		// again, after a pause for the other to apply.
+		r.log.Info("reconfig: the leader dropped the change (another configuration change was in progress); proposing it again")
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case <-ctx.Done():
+			return proto.ErrConnectionLoss
+		}
+	}
+}
+
+// SetBeforeConfChange makes fn run in each reconfig attempt just before
+// its change is proposed, with the raft node it is proposed to: a test's
+// hook, to race the change with another.
+func (r *Replica) SetBeforeConfChange(fn func(*raftnode.Node)) { r.beforeConfChange.Store(&fn) }
+
+// reconfigWait bounds how long a reconfig waits for its change to
+// commit, its retries after a drop included.
+const reconfigWait = 10 * time.Second
+
+// reconfigOnce is one attempt of Reconfig; dropped reports that raft's
+// leader dropped the change, so that no part of it was applied.
+func (r *Replica) reconfigOnce(ctx context.Context, req *proto.ReconfigRequest, authorized func() bool, deadline time.Time) (code proto.ErrCode, dropped bool) {
+	node := r.Raft()
+	if node == nil {
+		return proto.ErrNewConfigNoQuorum, false
+	}
 	cur := r.members.Load()
 	if req.CurConfigID != -1 && req.CurConfigID != cur.Version {
-		return proto.ErrBadVersion
+		return proto.ErrBadVersion, false
 	}
 	next, err := nextMembership(cur, req, r.opts.MultiAddress)
 	if err != nil {
 		r.log.Info("reconfig refused", "err", err)
-		return proto.ErrBadArguments
+		return proto.ErrBadArguments, false
 	}
 	if !slices.ContainsFunc(next.Servers, func(sv config.Server) bool { return sv.Role != config.Observer }) {
 		r.log.Info("reconfig refused: the new configuration has no participant")
-		return proto.ErrBadArguments
+		return proto.ErrBadArguments, false
 	}
 	// A participant still a learner (a rejoin, or a server an earlier
 	// reconfig added, catching up) is promoted within moments once it
@@ -207,7 +250,7 @@ func (r *Replica) Reconfig(ctx context.Context, req *proto.ReconfigRequest, auth
 	// server leaves now needs no wait.
 	st, pending := r.awaitPromotions(ctx, node, next)
 	if pending {
-		return proto.ErrReconfigInProgress
+		return proto.ErrReconfigInProgress, false
 	}
 	var cc raftpb.ConfChangeV2
 	voters := 0
@@ -234,7 +277,7 @@ func (r *Replica) Reconfig(ctx context.Context, req *proto.ReconfigRequest, auth
 	synced, err := r.syncedMembers()
 	if err != nil {
 		r.log.Info("reconfig: cannot tell which members are in sync", "err", err)
-		return proto.ErrNewConfigNoQuorum
+		return proto.ErrNewConfigNoQuorum, false
 	}
 	type newcomer struct {
 		id          uint64
@@ -266,7 +309,7 @@ func (r *Replica) Reconfig(ctx context.Context, req *proto.ReconfigRequest, auth
 			} else {
 				inc, err := newIncarnation()
 				if err != nil {
-					return proto.ErrNewConfigNoQuorum
+					return proto.ErrNewConfigNoQuorum, false
 				}
 				id = raftID(ns.ID, inc)
 			}
@@ -303,7 +346,7 @@ func (r *Replica) Reconfig(ctx context.Context, req *proto.ReconfigRequest, auth
 	direct := ready > participants/2
 	if !direct && ready+asked <= participants/2 {
 		r.log.Info("reconfig: no quorum of the new configuration is in sync", "participants", participants, "inSync", ready, "askedToJoin", asked)
-		return proto.ErrNewConfigNoQuorum
+		return proto.ErrNewConfigNoQuorum, false
 	}
 	for _, n := range newcomers {
 		typ := raftpb.ConfChangeAddLearnerNode
@@ -322,17 +365,17 @@ func (r *Replica) Reconfig(ctx context.Context, req *proto.ReconfigRequest, auth
 		// Membership) until promoteLearners finds it caught up.
 	}
 	if voters == 0 {
-		return proto.ErrBadArguments // no voter would be left
+		return proto.ErrBadArguments, false // no voter would be left
 	}
 	if !authorized() {
-		return proto.ErrNoAuth
+		return proto.ErrNoAuth, false
 	}
 	for _, sv := range next.Servers {
 		// ZooKeeper takes any long as a server id; zkgo refuses those
 		// it cannot have here, after ZooKeeper's own checks.
 		if !config.ValidServerID(sv.ID) {
 			r.log.Info("reconfig refused: server ids are 0..254", "server", sv.ID)
-			return proto.ErrBadArguments
+			return proto.ErrBadArguments, false
 		}
 	}
 	if len(cc.Changes) == 0 && slices.Equal(cur.lines(), next.lines()) && len(st.Voters) > 0 {
@@ -347,14 +390,14 @@ func (r *Replica) Reconfig(ctx context.Context, req *proto.ReconfigRequest, auth
 		// raft reads a ConfChangeV2 without changes as "leave the joint
 		// configuration"; a change of addresses only is not supported.
 		r.log.Info("reconfig refused: only adding, removing and changing the role of servers is supported")
-		return proto.ErrBadArguments
+		return proto.ErrBadArguments, false
 	}
 	if _, stays := next.Server(MemberID(st.Leader)); !stays && st.Leader != 0 {
 		r.handOverLeadership(ctx, st, next)
 		if ctx.Err() != nil {
 			// The change of leader closed the asking connection (its
 			// client sees a connection loss and may ask again).
-			return proto.ErrConnectionLoss
+			return proto.ErrConnectionLoss, false
 		}
 	}
 	if slices.ContainsFunc(cc.Changes, func(c raftpb.ConfChangeSingle) bool {
@@ -366,33 +409,93 @@ func (r *Replica) Reconfig(ctx context.Context, req *proto.ReconfigRequest, auth
 		// that hold it: with two voters (a quorum of one grown by one)
 		// they are no majority and the ensemble stops.
 		r.log.Info("reconfig: the ensemble's formation is not chosen yet")
-		return proto.ErrReconfigInProgress
+		return proto.ErrReconfigInProgress, false
 	}
-	cc.Context, _ = json.Marshal(reconfigContext{Servers: next.lines(), Time: time.Now().UnixMilli()})
-	r.memberMu.Lock()
-	changed := r.memberCh
-	r.memberMu.Unlock()
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	nonce, err := newIncarnation()
+	if err != nil {
+		return proto.ErrNewConfigNoQuorum, false
+	}
+	cc.Context, _ = json.Marshal(reconfigContext{Servers: next.lines(), Time: time.Now().UnixMilli(), Nonce: nonce})
+	pctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	if !r.settle(pctx) {
 		r.log.Warn("reconfig: the log did not settle in time")
-		return proto.ErrNewConfigNoQuorum
+		return proto.ErrNewConfigNoQuorum, false
+	}
+	if fn := r.beforeConfChange.Load(); fn != nil {
+		(*fn)(node)
 	}
 	if err := node.ProposeConfChange(pctx, cc); err != nil {
 		r.log.Warn("reconfig: proposing the change", "err", err)
-		return proto.ErrNewConfigNoQuorum
+		return proto.ErrNewConfigNoQuorum, false
 	}
-	select {
-	case <-changed:
-	case <-pctx.Done():
+	switch r.awaitChange(pctx, nonce) {
+	case changeDropped:
+		return 0, true
+	case changeTimedOut:
 		r.log.Warn("reconfig: the change did not commit in time")
-		return proto.ErrNewConfigNoQuorum
+		return proto.ErrNewConfigNoQuorum, false
 	}
 	r.log.Info("reconfig committed", "config", r.members.Load().Text())
 	// New participants become voters once they have caught up
 	// (promoteLearners); until then another reconfig is answered
 	// ReconfigInProgress.
-	return proto.ErrOk
+	return proto.ErrOk, false
+}
+
+type changeOutcome int
+
+const (
+	changeApplied changeOutcome = iota
+	changeDropped
+	changeTimedOut
+)
+
+// awaitChange waits until the reconfig marked nonce, just proposed, is
+// applied here, or is known dropped: a barrier proposed after it went
+// through the log without it. Proposals from one member reach the
+// leader in order, so the change, had the leader appended it, would
+// come before the barrier (a barrier lost on the way is proposed again).
+func (r *Replica) awaitChange(ctx context.Context, nonce uint64) changeOutcome {
+	var w *barrier
+	for {
+		if r.nonceApplied(nonce) {
+			return changeApplied
+		}
+		if w == nil {
+			w = &barrier{done: make(chan struct{})}
+			if !r.prop.Propose(statemachine.SyncEntry(), w, false) {
+				return changeTimedOut
+			}
+		}
+		r.memberMu.Lock()
+		changed := r.memberCh
+		r.memberMu.Unlock()
+		if r.nonceApplied(nonce) {
+			return changeApplied
+		}
+		select {
+		case <-changed:
+		case <-w.done:
+			if r.nonceApplied(nonce) {
+				return changeApplied
+			}
+			if !w.wasLost {
+				return changeDropped
+			}
+			w = nil
+		case <-ctx.Done():
+			return changeTimedOut
+		}
+	}
+}
+
+// nonceApplied reports whether the reconfig marked nonce was applied
+// here (among the last few).
+func (r *Replica) nonceApplied(nonce uint64) bool {
+	r.memberMu.Lock()
+	defer r.memberMu.Unlock()
+	return slices.Contains(r.appliedNonces[:], nonce)
 }
 
 // awaitPromotions waits, for up to two election timeouts, until no

@@ -71,8 +71,15 @@ type Replica struct {
 	// reconfigMu is held by the reconfig this member carries out (one at
 	// a time; another is answered ReconfigInProgress).
 	reconfigMu sync.Mutex // guards no field: held by the reconfig under way
-	memberMu   sync.Mutex // guards memberCh
+	memberMu   sync.Mutex // guards memberCh and appliedNonces
 	memberCh   chan struct{}
+	// appliedNonces are the nonces of the last reconfigs applied here
+	// (a ring), so that a Reconfig can tell its own change from another.
+	appliedNonces [8]uint64
+	nonceNext     int
+	// beforeConfChange, if set (SetBeforeConfChange, by a test), runs in
+	// each reconfig attempt just before its change is proposed.
+	beforeConfChange atomic.Pointer[func(*raftnode.Node)]
 	// view is what the peer transport's probes read.
 	view memberView
 	// formationMu serializes recording the formation (formation.go);
