@@ -20,9 +20,11 @@ import (
 	"github.com/zkgo/zkgo/tests/framework/rawzk"
 )
 
-// Bounds of the waits done by steps.
+// Bounds of the waits done by steps. A reply is waited for long: under
+// CI's load (2 cores, other packages' tests alongside) Apache
+// ZooKeeper's JVM once took over 5 s to answer a reconfig.
 const (
-	callTimeout        = 5 * time.Second
+	callTimeout        = 20 * time.Second
 	eventsTimeout      = 5 * time.Second
 	noEventsWait       = 300 * time.Millisecond
 	waitClosedTimeout  = 3 * time.Second
