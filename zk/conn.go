@@ -313,6 +313,16 @@ func (c *Conn) call(ctx context.Context, op proto.OpCode, body, resp proto.Recor
 }
 
 func (c *Conn) roundTrip(ctx context.Context, r *request) error {
+	if err := c.send(ctx, r); err != nil {
+		return err
+	}
+	return c.wait(ctx, r)
+}
+
+// send queues rs on one connection, in order and back to back: the
+// server answers a session's requests in that order, each seeing what
+// the ones before it did.
+func (c *Conn) send(ctx context.Context, rs ...*request) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -321,12 +331,17 @@ func (c *Conn) roundTrip(ctx context.Context, r *request) error {
 		if err != nil {
 			return err
 		}
-		if l.send(r) == nil {
-			break
+		if l.send(rs...) == nil {
+			return nil
 		}
-		// The link died before the request was queued: it was never sent,
-		// so wait for the next one.
+		// The link died before the requests were queued: they were never
+		// sent, so wait for the next one.
 	}
+}
+
+// wait waits for r's reply (r was sent) and returns the transport error,
+// ctx's error, or the reply's code as an *Error.
+func (c *Conn) wait(ctx context.Context, r *request) error {
 	select {
 	case <-r.done:
 	case <-ctx.Done():

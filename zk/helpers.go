@@ -9,6 +9,9 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"github.com/zkgo/zkgo/internal/zklink"
+	"github.com/zkgo/zkgo/proto"
 )
 
 // PathOption adjusts EnsurePath and CreateAll.
@@ -124,21 +127,48 @@ func (c *Conn) CreateProtectedEphemeralSequential(ctx context.Context, path stri
 // lost with the connection is found by that prefix (and its Stat read)
 // instead of being created twice or orphaned. The parent must exist.
 func (c *Conn) CreateProtected(ctx context.Context, path string, data []byte, acl []ACL, mode CreateMode, opts ...CreateOption) (string, *Stat, error) {
+	p, st, _, err := c.createProtected(ctx, path, data, acl, mode, opts, false)
+	return p, st, err
+}
+
+func init() {
+	zklink.CreateProtectedListed = func(c *Conn, ctx context.Context, path string, data []byte, acl []ACL, mode CreateMode) (string, *Stat, []string, error) {
+		return c.createProtected(ctx, path, data, acl, mode, nil, true)
+	}
+}
+
+// createProtected is CreateProtected; with list, its first create is
+// followed at once, on the same connection and without waiting for the
+// create's reply, by a GetChildren2 of the parent. The server answers a
+// session's requests in order, so the list, which comes with the
+// create's reply, holds the new node: a lock's or a latch's contender
+// sees the queue it joined without another round trip. children is nil
+// when the list did not come with the create (an error, a retried
+// create): list again.
+func (c *Conn) createProtected(ctx context.Context, path string, data []byte, acl []ACL, mode CreateMode, opts []CreateOption, list bool) (string, *Stat, []string, error) {
 	if _, err := c.checkPath("create", path, mode.IsSequential()); err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	id, err := newUUID()
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	parent := parentOf(path)
 	name := path[strings.LastIndexByte(path, '/')+1:]
 	prefix := ProtectedPrefix + id + "-"
 	full := joinPath(parent, prefix+name)
 	for {
-		p, st, err := c.Create2(ctx, full, data, acl, mode, opts...)
+		var p string
+		var st *Stat
+		var children []string
+		if list {
+			list = false // only the first create: a retry looks first
+			p, st, children, err = c.create2Listed(ctx, full, data, acl, mode, opts)
+		} else {
+			p, st, err = c.Create2(ctx, full, data, acl, mode, opts...)
+		}
 		if err == nil {
-			return p, st, nil
+			return p, st, children, nil
 		}
 		if ctx.Err() != nil {
 			// Cancelled while the request may have been in flight: the
@@ -146,10 +176,10 @@ func (c *Conn) CreateProtected(ctx context.Context, path string, data []byte, ac
 			// (Curator's findAndDeleteProtectedNodeInBackground, done
 			// before returning).
 			c.deleteProtected(ctx, parent, prefix)
-			return "", nil, err
+			return "", nil, nil, err
 		}
 		if !IsRetryable(err) {
-			return "", nil, err
+			return "", nil, nil, err
 		}
 		// The create may have been applied (a connection loss; not after
 		// SessionMoved, a refusal, but looking costs little): look for it.
@@ -168,7 +198,7 @@ func (c *Conn) CreateProtected(ctx context.Context, path string, data []byte, ac
 				}
 				st, serr := c.Exists(ctx, found)
 				if serr == nil && st != nil {
-					return found, st, nil
+					return found, st, nil, nil
 				}
 				if serr == nil || errors.Is(serr, ErrNoNode) {
 					break // gone again (session ended?): create again
@@ -176,10 +206,40 @@ func (c *Conn) CreateProtected(ctx context.Context, path string, data []byte, ac
 				lerr = serr
 			}
 			if !IsRetryable(lerr) {
-				return "", nil, lerr
+				return "", nil, nil, lerr
 			}
 		}
 	}
+}
+
+// create2Listed is Create2 followed on the same connection, without
+// waiting, by a GetChildren2 of the parent (createProtected). children
+// is nil if the list failed while the create succeeded.
+func (c *Conn) create2Listed(ctx context.Context, path string, data []byte, acl []ACL, mode CreateMode, opts []CreateOption) (string, *Stat, []string, error) {
+	op, body, err := c.createRequest("create2", path, data, acl, mode, true, opts)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	sp, err := c.checkPath("getChildren", parentOf(path), false)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	var cresp proto.Create2Response
+	lresp := new(proto.GetChildren2Response)
+	create := &request{xid: c.nextXid(), op: op, body: body, resp: &cresp, done: make(chan struct{})}
+	ls := &request{xid: c.nextXid(), op: proto.OpGetChildren2, body: &proto.GetChildren2Request{Path: sp}, resp: lresp, done: make(chan struct{})}
+	if err := c.send(ctx, create, ls); err != nil {
+		return "", nil, nil, wrapErr(err, "create2", path)
+	}
+	if err := c.wait(ctx, create); err != nil {
+		ls.abandoned.Store(true)
+		return "", nil, nil, wrapErr(err, "create2", path)
+	}
+	var children []string
+	if c.wait(ctx, ls) == nil {
+		children = nonNil(lresp.Children)
+	}
+	return c.stripRoot(cresp.Path), &cresp.Stat, children, nil
 }
 
 // deleteProtected deletes the children of parent that start with prefix,

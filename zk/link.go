@@ -89,16 +89,16 @@ func (l *link) start() {
 	go l.writeLoop()
 }
 
-// send queues r for writing. It fails (without touching r) if the link is
-// dead.
-func (l *link) send(r *request) error {
+// send queues rs for writing, in order and back to back. It fails
+// (without touching them) if the link is dead.
+func (l *link) send(rs ...*request) error {
 	l.mu.Lock()
 	if l.err != nil {
 		err := l.err
 		l.mu.Unlock()
 		return err
 	}
-	l.out = append(l.out, r)
+	l.out = append(l.out, rs...)
 	l.mu.Unlock()
 	select {
 	case l.kick <- struct{}{}:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -42,6 +43,7 @@ func runSuite(t *testing.T, e *env) {
 		{"ExpiryLost", testExpiryLost},
 		{"TimeoutLost", testTimeoutLost},
 		{"ProtectedCreate", testProtectedCreate},
+		{"ProtectedCreateListed", testProtectedCreateListed},
 		{"Close", testClose},
 		{"FourLetterWord", testFourLetterWord},
 		{"Config", testConfig},
@@ -1047,6 +1049,67 @@ func testProtectedCreate(t *testing.T, e *env) {
 	p2, err := c.CreateProtectedEphemeralSequential(ctx, root+"/lock-", nil, openACL)
 	if err != nil || p2 == p {
 		t.Fatalf("second create %q %v", p2, err)
+	}
+}
+
+// testProtectedCreateListed: the recipes' protected create with the
+// parent's children sent right behind it (createProtected with list):
+// the list holds the new node and the nodes before it, under a chroot
+// too; a missing parent fails the create with NoNode; a create whose
+// reply is lost is found by its prefix, and the list is then left to
+// the caller (nil).
+func testProtectedCreateListed(t *testing.T, e *env) {
+	ctx := testCtx(t)
+	plain := connect(t, e.addr)
+	root := testRoot(t, plain)
+	first := must(plain.Create(ctx, root+"/lock-", nil, openACL, proto.ModeEphemeralSequential))
+	c := connect(t, e.addr+root)
+	p, st, kids, err := c.createProtected(ctx, "/lock-", []byte("d"), openACL, ModeEphemeralSequential, nil, true)
+	if err != nil || st == nil || st.Czxid == 0 {
+		t.Fatalf("create: %q %v %v", p, st, err)
+	}
+	slices.Sort(kids)
+	want := []string{p[1:], path.Base(first)}
+	slices.Sort(want)
+	if !slices.Equal(kids, want) {
+		t.Fatalf("listed %q, want %q", kids, want)
+	}
+	if _, _, kids, err := c.createProtected(ctx, "/none/lock-", nil, openACL, ModeEphemeralSequential, nil, true); !errors.Is(err, ErrNoNode) || kids != nil {
+		t.Fatalf("missing parent: %v %q", err, kids)
+	}
+
+	// The create's reply lost with the connection.
+	nc := netCtl{addr: e.addr}
+	lossy := connect(t, e.addr, WithDialer(nc.dial))
+	var once sync.Once
+	nc.mu.Lock()
+	nc.cutOnWrite = func(b []byte) bool {
+		hit := false
+		if bytes.Contains(b, []byte(ProtectedPrefix)) {
+			once.Do(func() { hit = true })
+		}
+		return hit
+	}
+	nc.mu.Unlock()
+	rec := recordStates(lossy)
+	type result struct {
+		p    string
+		kids []string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		p, _, kids, err := lossy.createProtected(ctx, root+"/lock-", nil, openACL, ModeEphemeralSequential, nil, true)
+		done <- result{p, kids, err}
+	}()
+	rec.wait(t, 0, StateSuspended)
+	nc.release()
+	r := <-done
+	if r.err != nil || r.kids != nil {
+		t.Fatalf("after a lost reply: %q %q %v", r.p, r.kids, r.err)
+	}
+	if st, err := plain.Exists(ctx, r.p); err != nil || st == nil {
+		t.Fatalf("the node %q: %v %v", r.p, st, err)
 	}
 }
 
