@@ -18,6 +18,7 @@ import (
 	"github.com/zkgo/zkgo/server/session"
 	"github.com/zkgo/zkgo/server/statemachine"
 	"github.com/zkgo/zkgo/server/stats"
+	"github.com/zkgo/zkgo/tree"
 )
 
 // Bounds of a connection. The output bounds are Options.MaxQueuedBytes
@@ -125,9 +126,13 @@ type Conn struct {
 	// they leave in one write (kickHeld: a wake-up is owed).
 	holdKick, kickHeld bool
 
-	pipeMu   sync.Mutex // guards inflight, queue
+	pipeMu   sync.Mutex // guards inflight, queue, drainAt
 	inflight int        // writes proposed and not yet applied
 	queue    []*request // in order: the in-flight writes and reads waiting behind them
+	// drainAt, when not nil, is the tree of the batch being applied: the
+	// reads queued behind this connection's last write in it run at the
+	// batch's end (EndBatch), seeing all of it (pipeline.go).
+	drainAt *tree.Tree
 
 	slots chan struct{} // outstanding-request semaphore
 
@@ -389,6 +394,32 @@ func (c *Conn) holdKicks(b *statemachine.Batch) {
 // endBatch implements batchWaker: wake the writer if replies were queued
 // while held.
 func (c *Conn) EndBatch() {
+	c.pipeMu.Lock()
+	later := c.drainAt != nil
+	c.pipeMu.Unlock()
+	if later {
+		return // drainLater wakes it, after the reads
+	}
+	c.wakeHeld()
+}
+
+// drainLater runs, after every connection's EndBatch (the other
+// connections' replies and notifications are on their way), the reads
+// that waited behind this connection's last write of the batch
+// (writeApplied), then wakes the writer for all of its replies.
+func (c *Conn) drainLater() {
+	c.pipeMu.Lock()
+	if t := c.drainAt; t != nil {
+		c.drainAt = nil
+		c.drainQueueLocked(t)
+	}
+	c.pipeMu.Unlock()
+	c.wakeHeld()
+}
+
+// wakeHeld ends the batch's hold on the writer: it wakes it if replies
+// were queued meanwhile.
+func (c *Conn) wakeHeld() {
 	c.outMu.Lock()
 	owed := c.kickHeld
 	c.holdKick, c.kickHeld = false, false

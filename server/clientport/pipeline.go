@@ -383,6 +383,19 @@ func (c *Conn) writeApplied(r *request, zxid int64, res *tree.Result, b *statema
 	c.queue = c.queue[1:]
 	c.inflight--
 	c.replyWrite(r, zxid, res)
+	if c.inflight == 0 && !slices.ContainsFunc(c.queue, func(q *request) bool { return q.lread || q.done }) {
+		// Only reads wait behind r: they run at the batch's end, seeing
+		// the writes after r in it too (other sessions' — any of this
+		// one's would be queued), as fresh as a read sent after r's
+		// reply came. A lock's contender, whose create is followed by a
+		// getChildren, so finds the holder's delete that shared its
+		// fsync and takes the lock at once. They run after every
+		// connection's wake-up: the batch's notifications (the next
+		// holder's) do not wait for them.
+		c.drainAt = b.Tree()
+		b.Later(c.drainLater)
+		return
+	}
 	c.drainQueueLocked(b.Tree())
 }
 

@@ -136,8 +136,9 @@ type SessionObserver interface {
 // applied entries: waking each connection's writer once for all its
 // replies, so they leave in one write.
 type Batch struct {
-	wake []BatchWaker
-	tree *tree.Tree
+	wake  []BatchWaker
+	later []func()
+	tree  *tree.Tree
 }
 
 // BatchWaker is woken at the end of the batch it joined (a connection).
@@ -145,6 +146,11 @@ type BatchWaker interface{ EndBatch() }
 
 // Join asks for w.EndBatch at the end of the batch.
 func (b *Batch) Join(w BatchWaker) { b.wake = append(b.wake, w) }
+
+// Later asks for fn at the end of the batch, after every EndBatch, with
+// the tree still locked: work that should not delay the batch's wake-ups
+// (a connection's reads queued behind its write).
+func (b *Batch) Later(fn func()) { b.later = append(b.later, fn) }
 
 // Tree is the tree being applied to, write-locked for as long as the
 // batch lasts: Waiter.Applied may read it (and only then).
@@ -347,6 +353,11 @@ func (sm *Machine) applyItems(items []applyItem) {
 		b.wake[i] = nil
 	}
 	b.wake = b.wake[:0]
+	for i, fn := range b.later {
+		fn()
+		b.later[i] = nil
+	}
+	b.later = b.later[:0]
 }
 
 // Snapshot implements raftnode.StateMachine: the tree as of now (the apply

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
+	"strings"
 	"testing"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -124,5 +126,66 @@ func TestStateMachineSnapshotCarriesFormation(t *testing.T) {
 	}
 	if _, err := restore(b); !errors.Is(err, tree.ErrBadSnapshot) {
 		t.Fatalf("prefix naming no formation: %v, want ErrBadSnapshot", err)
+	}
+}
+
+// oneWaiter hands w to the entry whose proposal id is id.
+type oneWaiter struct {
+	id uint64
+	w  Waiter
+}
+
+func (o oneWaiter) Take(id uint64) Waiter {
+	if id == o.id {
+		return o.w
+	}
+	return nil
+}
+
+// batchUser joins the batch of the entry it waits for, and asks for work
+// Later: the work runs after every waker's EndBatch, with the whole batch
+// applied and the tree still locked (a connection's reads queued behind
+// its write see the writes after it in the batch).
+type batchUser struct {
+	events []string
+	later  func(t *tree.Tree)
+}
+
+func (u *batchUser) Applied(_ int64, _ *tree.Result, b *Batch) {
+	u.events = append(u.events, "applied")
+	b.Join(u)
+	t := b.Tree()
+	b.Later(func() { u.later(t) })
+}
+func (u *batchUser) Lost()     {}
+func (u *batchUser) EndBatch() { u.events = append(u.events, "end") }
+
+func TestBatchLaterRunsAfterTheBatch(t *testing.T) {
+	sm := New(slog.New(slog.NewTextHandler(io.Discard, nil)), watch.NewManager(), func(*tree.Tree) {}, jute.DefaultMaxBuffer)
+	u := &batchUser{}
+	sm.Waiters, sm.Sessions = oneWaiter{id: 1, w: u}, &nopSessions{}
+	create := func(path string, id byte) []byte {
+		var enc jute.Encoder
+		AppendEntry(&enc, TxnEntry(&tree.Txn{Op: proto.OpCreate, Req: &proto.CreateRequest{Path: path, ACL: []proto.ACL{{Perms: proto.PermAll, ID: proto.Id{Scheme: "world", ID: "anyone"}}}}}))
+		b := enc.Bytes()
+		b[7] = id // the proposal id
+		return b
+	}
+	var children []string
+	u.later = func(t *tree.Tree) {
+		u.events = append(u.events, "later")
+		// The tree is still locked by the batch: read it as a queued
+		// read does.
+		if n := t.Get("/"); n != nil {
+			children = n.Children()
+		}
+	}
+	sm.Apply([]raftpb.Entry{{Index: 1, Data: create("/a", 1)}, {Index: 2, Data: create("/b", 2)}})
+	if got := strings.Join(u.events, ","); got != "applied,end,later" {
+		t.Fatalf("events %s, want applied,end,later", got)
+	}
+	slices.Sort(children)
+	if !slices.Equal(children, []string{"a", "b", "zookeeper"}) {
+		t.Fatalf("later saw children %q, want the whole batch's", children)
 	}
 }
