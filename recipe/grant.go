@@ -112,7 +112,7 @@ func Hold(ctx context.Context, conn *zk.Conn, path string, czxid int64, opts Hol
 
 func init() {
 	link.Hold = hold
-	link.HoldWatched = holdWatched
+	link.HoldRead = holdRead
 }
 
 // hold is recipeutil.Hold, which documents it.
@@ -145,41 +145,59 @@ func hold(ctx context.Context, conn *zk.Conn, path string, czxid int64, policy P
 	if onData != nil && len(data) > 0 {
 		onData(data)
 	}
-	go g.monitor(states, unsub, ev, policy, onData)
+	go g.monitor(states, unsub, ev, nil, policy, onData)
 	return g, nil
 }
 
-// holdWatched is hold for a node read earlier with a watch (data, ev):
-// a lock's waiter reads its own node while it waits for its turn, so the
-// grant starts without another round trip once the turn comes. What
-// happened to the node since the read is in ev (the monitor acts on it:
-// a deletion ends the grant, a change of data is read again); the
-// connection's state and suspensions are taken from now, as hold does.
-func holdWatched(ctx context.Context, conn *zk.Conn, path string, czxid int64, policy Policy, onData func([]byte), data []byte, ev <-chan zk.Event) (*Grant, error) {
+// holdRead is hold for a node whose read with a watch was started
+// earlier (early delivers it, once): a lock's waiter reads its own node
+// while it waits for its turn, so the grant starts without another round
+// trip once the turn comes. What happened to the node since the read is
+// in its watch (the monitor acts on it: a deletion ends the grant, a
+// change of data is read again); the connection's state and suspensions
+// are taken from now, as hold does.
+//
+// If the read is back, a deletion it already saw is ErrNodeDeleted (the
+// client fires watches in the order the notifications came, so a
+// deletion that preceded the one that gave us the turn is in its watch
+// already): a grant is never handed out for a node known gone. If the
+// read is not back yet (the turn came with the create's reply), the
+// grant starts now and its monitor takes the read when it comes: a
+// deletion it then finds ends the grant, as one just after would.
+func holdRead(ctx context.Context, conn *zk.Conn, path string, czxid int64, policy Policy, onData func([]byte), early <-chan link.Read) (*Grant, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// What already happened to the node is known now: the client fires
-	// watches in the order the notifications came, so a deletion that
-	// preceded the one that gave us the turn is in ev already. A grant
-	// is never handed out for a node known gone (turn.WaitTurnMonotone
-	// decides without listing the children again, which would have
-	// missed our node).
+	var pending <-chan link.Read
+	var r link.Read
 	select {
-	case e, ok := <-ev:
-		switch {
-		case !ok:
-			ev = nil
-		case e.Type == zk.EventNodeDeleted:
-			return nil, ErrNodeDeleted
-		case e.Type == zk.EventNotWatching:
-			return nil, e.Err
-		default:
-			again := make(chan zk.Event, 1)
-			again <- e
-			ev = again
-		}
+	case r = <-early:
 	default:
+		pending = early
+	}
+	ev := r.Ev
+	if pending == nil {
+		if r.Err != nil {
+			// The read failed (the connection, or ctx): read again, as
+			// hold does.
+			return hold(ctx, conn, path, czxid, policy, onData)
+		}
+		select {
+		case e, ok := <-ev:
+			switch {
+			case !ok:
+				ev = nil
+			case e.Type == zk.EventNodeDeleted:
+				return nil, ErrNodeDeleted
+			case e.Type == zk.EventNotWatching:
+				return nil, e.Err
+			default:
+				again := make(chan zk.Event, 1)
+				again <- e
+				ev = again
+			}
+		default:
+		}
 	}
 	g := &Grant{conn: conn, path: path, token: czxid, policy: policy,
 		done: make(chan struct{}), stop: make(chan struct{}), monDone: make(chan struct{})}
@@ -189,21 +207,62 @@ func holdWatched(ctx context.Context, conn *zk.Conn, path string, czxid int64, p
 		unsub()
 		return nil, why
 	}
-	if onData != nil && len(data) > 0 {
-		onData(data)
+	if pending == nil && onData != nil && len(r.Data) > 0 {
+		onData(r.Data)
 	}
-	go g.monitor(states, unsub, ev, policy, onData)
+	go g.monitor(states, unsub, ev, pending, policy, onData)
 	return g, nil
 }
 
-func (g *Grant) monitor(states <-chan zk.State, unsub func(), ev <-chan zk.Event, policy Policy, onData func([]byte)) {
+// monitor ends the grant on what ends it: Release, the connection's
+// state, the node's deletion (a watch's event on ev). pending, if not
+// nil, delivers the node's first read with its watch (holdRead): until
+// then ev is nil.
+func (g *Grant) monitor(states <-chan zk.State, unsub func(), ev <-chan zk.Event, pending <-chan link.Read, policy Policy, onData func([]byte)) {
 	defer close(g.monDone)
 	defer unsub()
 	rearmed := make(chan (<-chan zk.Event), 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// reread reads the node again with a watch, off this goroutine; its
+	// watch (or a deletion) comes back on rearmed.
+	reread := func() {
+		go func() {
+			data, _, ch, err := g.conn.GetW(ctx, g.path)
+			if err != nil {
+				if errors.Is(err, zk.ErrNoNode) {
+					ch := make(chan zk.Event, 1)
+					ch <- zk.Event{Type: zk.EventNodeDeleted, Path: g.path}
+					rearmed <- ch
+				}
+				// Other errors: the session or the Conn ended,
+				// which the state channel reports.
+				return
+			}
+			if onData != nil {
+				onData(data)
+			}
+			rearmed <- ch
+		}()
+	}
 	for {
 		select {
+		case r := <-pending:
+			pending = nil
+			switch {
+			case r.Err == nil:
+				if onData != nil && len(r.Data) > 0 {
+					onData(r.Data)
+				}
+				ev = r.Ev
+			case errors.Is(r.Err, zk.ErrNoNode):
+				g.end(ErrNodeDeleted)
+				return
+			default:
+				// The read failed (the connection, or its ctx ended
+				// after the grant began): read again.
+				reread()
+			}
 		case <-g.stop:
 			g.end(ErrReleased)
 			return
@@ -230,23 +289,7 @@ func (g *Grant) monitor(states <-chan zk.State, unsub func(), ev <-chan zk.Event
 				return
 			case zk.EventNodeDataChanged:
 				ev = nil
-				go func() {
-					data, _, ch, err := g.conn.GetW(ctx, g.path)
-					if err != nil {
-						if errors.Is(err, zk.ErrNoNode) {
-							ch := make(chan zk.Event, 1)
-							ch <- zk.Event{Type: zk.EventNodeDeleted, Path: g.path}
-							rearmed <- ch
-						}
-						// Other errors: the session or the Conn ended,
-						// which the state channel reports.
-						return
-					}
-					if onData != nil {
-						onData(data)
-					}
-					rearmed <- ch
-				}()
+				reread()
 			}
 		case ch := <-rearmed:
 			ev = ch

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/zkgo/zkgo/recipe"
+	"github.com/zkgo/zkgo/recipe/internal/link"
+	"github.com/zkgo/zkgo/recipe/internal/turn"
 	"github.com/zkgo/zkgo/recipe/recipeutil"
 	"github.com/zkgo/zkgo/zk"
 )
@@ -309,12 +311,23 @@ func (l *Latch) runSession(ctx context.Context, conn *zk.Conn) {
 			return false
 		}
 	}
+	// listed, when not nil, is the list to decide on instead of listing
+	// the children: the one that came with our create, or, after the
+	// node we waited for went, the list we had without it (every node
+	// created since sorts after ours, so if that list puts us first, the
+	// real one does: leadership passes as the deletion's event arrives,
+	// a round trip sooner than Curator's LeaderLatch, which lists again).
+	// early is our node's read with its watch, started while we wait, so
+	// that taking the leadership costs no round trip either.
+	var listed []string
+	var early chan link.Read
 	for ctx.Err() == nil {
 		l.mu.Lock()
 		ours := l.ourPath
 		l.mu.Unlock()
 		if ours == "" {
-			p, st, err := recipeutil.CreateNode(ctx, conn, l.path, latchName, []byte(l.id), l.opts.acl)
+			early = nil
+			p, st, kids, err := turn.CreateNodeListed(ctx, conn, l.path, latchName, []byte(l.id), l.opts.acl)
 			if err != nil {
 				if retry(err) {
 					continue
@@ -324,13 +337,19 @@ func (l *Latch) runSession(ctx context.Context, conn *zk.Conn) {
 			l.mu.Lock()
 			l.ourPath, ours, czxid = p, p, st.Czxid
 			l.mu.Unlock()
+			listed = kids
 		}
-		children, _, err := conn.Children(ctx, l.path)
-		if err != nil {
-			if retry(err) {
-				continue
+		children := listed
+		listed = nil
+		if children == nil {
+			var err error
+			children, _, err = conn.Children(ctx, l.path)
+			if err != nil {
+				if retry(err) {
+					continue
+				}
+				return
 			}
-			return
 		}
 		recipeutil.SortNodes(children, latchName)
 		name := ours[len(l.path)+1:]
@@ -343,7 +362,14 @@ func (l *Latch) runSession(ctx context.Context, conn *zk.Conn) {
 			continue
 		}
 		if i == 0 {
-			g, err := recipeutil.Hold(ctx, conn, ours, czxid, recipeutil.HoldOptions{Policy: l.opts.policy})
+			var g *recipe.Grant
+			var err error
+			if early != nil {
+				g, err = holdRead(ctx, conn, ours, czxid, l.opts.policy, nil, early)
+				early = nil
+			} else {
+				g, err = recipeutil.Hold(ctx, conn, ours, czxid, recipeutil.HoldOptions{Policy: l.opts.policy})
+			}
 			if err != nil {
 				if errors.Is(err, recipe.ErrNodeDeleted) {
 					l.mu.Lock()
@@ -389,9 +415,20 @@ func (l *Latch) runSession(ctx context.Context, conn *zk.Conn) {
 			}
 			continue
 		}
+		if early == nil {
+			early = make(chan link.Read, 1)
+			go func(ch chan<- link.Read) {
+				var r link.Read
+				r.Data, _, r.Ev, r.Err = conn.GetW(ctx, ours)
+				ch <- r
+			}(early)
+		}
 		// Wait for the node just ahead of ours.
-		_, _, ev, err := conn.GetW(ctx, l.path+"/"+children[i-1])
+		pred := children[i-1]
+		without := func() []string { return slices.DeleteFunc(children, func(n string) bool { return n == pred }) }
+		_, _, ev, err := conn.GetW(ctx, l.path+"/"+pred)
 		if errors.Is(err, zk.ErrNoNode) {
+			listed = without()
 			continue
 		}
 		if err != nil {
@@ -406,11 +443,16 @@ func (l *Latch) runSession(ctx context.Context, conn *zk.Conn) {
 				l.fail(e.Err)
 				return
 			}
+			if e.Type == zk.EventNodeDeleted {
+				listed = without()
+			}
 		case <-ctx.Done():
 			return
 		}
 	}
 }
+
+var holdRead = link.HoldRead.(func(context.Context, *zk.Conn, string, int64, recipe.Policy, func([]byte), <-chan link.Read) (*recipe.Grant, error))
 
 // failIfLost records the session's end if that is why waiting stopped.
 func (l *Latch) failIfLost(conn *zk.Conn) {

@@ -72,30 +72,32 @@ func (in *internals) acquire(ctx context.Context, wait bool) (*recipe.Grant, err
 	for attempt := 0; ; attempt++ {
 		// Each attempt runs in one session: the current one.
 		conn := in.src.Current()
-		path, st, err := recipeutil.CreateNode(ctx, conn, in.base, in.lockName, data, in.opts.acl)
+		path, st, listed, err := turn.CreateNodeListed(ctx, conn, in.base, in.lockName, data, in.opts.acl)
 		if err != nil {
 			return nil, err
 		}
 		ours := path[len(in.base)+1:]
 		var ok bool
-		var early chan earlyRead
+		var early chan link.Read
 		if wait {
 			// Our node is read (with the watch the grant keeps) while we
 			// wait: when the turn comes, the grant starts at once, not a
 			// round trip later — that round trip was on every handoff's
-			// path from one holder to the next.
-			early = make(chan earlyRead, 1)
+			// path from one holder to the next. If the turn comes first
+			// (the list that came with the create puts us first), the
+			// grant does not wait for the read either.
+			early = make(chan link.Read, 1)
 			go func() {
-				var r earlyRead
-				r.data, _, r.ev, r.err = conn.GetW(ctx, path)
+				var r link.Read
+				r.Data, _, r.Ev, r.Err = conn.GetW(ctx, path)
 				early <- r
 			}()
 			// Every decide of this package is monotone (FirstN(1), the
 			// read-write lock's).
-			err = turn.WaitTurnMonotone(ctx, conn, in.base, in.sortNames, ours, in.decide)
+			err = turn.WaitTurnMonotone(ctx, conn, in.base, in.sortNames, ours, in.decide, listed)
 			ok = err == nil
 		} else {
-			ok, err = recipeutil.CheckTurn(ctx, conn, in.base, in.sortNames, ours, in.decide)
+			ok, err = turn.CheckTurnListed(ctx, conn, in.base, in.sortNames, ours, in.decide, listed)
 		}
 		if err == nil && ok {
 			var hold recipeutil.HoldOptions
@@ -109,16 +111,8 @@ func (in *internals) acquire(ctx context.Context, wait bool) (*recipe.Grant, err
 			}
 			var g *recipe.Grant
 			var herr error
-			var r earlyRead
 			if early != nil {
-				select {
-				case r = <-early:
-				case <-ctx.Done():
-					r.err = ctx.Err()
-				}
-			}
-			if early != nil && r.err == nil {
-				g, herr = holdWatched(ctx, conn, path, st.Czxid, hold.Policy, hold.OnData, r.data, r.ev)
+				g, herr = holdRead(ctx, conn, path, st.Czxid, hold.Policy, hold.OnData, early)
 			} else {
 				g, herr = recipeutil.Hold(ctx, conn, path, st.Czxid, hold)
 			}
@@ -141,14 +135,7 @@ func (in *internals) acquire(ctx context.Context, wait bool) (*recipe.Grant, err
 	}
 }
 
-// earlyRead is our node as read, with a watch, while waiting for the turn.
-type earlyRead struct {
-	data []byte
-	ev   <-chan zk.Event
-	err  error
-}
-
-var holdWatched = link.HoldWatched.(func(context.Context, *zk.Conn, string, int64, recipe.Policy, func([]byte), []byte, <-chan zk.Event) (*recipe.Grant, error))
+var holdRead = link.HoldRead.(func(context.Context, *zk.Conn, string, int64, recipe.Policy, func([]byte), <-chan link.Read) (*recipe.Grant, error))
 
 // release gives the grant back and deletes its node.
 func (in *internals) release(ctx context.Context, g *recipe.Grant) error {

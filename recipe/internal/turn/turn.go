@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkgo/zkgo/internal/zklink"
 	"github.com/zkgo/zkgo/zk"
 )
 
@@ -131,8 +132,30 @@ func FirstN(n int) Decide {
 // ErrNodeMissing) when our node can no longer get the grant. The caller
 // deletes its node if WaitTurn fails.
 func WaitTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []string, ours string, decide Decide) error {
-	return waitTurn(ctx, conn, base, lockNames, ours, decide, true, false)
+	return waitTurn(ctx, conn, base, lockNames, ours, decide, true, false, nil)
 }
+
+// CreateNodeListed is CreateNode that also returns base's children as
+// the server had them just after the create (a GetChildren2 sent on the
+// same connection right behind the create, answered in the same round
+// trip), or nil if that list did not come with it: a contender sees the
+// queue it joined without another round trip.
+func CreateNodeListed(ctx context.Context, conn *zk.Conn, base, lockName string, data []byte, acl []zk.ACL) (string, *zk.Stat, []string, error) {
+	if acl == nil {
+		acl = zk.OpenACLUnsafe
+	}
+	p := base + "/" + lockName
+	path, st, children, err := createListed(conn, ctx, p, data, acl, zk.ModeEphemeralSequential)
+	if errors.Is(err, zk.ErrNoNode) {
+		if err := conn.EnsurePath(ctx, base, zk.OpenACLUnsafe, zk.AsContainers()); err != nil {
+			return "", nil, nil, err
+		}
+		path, st, children, err = createListed(conn, ctx, p, data, acl, zk.ModeEphemeralSequential)
+	}
+	return path, st, children, err
+}
+
+var createListed = zklink.CreateProtectedListed.(func(*zk.Conn, context.Context, string, []byte, []zk.ACL, zk.CreateMode) (string, *zk.Stat, []string, error))
 
 // WaitTurnMonotone is WaitTurn for a decide that is monotone: a node it
 // gives the grant to in a list still gets it when nodes before it are
@@ -144,15 +167,23 @@ func WaitTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []strin
 // if that list gives us the grant the real one does too. A lock's next
 // holder — whose predecessor was the holder — so takes the lock as the
 // deletion's event arrives, a getChildren round trip sooner than
-// Curator's, which always lists again.
-func WaitTurnMonotone(ctx context.Context, conn *zk.Conn, base string, lockNames []string, ours string, decide Decide) error {
-	return waitTurn(ctx, conn, base, lockNames, ours, decide, true, true)
+// Curator's, which always lists again. listed, if not nil, is base's
+// children read after ours was created (CreateNodeListed): the first
+// decision is taken on it instead of a new list.
+func WaitTurnMonotone(ctx context.Context, conn *zk.Conn, base string, lockNames []string, ours string, decide Decide, listed []string) error {
+	return waitTurn(ctx, conn, base, lockNames, ours, decide, true, true, listed)
 }
 
 // CheckTurn is WaitTurn without waiting: it reports whether ours gets the
 // grant now.
 func CheckTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []string, ours string, decide Decide) (bool, error) {
-	err := waitTurn(ctx, conn, base, lockNames, ours, decide, false, false)
+	return CheckTurnListed(ctx, conn, base, lockNames, ours, decide, nil)
+}
+
+// CheckTurnListed is CheckTurn deciding on listed, base's children read
+// after ours was created, if it is not nil.
+func CheckTurnListed(ctx context.Context, conn *zk.Conn, base string, lockNames []string, ours string, decide Decide, listed []string) (bool, error) {
+	err := waitTurn(ctx, conn, base, lockNames, ours, decide, false, false, listed)
 	if errors.Is(err, errNotYet) {
 		return false, nil
 	}
@@ -161,9 +192,13 @@ func CheckTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []stri
 
 var errNotYet = errors.New("not yet")
 
-func waitTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []string, ours string, decide Decide, wait, monotone bool) error {
+func waitTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []string, ours string, decide Decide, wait, monotone bool, listed []string) error {
 	for {
-		children, _, err := conn.Children(ctx, base)
+		children, err := listed, error(nil)
+		listed = nil
+		if children == nil {
+			children, _, err = conn.Children(ctx, base)
+		}
 		if err != nil {
 			if errors.Is(err, zk.ErrNoNode) {
 				return ErrNodeMissing
