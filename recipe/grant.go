@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/zkgo/zkgo/recipe/internal/link"
 	"github.com/zkgo/zkgo/recipe/internal/turn"
@@ -228,21 +229,34 @@ func (g *Grant) monitor(states <-chan zk.State, unsub func(), ev <-chan zk.Event
 	// watch (or a deletion) comes back on rearmed.
 	reread := func() {
 		go func() {
-			data, _, ch, err := g.conn.GetW(ctx, g.path)
-			if err != nil {
+			for {
+				data, _, ch, err := g.conn.GetW(ctx, g.path)
+				if err == nil {
+					if onData != nil {
+						onData(data)
+					}
+					rearmed <- ch
+					return
+				}
 				if errors.Is(err, zk.ErrNoNode) {
 					ch := make(chan zk.Event, 1)
 					ch <- zk.Event{Type: zk.EventNodeDeleted, Path: g.path}
 					rearmed <- ch
+					return
 				}
-				// Other errors: the session or the Conn ended,
-				// which the state channel reports.
-				return
+				// A connection lost under the Session policy (the grant
+				// lives on): read again on the next one, which GetW
+				// waits for. Other errors: the session or the Conn
+				// ended, or the monitor did, which it learns otherwise.
+				if !zk.IsRetryable(err) {
+					return
+				}
+				select {
+				case <-time.After(10 * time.Millisecond):
+				case <-ctx.Done():
+					return
+				}
 			}
-			if onData != nil {
-				onData(data)
-			}
-			rearmed <- ch
 		}()
 	}
 	for {

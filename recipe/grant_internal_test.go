@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -111,6 +113,38 @@ func TestHoldReadPending(t *testing.T) {
 		}
 		ended(g, ErrNodeDeleted)
 	})
+	t.Run("read done again after the connection is lost", func(t *testing.T) {
+		// Session policy: the grant outlives a lost connection; the
+		// monitor's own read, lost with it, is done again on the next.
+		var cut cutOnPath
+		lossy, err := zk.Connect(ctx, srv.Addr(), zk.WithDialer(cut.dial))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lossy.Close()
+		p, st, err := lossy.Create2(ctx, "/lossy-", nil, zk.OpenACLUnsafe, zk.ModeEphemeralSequential)
+		if err != nil {
+			t.Fatal(err)
+		}
+		early := make(chan link.Read, 1)
+		g, err := holdRead(ctx, lossy, p, st.Czxid, Session, nil, early)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cut.arm(p)                                // the next request naming p loses its connection
+		early <- link.Read{Err: context.Canceled} // the monitor reads again
+		deadline := time.Now().Add(30 * time.Second)
+		for !cut.fired() || !bytes.Contains([]byte(srv.FourLetterWord("wchp")), []byte(p)) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no watch on the node (connection cut: %v)", cut.fired())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if err := other.Delete(ctx, p, -1); err != nil {
+			t.Fatal(err)
+		}
+		ended(g, ErrNodeDeleted)
+	})
 	t.Run("released before its read", func(t *testing.T) {
 		p, czxid := node()
 		g, early := pending(p, czxid, nil)
@@ -129,4 +163,53 @@ func TestHoldReadPending(t *testing.T) {
 			t.Fatalf("holdRead on a node read as gone: %v", err)
 		}
 	})
+}
+
+// cutOnPath dials connections that close themselves once, after writing
+// a request that names the armed path.
+type cutOnPath struct {
+	mu    sync.Mutex
+	path  []byte
+	done  bool
+	conns []net.Conn
+}
+
+func (c *cutOnPath) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &cuttingConn{Conn: nc, c: c}, nil
+}
+
+func (c *cutOnPath) arm(path string) {
+	c.mu.Lock()
+	c.path = []byte(path)
+	c.mu.Unlock()
+}
+
+func (c *cutOnPath) fired() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.done
+}
+
+type cuttingConn struct {
+	net.Conn
+	c *cutOnPath
+}
+
+func (cc *cuttingConn) Write(b []byte) (int, error) {
+	n, err := cc.Conn.Write(b)
+	cc.c.mu.Lock()
+	hit := !cc.c.done && cc.c.path != nil && bytes.Contains(b, cc.c.path)
+	if hit {
+		cc.c.done = true
+	}
+	cc.c.mu.Unlock()
+	if hit {
+		cc.Conn.Close()
+	}
+	return n, err
 }
