@@ -168,10 +168,9 @@ func TestHoldReadPending(t *testing.T) {
 // cutOnPath dials connections that close themselves once, after writing
 // a request that names the armed path.
 type cutOnPath struct {
-	mu    sync.Mutex
-	path  []byte
-	done  bool
-	conns []net.Conn
+	mu   sync.Mutex // guards path and done
+	path []byte
+	done bool
 }
 
 func (c *cutOnPath) dial(ctx context.Context, network, addr string) (net.Conn, error) {
