@@ -217,21 +217,28 @@ func configOf(ctx context.Context, t *testing.T, addr string) ([]byte, *zk.Stat,
 	return c.GetConfig(ctx)
 }
 
-// Non-incremental reconfig and role changes: the member list given whole
-// turns a participant into an observer (raft demotes it to a learner) and
-// back (promoted once caught up); fromConfig equal to the current version
-// is accepted; removing the leader hands the leadership over first.
-func TestReconfigMembersAndRoles(t *testing.T) {
-	var cfg string
-	var logs lockedBuffer
-	c := startCluster(t, 3, 0, func(o *server.Options) {
+// startReconfigCluster starts 3 members with reconfig enabled and ACLs
+// skipped, sharing one dynamic configuration (returned), logging into
+// logs.
+func startReconfigCluster(t *testing.T) (c *cluster, cfg string, logs *lockedBuffer) {
+	logs = new(lockedBuffer)
+	c = startCluster(t, 3, 0, func(o *server.Options) {
 		o.ReconfigEnabled, o.SkipACL = true, true
-		o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		o.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 		if cfg == "" {
 			cfg = configText(t, o.Peers)
 		}
 		o.ConfigText = cfg
 	})
+	return c, cfg, logs
+}
+
+// Non-incremental reconfig and role changes: the member list given whole
+// turns a participant into an observer (raft demotes it to a learner) and
+// back (promoted once caught up); fromConfig equal to the current version
+// is accepted; removing the leader hands the leadership over first.
+func TestReconfigMembersAndRoles(t *testing.T) {
+	c, cfg, logs := startReconfigCluster(t)
 	lead := c.leader()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -325,7 +332,7 @@ func TestReconfigMembersAndRoles(t *testing.T) {
 		t.Fatal("the removed member still leads")
 	}
 	// The leadership was handed over before the removal.
-	waitLogs(t, &logs, "handing leadership over first", &logs, "handing leadership over first")
+	waitLogs(t, logs, "handing leadership over first", logs, "handing leadership over first")
 	if strings.Contains(logs.String(), "was not handed over in time") {
 		var keep []string
 		for _, l := range strings.Split(logs.String(), "\n") {
@@ -465,16 +472,7 @@ func TestReconfigStandalone(t *testing.T) {
 // The reconfig proposes its change again and is answered at once, not
 // after its 10 s wait as NewConfigNoQuorum, as before.
 func TestReconfigDroppedByPendingChange(t *testing.T) {
-	var cfg string
-	var logs lockedBuffer
-	c := startCluster(t, 3, 0, func(o *server.Options) {
-		o.ReconfigEnabled, o.SkipACL = true, true
-		o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-		if cfg == "" {
-			cfg = configText(t, o.Peers)
-		}
-		o.ConfigText = cfg
-	})
+	c, _, logs := startReconfigCluster(t)
 	lead := c.leader()
 	server.ConfChangeBeforeReconfig(c.members[lead])
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -1002,14 +1002,9 @@ func testTimeoutLost(t *testing.T, e *env) {
 	wantErr(t, err, ErrSessionExpired)
 }
 
-// testProtectedCreate loses the reply of a protected create: the node is
-// found by its prefix after the reconnection.
-func testProtectedCreate(t *testing.T, e *env) {
-	ctx := testCtx(t)
-	nc := netCtl{addr: e.addr}
-	c := connect(t, e.addr, WithDialer(nc.dial))
-	rec := recordStates(c)
-	root := testRoot(t, c)
+// cutOnFirstProtectedCreate makes nc cut the connection once, after
+// writing the first request that creates a protected node.
+func (nc *netCtl) cutOnFirstProtectedCreate() {
 	var once sync.Once
 	nc.mu.Lock()
 	nc.cutOnWrite = func(b []byte) bool {
@@ -1020,6 +1015,17 @@ func testProtectedCreate(t *testing.T, e *env) {
 		return hit
 	}
 	nc.mu.Unlock()
+}
+
+// testProtectedCreate loses the reply of a protected create: the node is
+// found by its prefix after the reconnection.
+func testProtectedCreate(t *testing.T, e *env) {
+	ctx := testCtx(t)
+	nc := netCtl{addr: e.addr}
+	c := connect(t, e.addr, WithDialer(nc.dial))
+	rec := recordStates(c)
+	root := testRoot(t, c)
+	nc.cutOnFirstProtectedCreate()
 	type result struct {
 		p   string
 		err error
@@ -1081,16 +1087,7 @@ func testProtectedCreateListed(t *testing.T, e *env) {
 	// The create's reply lost with the connection.
 	nc := netCtl{addr: e.addr}
 	lossy := connect(t, e.addr, WithDialer(nc.dial))
-	var once sync.Once
-	nc.mu.Lock()
-	nc.cutOnWrite = func(b []byte) bool {
-		hit := false
-		if bytes.Contains(b, []byte(ProtectedPrefix)) {
-			once.Do(func() { hit = true })
-		}
-		return hit
-	}
-	nc.mu.Unlock()
+	nc.cutOnFirstProtectedCreate()
 	rec := recordStates(lossy)
 	type result struct {
 		p    string
