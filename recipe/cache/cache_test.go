@@ -187,8 +187,18 @@ func TestChildrenCache(t *testing.T) {
 		set(t, w, r+"/b/grandchild", "g2")
 		set(t, w, r+"/a", "a2")
 		expect(t, evs, want{Changed, r + "/a", "a2"})
-		if en, _ := cc.Get(r + "/b"); en.Stat.NumChildren != 1 {
-			t.Errorf("/b numChildren %d, want 1", en.Stat.NumChildren)
+		// With a persistent watch every event before /a's change has been
+		// taken when it is reported. One-shot watches reach the cache
+		// each through its own goroutine, so /b's child watch may be
+		// taken in a later round (settle.go, barrier): wait for it.
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+			en, _ := cc.Get(r + "/b")
+			if en.Stat.NumChildren == 1 {
+				break
+			}
+			if m.name != "oneshot" || time.Now().After(deadline) {
+				t.Fatalf("/b numChildren %d, want 1", en.Stat.NumChildren)
+			}
 		}
 		if _, ok := cc.Get(r); ok {
 			t.Error("Get returns the parent")
