@@ -213,6 +213,11 @@ type Options struct {
 	// new /zookeeper/config text and version after every reconfig, on
 	// every member: zkgo server writes the dynamic configuration file.
 	OnConfigChange func(text string, version int64) error
+	// ClientListener, if set, is the listener of the plaintext (or
+	// unified) client port, in place of listening on Addr: tests listen
+	// first and so keep the port from being taken by another socket
+	// before the server starts, as PeerListener does for peers.
+	ClientListener net.Listener
 	// PeerListener, if set, is this member's listener for peer traffic
 	// (tests listen on port 0 first); otherwise the server listens on its
 	// own entry's addresses (every one of a multiAddress line), or with
@@ -467,7 +472,7 @@ func (o *Options) checkAuth() error {
 // portConfig is what the client port takes of the options.
 func (o *Options) portConfig() clientport.Config {
 	return clientport.Config{
-		ServerID: o.ServerID, Addr: o.Addr, SecureAddr: o.SecureAddr, TLS: o.TLS,
+		ServerID: o.ServerID, Addr: o.Addr, Listener: o.ClientListener, SecureAddr: o.SecureAddr, TLS: o.TLS,
 		PortUnification: o.PortUnification, X509SuperUser: o.X509SuperUser,
 		MaxClientCnxns: o.MaxClientCnxns, MaxConnections: o.MaxConnections,
 		HandshakeTimeout: o.HandshakeTimeout, IdleAfter: o.IdleAfter,

@@ -27,6 +27,9 @@ type Ensemble struct {
 	Config *config.Config
 	opts   []Option
 	lns    []net.Listener
+	// clns are the client ports' listeners, open from the start so that
+	// no other socket takes a port before its member starts.
+	clns []net.Listener
 }
 
 // StartEnsemble configures n servers and starts the first `start`, whose
@@ -35,7 +38,7 @@ type Ensemble struct {
 // reconfig is). Everything is closed when the test ends.
 func StartEnsemble(t testing.TB, n, start int, opts ...Option) *Ensemble {
 	t.Helper()
-	e := &Ensemble{t: t, Members: make([]*server.Server, n), ClientAddrs: make([]string, n), lns: make([]net.Listener, n), opts: opts}
+	e := &Ensemble{t: t, Members: make([]*server.Server, n), ClientAddrs: make([]string, n), lns: make([]net.Listener, n), clns: make([]net.Listener, n), opts: opts}
 	var text strings.Builder
 	for i := range n {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -43,7 +46,12 @@ func StartEnsemble(t testing.TB, n, start int, opts ...Option) *Ensemble {
 			t.Fatal(err)
 		}
 		e.lns[i] = ln
-		e.ClientAddrs[i] = fmt.Sprintf("127.0.0.1:%d", FreePort(t))
+		cln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.clns[i] = cln
+		e.ClientAddrs[i] = cln.Addr().String()
 		fmt.Fprintf(&text, "server.%d=127.0.0.1:%d:%d;%s\n", i+1, ln.Addr().(*net.TCPAddr).Port, FreePort(t), e.ClientAddrs[i])
 	}
 	fmt.Fprintf(&text, "tickTime=100\nadmin.enableServer=false\ndataDir=%s\n", t.TempDir())
@@ -58,7 +66,7 @@ func StartEnsemble(t testing.TB, n, start int, opts ...Option) *Ensemble {
 				m.Close()
 			}
 		}
-		for _, ln := range e.lns {
+		for _, ln := range append(e.lns, e.clns...) {
 			ln.Close()
 		}
 	})
@@ -82,7 +90,7 @@ func (e *Ensemble) Start(i, known int) {
 	}
 	o := server.Options{
 		Addr: e.ClientAddrs[i], TickTime: 100 * time.Millisecond, DataDir: e.t.TempDir(), NoSync: true,
-		ServerID: int64(i + 1), Peers: peers, PeerListener: e.lns[i], ConfigText: config.ServersText(servers, e.Config.Version),
+		ServerID: int64(i + 1), Peers: peers, PeerListener: e.lns[i], ClientListener: e.clns[i], ConfigText: config.ServersText(servers, e.Config.Version),
 		FourLetterWords: []string{"*"},
 		IdleAfter:       2 * time.Millisecond, // as zktest.New
 		Logger:          slog.New(slog.NewTextHandler(logOutput(), nil)).With("member", i+1),

@@ -24,8 +24,10 @@ import (
 type Config struct {
 	ServerID int64
 	// The listeners: Addr (plaintext, or TLS too with PortUnification)
-	// and SecureAddr (TLS only).
+	// and SecureAddr (TLS only). Listener, if set, is Addr's, opened by
+	// the caller.
 	Addr, SecureAddr string
+	Listener         net.Listener
 	TLS              *tls.Config
 	PortUnification  bool
 	X509SuperUser    string

@@ -188,7 +188,10 @@ func (s *Port) Listen() error {
 		}
 		return net.Listen("tcp", addr)
 	}
-	ln, err := listen(s.opts.Addr)
+	ln, err := s.opts.Listener, error(nil)
+	if ln == nil {
+		ln, err = listen(s.opts.Addr)
+	}
 	var sln net.Listener
 	if err == nil {
 		sln, err = listen(s.opts.SecureAddr)
