@@ -131,7 +131,7 @@ type Conn struct {
 	queue    []*request // in order: the in-flight writes and reads waiting behind them
 	// drainAt, when not nil, is the tree of the batch being applied: the
 	// reads queued behind this connection's last write in it run at the
-	// batch's end (EndBatch), seeing all of it (pipeline.go).
+	// batch's end (drainLater), seeing all of it (pipeline.go).
 	drainAt *tree.Tree
 
 	slots chan struct{} // outstanding-request semaphore

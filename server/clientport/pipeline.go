@@ -383,7 +383,7 @@ func (c *Conn) writeApplied(r *request, zxid int64, res *tree.Result, b *statema
 	c.queue = c.queue[1:]
 	c.inflight--
 	c.replyWrite(r, zxid, res)
-	if c.inflight == 0 && !slices.ContainsFunc(c.queue, func(q *request) bool { return q.lread || q.done }) {
+	if len(c.queue) > 0 && c.inflight == 0 && !slices.ContainsFunc(c.queue, func(q *request) bool { return q.lread || q.done }) {
 		// Only reads wait behind r: they run at the batch's end, seeing
 		// the writes after r in it too (other sessions' — any of this
 		// one's would be queued), as fresh as a read sent after r's
