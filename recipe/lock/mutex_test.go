@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -212,7 +213,9 @@ func TestMutexCancelCleansUp(t *testing.T) {
 }
 
 // TestMutexFIFOAndNoHerd: waiters get the lock in arrival order, and each
-// release wakes exactly one of them.
+// release wakes two of them however long the queue: the next holder, and
+// the waiter after it, which lists the queue again while the next holder
+// holds (its look-ahead watch).
 func TestMutexFIFOAndNoHerd(t *testing.T) {
 	recipetest.ForEach(t, func(t *testing.T, e *env) {
 		ctx := recipetest.Ctx(t)
@@ -243,10 +246,16 @@ func TestMutexFIFOAndNoHerd(t *testing.T) {
 				order <- i
 			}()
 			waitQueue(t, obs, path, i+2)
-			// The waiter's node is in the queue, but its watch on
-			// the predecessor may not be set yet; a release before
-			// then would let it take the lock without a notification.
-			waitWatchSet(t, c, nw)
+			// The waiter's node is in the queue, but its watches
+			// (its own node; its predecessor; behind the first
+			// waiter, the node before that) may not be set yet; a
+			// release before then would let it go on without a
+			// notification.
+			watches := int64(3)
+			if i == 0 {
+				watches = 2
+			}
+			waitWatchReads(t, c, nw, watches)
 		}
 		release := func(m *Mutex) {
 			if err := m.Unlock(ctx); err != nil {
@@ -271,15 +280,19 @@ func TestMutexFIFOAndNoHerd(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			woken := 0
+			var woken []int
 			for i := want; i < n; i++ {
 				if ws[i].net.Notifications() > before[i] {
-					woken++
+					woken = append(woken, i)
 				}
 				before[i] = ws[i].net.Notifications()
 			}
-			if woken != 1 {
-				t.Fatalf("release %d woke %d waiters, want 1", want, woken)
+			wake := []int{want, want + 1}
+			if want+1 == n {
+				wake = wake[:1]
+			}
+			if !slices.Equal(woken, wake) {
+				t.Fatalf("release %d woke waiters %v, want %v", want, woken, wake)
 			}
 			release(ws[want].m)
 		}

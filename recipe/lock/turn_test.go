@@ -1,7 +1,11 @@
 package lock
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/zkgo/zkgo/tests/framework/recipetest"
 	"github.com/zkgo/zkgo/zk"
@@ -99,4 +103,101 @@ func queueOfTwo(t *testing.T, e *env, path string) (a, b *Mutex, c *zk.Conn, nw 
 	got = make(chan error, 1)
 	go func() { _, err := b.Lock(ctx); got <- err }()
 	return a, b, c, nw, got
+}
+
+// A waiter third in the queue lists it again while the second holds (its
+// look-ahead watch on the first fires when the first releases), so that
+// when the second releases it takes the lock from the deletion's event,
+// without a round trip on the handoff's path. A waiter that gave up in
+// between moves the look-ahead on to the node before it.
+func TestThirdWaiterListsWhileSecondHolds(t *testing.T) {
+	recipetest.ForEach(t, func(t *testing.T, e *env) {
+		ctx := recipetest.Ctx(t)
+		path := e.Root + "/ahead"
+		obs := e.Connect(t)
+		a := NewMutex(e.Connect(t), path)
+		if _, err := a.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		b := NewMutex(e.Connect(t), path)
+		bGot := make(chan error, 1)
+		go func() { _, err := b.Lock(ctx); bGot <- err }()
+		waitQueue(t, obs, path, 2)
+		// x waits behind b and gives up while d, behind it, waits.
+		xCtx, xCancel := context.WithCancel(ctx)
+		defer xCancel()
+		x := NewMutex(e.Connect(t), path)
+		xGot := make(chan error, 1)
+		go func() { _, err := x.Lock(xCtx); xGot <- err }()
+		waitQueue(t, obs, path, 3)
+		nw := &recipetest.Net{}
+		c := e.Connect(t, nw.Dialer())
+		d := NewMutex(c, path)
+		dGot := make(chan error, 1)
+		go func() { _, err := d.Lock(ctx); dGot <- err }()
+		waitQueue(t, obs, path, 4)
+		// d's own node, x (its predecessor) and b (the node ahead).
+		waitWatchReads(t, c, nw, 3)
+		xCancel()
+		if err := <-xGot; !errors.Is(err, context.Canceled) {
+			t.Fatalf("x's Lock: %v, want context.Canceled", err)
+		}
+		// d lists again and now waits for b, looking ahead to a.
+		waitChildrenReads(t, c, nw, 1)
+		waitWatchReads(t, c, nw, 5)
+		lists := nw.ChildrenReads()
+		if err := a.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-bGot; err != nil {
+			t.Fatal(err)
+		}
+		// a's release: d lists again while b holds.
+		waitChildrenReads(t, c, nw, lists+1)
+		lists = nw.ChildrenReads()
+		if err := b.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-dGot; err != nil {
+			t.Fatal(err)
+		}
+		if n := nw.ChildrenReads() - lists; n != 0 {
+			t.Fatalf("d listed the children %d more times after b released", n)
+		}
+		if got := d.Grant().Path(); !strings.HasPrefix(got, path+"/") {
+			t.Fatalf("d's grant is on %s", got)
+		}
+		if err := d.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// waitWatchReads waits until c has sent n reads that leave a watch, then
+// makes a round trip on c, after which the server has registered them.
+func waitWatchReads(t *testing.T, c *zk.Conn, nw *recipetest.Net, n int64) {
+	t.Helper()
+	waitCount(t, c, nw.WatchReads, n, "reads that leave a watch")
+}
+
+// waitChildrenReads waits until c has sent n getChildren requests, then
+// makes a round trip on c.
+func waitChildrenReads(t *testing.T, c *zk.Conn, nw *recipetest.Net, n int64) {
+	t.Helper()
+	waitCount(t, c, nw.ChildrenReads, n, "getChildren requests")
+}
+
+func waitCount(t *testing.T, c *zk.Conn, count func() int64, n int64, what string) {
+	t.Helper()
+	ctx := recipetest.Ctx(t)
+	for count() < n {
+		select {
+		case <-time.After(time.Millisecond):
+		case <-ctx.Done():
+			t.Fatalf("%d %s, want %d", count(), what, n)
+		}
+	}
+	if _, err := c.Exists(ctx, "/"); err != nil {
+		t.Fatal(err)
+	}
 }

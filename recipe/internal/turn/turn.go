@@ -197,18 +197,16 @@ func waitTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []strin
 		children, err := listed, error(nil)
 		listed = nil
 		if children == nil {
-			children, _, err = conn.Children(ctx, base)
+			children, err = list(ctx, conn, base, lockNames)
+		} else {
+			SortNodes(children, lockNames...)
 		}
 		if err != nil {
-			if errors.Is(err, zk.ErrNoNode) {
-				return ErrNodeMissing
-			}
-			if zk.IsRetryable(err) && ctx.Err() == nil {
+			if errors.Is(err, errRetry) {
 				continue // the session may live: ask again once reconnected
 			}
 			return err
 		}
-		SortNodes(children, lockNames...)
 		ok, watch, err := decide(children, ours)
 		if err != nil || ok {
 			return err
@@ -223,21 +221,131 @@ func waitTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []strin
 		if err != nil {
 			return err
 		}
+		if monotone {
+			var granted bool
+			granted, listed, err = waitAhead(ctx, conn, base, lockNames, ours, decide, children, watch, ev)
+			if err != nil || granted {
+				return err
+			}
+			continue
+		}
 		select {
 		case e := <-ev:
 			if e.Type == zk.EventNotWatching {
 				return e.Err
 			}
-			if monotone && e.Type == zk.EventNodeDeleted {
-				rest := slices.DeleteFunc(children, func(n string) bool { return n == watch })
-				if ok, _, err := decide(rest, ours); err == nil && ok {
-					return nil
-				}
-			}
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
+}
+
+// errRetry: list's read failed in a way that may pass (the connection
+// broke while the session may live).
+var errRetry = errors.New("retry")
+
+// list reads base's children, sorted. A missing base is ErrNodeMissing;
+// a retryable failure while ctx lives is errRetry.
+func list(ctx context.Context, conn *zk.Conn, base string, lockNames []string) ([]string, error) {
+	children, _, err := conn.Children(ctx, base)
+	if err != nil {
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil, ErrNodeMissing
+		}
+		if zk.IsRetryable(err) && ctx.Err() == nil {
+			return nil, errRetry
+		}
+		return nil, err
+	}
+	SortNodes(children, lockNames...)
+	return children, nil
+}
+
+// waitAhead waits, for a monotone decide, until watch (a node in
+// children, the sorted list decide named it from; ev is its data watch)
+// changes or goes. It reports granted when its deletion gives ours the
+// grant; otherwise it returns the list to decide on next (nil: list
+// again).
+//
+// When watch's deletion alone would not give the grant (a lock waiter
+// deeper in the queue than second), it also watches the node decide
+// would name once watch is gone — for a lock, the node before watch —
+// and lists the children again when that one goes. The list is then
+// read while watch's owner holds, off the handoff's path: when watch
+// goes in turn, the list already puts ours first and the grant needs no
+// round trip, as for the first waiter. Each release so wakes two waiters
+// (the next holder, and the one after it to list), but the list that
+// every waiter reads once per turn it moves up is off the path from one
+// holder to the next.
+func waitAhead(ctx context.Context, conn *zk.Conn, base string, lockNames []string, ours string, decide Decide, children []string, watch string, ev <-chan zk.Event) (granted bool, next []string, err error) {
+	// ahead is the watch on the node decide would name once watch is
+	// gone; nil when watch's deletion alone gives the grant (or the
+	// look ahead was given up after a failed read: watch's deletion then
+	// lists again, as without it).
+	ahead := lookAhead(ctx, conn, base, ours, decide, children, watch)
+	for {
+		select {
+		case e := <-ev:
+			switch {
+			case e.Type == zk.EventNotWatching:
+				return false, nil, e.Err
+			case e.Type == zk.EventNodeDeleted:
+				// The other nodes listed are gone since or still
+				// there, and every node created since sorts after
+				// ours: if the list without watch gives the grant,
+				// the real one does too.
+				rest := slices.DeleteFunc(children, func(n string) bool { return n == watch })
+				if ok, _, err := decide(rest, ours); err == nil && ok {
+					return true, nil, nil
+				}
+			}
+			return false, nil, nil
+		case e := <-ahead:
+			if e.Type == zk.EventNotWatching {
+				return false, nil, e.Err
+			}
+			// The node ahead changed or went: list again, while watch
+			// is still waited for.
+			fresh, err := list(ctx, conn, base, lockNames)
+			if errors.Is(err, errRetry) {
+				ahead = nil // watch's deletion lists again
+				continue
+			}
+			if err != nil {
+				return false, nil, err
+			}
+			if !slices.Contains(fresh, watch) {
+				return false, fresh, nil // gone meanwhile: decide on fresh
+			}
+			children = fresh
+			ahead = lookAhead(ctx, conn, base, ours, decide, children, watch)
+		case <-ctx.Done():
+			return false, nil, ctx.Err()
+		}
+	}
+}
+
+// lookAhead sets a data watch on the node decide names in children
+// without watch, if any, and returns its channel; nil when children
+// without watch gives ours the grant, or the watch could not be set. A
+// node already gone gets a closed channel carrying its deletion, so the
+// caller lists again.
+func lookAhead(ctx context.Context, conn *zk.Conn, base, ours string, decide Decide, children []string, watch string) <-chan zk.Event {
+	rest := slices.DeleteFunc(slices.Clone(children), func(n string) bool { return n == watch })
+	ok, next, err := decide(rest, ours)
+	if err != nil || ok || next == "" {
+		return nil
+	}
+	_, _, ch, err := conn.GetW(ctx, base+"/"+next)
+	if errors.Is(err, zk.ErrNoNode) {
+		gone := make(chan zk.Event, 1)
+		gone <- zk.Event{Type: zk.EventNodeDeleted, Path: base + "/" + next}
+		return gone
+	}
+	if err != nil {
+		return nil
+	}
+	return ch
 }
 
 // Participant is a member of a lock or election queue.

@@ -25,7 +25,7 @@ import (
 // Apache ZooKeeper. One Curator JVM per server.
 func TestCoordWithCurator(t *testing.T) {
 	run := func(t *testing.T, addr, root string) {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		java := curator.StartPeer(t, addr)
 		connect := func() *zk.Conn {
