@@ -13,14 +13,18 @@
 // Every acquirer creates an ephemeral sequential node (with Curator's
 // "_c_<uuid>-" protection, so a create whose reply was lost is found again
 // rather than orphaned) and waits, with a watch on the one node ahead of
-// it, until its node is first. Parents are created as containers, which the
+// it (and, further back in the queue, on the node ahead of that one),
+// until its node is first. Parents are created as containers, which the
 // server removes once they are empty. Round trips Curator makes are
 // saved: the lock's children come with the create (a getChildren sent
 // right behind it), so an acquirer that is first holds the lock after one
 // round trip; the waiter reads its own node (the grant's watch) while it
 // waits, and a grant does not wait for that read; and when the node it
 // watched was first in the list it read, that node's deletion gives it
-// the lock without listing again.
+// the lock without listing again. A waiter further back lists again when
+// the node two ahead of it goes, while the one ahead holds, so that list
+// is already there when its own turn comes: a release wakes two waiters,
+// the next holder and the one behind it.
 //
 // Acquiring returns a recipe.Grant: its Token is a fencing token, and its
 // Done channel closes when the lock is lost (see package recipe). A
