@@ -201,3 +201,59 @@ func waitCount(t *testing.T, c *zk.Conn, count func() int64, n int64, what strin
 		t.Fatal(err)
 	}
 }
+
+// A waiter's look-ahead watch survives a lost connection: the holder
+// releases while the third waiter is cut off; once it is back, the
+// watches set again report the deletion, and the waiter takes the lock
+// when the second releases.
+func TestLookAheadAcrossReconnection(t *testing.T) {
+	recipetest.ForEach(t, func(t *testing.T, e *env) {
+		ctx := recipetest.Ctx(t)
+		path := e.Root + "/ahead-cut"
+		obs := e.Connect(t)
+		a := NewMutex(e.Connect(t), path)
+		if _, err := a.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		b := NewMutex(e.Connect(t), path)
+		bGot := make(chan error, 1)
+		go func() { _, err := b.Lock(ctx); bGot <- err }()
+		waitQueue(t, obs, path, 2)
+		nw := &recipetest.Net{}
+		c := e.Connect(t, nw.Dialer(), zk.WithSessionTimeout(20*time.Second))
+		d := NewMutex(c, path)
+		dGot := make(chan error, 1)
+		go func() { _, err := d.Lock(ctx); dGot <- err }()
+		waitQueue(t, obs, path, 3)
+		waitWatchReads(t, c, nw, 3) // its own node, b, a
+		nw.Block(true)
+		nw.Cut()
+		if err := a.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-bGot; err != nil {
+			t.Fatal(err)
+		}
+		nw.Block(false)
+		select {
+		case err := <-dGot:
+			t.Fatalf("d's Lock returned while b holds: %v", err)
+		default:
+		}
+		if err := b.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-dGot; err != nil {
+			t.Fatal(err)
+		}
+		if !d.IsHeld() {
+			t.Fatal("d's grant is not held")
+		}
+		if ch := children(t, obs, path); len(ch) != 1 || !strings.HasSuffix(d.Grant().Path(), ch[0]) {
+			t.Fatalf("queue %v, d holds %s", ch, d.Grant().Path())
+		}
+		if err := d.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
