@@ -30,13 +30,21 @@ func SortKey(name, lockName string) string {
 // applying SortKey with each lock name in turn (the read-write lock passes
 // both "__READ__" and "__WRIT__").
 func SortNodes(names []string, lockNames ...string) {
-	key := func(n string) string {
+	// Each name's key is worked out once, not at every comparison: a
+	// lock's waiters sort the whole queue at every step they move up.
+	type keyed struct{ key, name string }
+	ks := make([]keyed, len(names))
+	for i, n := range names {
+		k := n
 		for _, l := range lockNames {
-			n = SortKey(n, l)
+			k = SortKey(k, l)
 		}
-		return n
+		ks[i] = keyed{k, n}
 	}
-	slices.SortStableFunc(names, func(a, b string) int { return strings.Compare(key(a), key(b)) })
+	slices.SortStableFunc(ks, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
+	for i := range ks {
+		names[i] = ks[i].name
+	}
 }
 
 // CreateNode creates the protected ephemeral-sequential node

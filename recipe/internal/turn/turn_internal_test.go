@@ -2,6 +2,11 @@ package turn
 
 import (
 	"context"
+	"flag"
+	"fmt"
+	"math/rand"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,5 +66,40 @@ func TestDeleteNodeGoesOnInTheBackground(t *testing.T) {
 	}
 	if err := c.WaitDeletes(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+var sortSeed = flag.Int64("sort-seed", 0, "TestSortNodesAsCurator's random seed (0: from the clock)")
+
+// SortNodes orders as Curator's comparator does: stably, by the key left
+// after each lock name in turn (compared here with a comparator that
+// works the keys out at every comparison).
+func TestSortNodesAsCurator(t *testing.T) {
+	seed := *sortSeed
+	if seed == 0 {
+		seed = time.Now().UnixNano()
+	}
+	t.Logf("seed %d (replay: -sort-seed %d)", seed, seed)
+	rng := rand.New(rand.NewSource(seed))
+	parts := []string{"_c_a1-", "_c_b2-", "", "x-"}
+	locks := []string{"__READ__", "__WRIT__", "lock-"}
+	for round := 0; round < 200; round++ {
+		var names []string
+		for i := rng.Intn(40); i > 0; i-- {
+			names = append(names, fmt.Sprintf("%s%s%010d", parts[rng.Intn(len(parts))], locks[rng.Intn(len(locks))], rng.Intn(50)))
+		}
+		lockNames := locks[:1+rng.Intn(2)]
+		want := slices.Clone(names)
+		key := func(n string) string {
+			for _, l := range lockNames {
+				n = SortKey(n, l)
+			}
+			return n
+		}
+		slices.SortStableFunc(want, func(a, b string) int { return strings.Compare(key(a), key(b)) })
+		SortNodes(names, lockNames...)
+		if !slices.Equal(names, want) {
+			t.Fatalf("round %d: got %v, want %v", round, names, want)
+		}
 	}
 }
