@@ -52,23 +52,6 @@ func waitQueue(t *testing.T, c *zk.Conn, p string, n int) {
 	}
 }
 
-// waitWatchSet waits until c has sent a read that leaves a watch, then
-// makes a round trip on c, after which the server has registered it.
-func waitWatchSet(t *testing.T, c *zk.Conn, nw *recipetest.Net) {
-	t.Helper()
-	ctx := recipetest.Ctx(t)
-	for nw.WatchReads() == 0 {
-		select {
-		case <-time.After(time.Millisecond):
-		case <-ctx.Done():
-			t.Fatal("the waiter never set a watch")
-		}
-	}
-	if _, err := c.Exists(ctx, "/"); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestMutexExclusion(t *testing.T) {
 	recipetest.ForEach(t, func(t *testing.T, e *env) {
 		ctx := recipetest.Ctx(t)

@@ -22,7 +22,7 @@ func TestNextHolderDoesNotListAgain(t *testing.T) {
 		obs := e.Connect(t)
 		a, b, c, nw, got := queueOfTwo(t, e, path)
 		waitQueue(t, obs, path, 2)
-		waitWatchSet(t, c, nw)
+		waitWatchReads(t, c, nw, 1)
 		lists := nw.ChildrenReads()
 		if err := a.Unlock(ctx); err != nil {
 			t.Fatal(err)
@@ -51,10 +51,7 @@ func TestWaiterWithDeletedNodeStartsOver(t *testing.T) {
 		waitQueue(t, obs, path, 2)
 		// Both of b's watches (its own node, read while it waits, and
 		// the holder's) are set.
-		for nw.WatchReads() < 2 {
-			waitWatchSet(t, c, nw)
-		}
-		waitWatchSet(t, c, nw)
+		waitWatchReads(t, c, nw, 2)
 		var mine string
 		for _, n := range children(t, obs, path) {
 			if p := path + "/" + n; p != a.Grant().Path() {
@@ -115,26 +112,16 @@ func TestThirdWaiterListsWhileSecondHolds(t *testing.T) {
 		ctx := recipetest.Ctx(t)
 		path := e.Root + "/ahead"
 		obs := e.Connect(t)
-		a := NewMutex(e.Connect(t), path)
-		if _, err := a.Lock(ctx); err != nil {
-			t.Fatal(err)
-		}
-		b := NewMutex(e.Connect(t), path)
-		bGot := make(chan error, 1)
-		go func() { _, err := b.Lock(ctx); bGot <- err }()
-		waitQueue(t, obs, path, 2)
+		a, b, bGot := holderAndWaiter(t, e, obs, path)
 		// x waits behind b and gives up while d, behind it, waits.
 		xCtx, xCancel := context.WithCancel(ctx)
 		defer xCancel()
-		x := NewMutex(e.Connect(t), path)
-		xGot := make(chan error, 1)
-		go func() { _, err := x.Lock(xCtx); xGot <- err }()
+		xGot := lockAsync(xCtx, NewMutex(e.Connect(t), path))
 		waitQueue(t, obs, path, 3)
 		nw := &recipetest.Net{}
 		c := e.Connect(t, nw.Dialer())
 		d := NewMutex(c, path)
-		dGot := make(chan error, 1)
-		go func() { _, err := d.Lock(ctx); dGot <- err }()
+		dGot := lockAsync(ctx, d)
 		waitQueue(t, obs, path, 4)
 		// d's own node, x (its predecessor) and b (the node ahead).
 		waitWatchReads(t, c, nw, 3)
@@ -171,6 +158,27 @@ func TestThirdWaiterListsWhileSecondHolds(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// holderAndWaiter returns a, holding the lock on path, and b, waiting
+// for it (its Lock reports on bGot), once both nodes are in the queue.
+func holderAndWaiter(t *testing.T, e *env, obs *zk.Conn, path string) (a, b *Mutex, bGot <-chan error) {
+	t.Helper()
+	a = NewMutex(e.Connect(t), path)
+	if _, err := a.Lock(recipetest.Ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	b = NewMutex(e.Connect(t), path)
+	bGot = lockAsync(recipetest.Ctx(t), b)
+	waitQueue(t, obs, path, 2)
+	return a, b, bGot
+}
+
+// lockAsync starts m.Lock(ctx) and reports its outcome on the channel.
+func lockAsync(ctx context.Context, m *Mutex) <-chan error {
+	got := make(chan error, 1)
+	go func() { _, err := m.Lock(ctx); got <- err }()
+	return got
 }
 
 // waitWatchReads waits until c has sent n reads that leave a watch, then
@@ -211,19 +219,11 @@ func TestLookAheadAcrossReconnection(t *testing.T) {
 		ctx := recipetest.Ctx(t)
 		path := e.Root + "/ahead-cut"
 		obs := e.Connect(t)
-		a := NewMutex(e.Connect(t), path)
-		if _, err := a.Lock(ctx); err != nil {
-			t.Fatal(err)
-		}
-		b := NewMutex(e.Connect(t), path)
-		bGot := make(chan error, 1)
-		go func() { _, err := b.Lock(ctx); bGot <- err }()
-		waitQueue(t, obs, path, 2)
+		a, b, bGot := holderAndWaiter(t, e, obs, path)
 		nw := &recipetest.Net{}
 		c := e.Connect(t, nw.Dialer(), zk.WithSessionTimeout(20*time.Second))
 		d := NewMutex(c, path)
-		dGot := make(chan error, 1)
-		go func() { _, err := d.Lock(ctx); dGot <- err }()
+		dGot := lockAsync(ctx, d)
 		waitQueue(t, obs, path, 3)
 		waitWatchReads(t, c, nw, 3) // its own node, b, a
 		nw.Block(true)
