@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkgo/zkgo/recipe/recipeutil"
 	"github.com/zkgo/zkgo/tests/framework/recipetest"
 	"github.com/zkgo/zkgo/zk"
 )
@@ -251,6 +252,51 @@ func TestLookAheadAcrossReconnection(t *testing.T) {
 		}
 		if ch := children(t, obs, path); len(ch) != 1 || !strings.HasSuffix(d.Grant().Path(), ch[0]) {
 			t.Fatalf("queue %v, d holds %s", ch, d.Grant().Path())
+		}
+		if err := d.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// A waiter deep in the queue whose node was deleted (by someone else)
+// learns it from the list its look-ahead reads, and starts over with a
+// new node while the one ahead of it still holds.
+func TestDeepWaiterWithDeletedNodeStartsOver(t *testing.T) {
+	recipetest.ForEach(t, func(t *testing.T, e *env) {
+		ctx := recipetest.Ctx(t)
+		path := e.Root + "/ahead-deleted"
+		obs := e.Connect(t)
+		a, b, bGot := holderAndWaiter(t, e, obs, path)
+		nw := &recipetest.Net{}
+		c := e.Connect(t, nw.Dialer())
+		d := NewMutex(c, path)
+		dGot := lockAsync(ctx, d)
+		waitQueue(t, obs, path, 3)
+		waitWatchReads(t, c, nw, 3) // its own node, b, a
+		queue := children(t, obs, path)
+		recipeutil.SortNodes(queue, "lock-")
+		mine := path + "/" + queue[2] // d's: the last in the queue
+		if err := obs.Delete(ctx, mine, -1); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-bGot; err != nil {
+			t.Fatal(err)
+		}
+		// d sees its node gone in the list it reads as a goes, and
+		// queues a new one behind b while b holds.
+		waitQueue(t, obs, path, 2)
+		if err := b.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-dGot; err != nil {
+			t.Fatal(err)
+		}
+		if g := d.Grant(); g.Path() == mine {
+			t.Fatalf("granted on %s, which was deleted", mine)
 		}
 		if err := d.Unlock(ctx); err != nil {
 			t.Fatal(err)

@@ -322,6 +322,9 @@ func waitAhead(ctx context.Context, conn *zk.Conn, base string, lockNames []stri
 			if err != nil {
 				return false, nil, err
 			}
+			if ok, _, err := decide(fresh, ours); err != nil || ok {
+				return ok, nil, err // ours is gone, or its turn came
+			}
 			if !slices.Contains(fresh, watch) {
 				return false, fresh, nil // gone meanwhile: decide on fresh
 			}
@@ -335,8 +338,8 @@ func waitAhead(ctx context.Context, conn *zk.Conn, base string, lockNames []stri
 
 // lookAhead sets a data watch on the node decide names in children
 // without watch, if any, and returns its channel; nil when children
-// without watch gives ours the grant, or the watch could not be set. A
-// node already gone gets a closed channel carrying its deletion, so the
+// without watch gives ours the grant, or the watch could not be set. For
+// a node already gone the channel already holds its deletion, so the
 // caller lists again.
 func lookAhead(ctx context.Context, conn *zk.Conn, base, ours string, decide Decide, children []string, watch string) <-chan zk.Event {
 	rest := slices.DeleteFunc(slices.Clone(children), func(n string) bool { return n == watch })
