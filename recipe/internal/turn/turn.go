@@ -222,6 +222,15 @@ func waitTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []strin
 		if !wait {
 			return errNotYet
 		}
+		var ahead chan (<-chan zk.Event)
+		if monotone {
+			// The look-ahead's watch is set beside the predecessor's,
+			// not a round trip after it: both reads leave in one write.
+			ahead = make(chan (<-chan zk.Event), 1)
+			go func(children []string) {
+				ahead <- lookAhead(ctx, conn, base, ours, decide, children, watch)
+			}(slices.Clone(children))
+		}
 		_, _, ev, err := conn.GetW(ctx, base+"/"+watch)
 		if errors.Is(err, zk.ErrNoNode) || (zk.IsRetryable(err) && ctx.Err() == nil) {
 			continue // already gone, or the connection broke: look again
@@ -231,7 +240,7 @@ func waitTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []strin
 		}
 		if monotone {
 			var granted bool
-			granted, listed, err = waitAhead(ctx, conn, base, lockNames, ours, decide, children, watch, ev)
+			granted, listed, err = waitAhead(ctx, conn, base, lockNames, ours, decide, children, watch, ev, <-ahead)
 			if err != nil || granted {
 				return err
 			}
@@ -285,12 +294,11 @@ func list(ctx context.Context, conn *zk.Conn, base string, lockNames []string) (
 // (the next holder, and the one after it to list), but the list that
 // every waiter reads once per turn it moves up is off the path from one
 // holder to the next.
-func waitAhead(ctx context.Context, conn *zk.Conn, base string, lockNames []string, ours string, decide Decide, children []string, watch string, ev <-chan zk.Event) (granted bool, next []string, err error) {
+func waitAhead(ctx context.Context, conn *zk.Conn, base string, lockNames []string, ours string, decide Decide, children []string, watch string, ev, ahead <-chan zk.Event) (granted bool, next []string, err error) {
 	// ahead is the watch on the node decide would name once watch is
-	// gone; nil when watch's deletion alone gives the grant (or the
-	// look ahead was given up after a failed read: watch's deletion then
-	// lists again, as without it).
-	ahead := lookAhead(ctx, conn, base, ours, decide, children, watch)
+	// gone (lookAhead); nil when watch's deletion alone gives the grant
+	// (or the look ahead was given up after a failed read: watch's
+	// deletion then lists again, as without it).
 	for {
 		select {
 		case e := <-ev:
