@@ -226,10 +226,10 @@ func waitTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []strin
 		if monotone {
 			// The look-ahead's watch is set beside the predecessor's,
 			// not a round trip after it: both reads leave in one write.
+			// lookAhead reads children (a copy of it) before
+			// waitAhead, which may change it, starts.
 			ahead = make(chan (<-chan zk.Event), 1)
-			go func(children []string) {
-				ahead <- lookAhead(ctx, conn, base, ours, decide, children, watch)
-			}(slices.Clone(children))
+			go func() { ahead <- lookAhead(ctx, conn, base, ours, decide, children, watch) }()
 		}
 		_, _, ev, err := conn.GetW(ctx, base+"/"+watch)
 		if errors.Is(err, zk.ErrNoNode) || (zk.IsRetryable(err) && ctx.Err() == nil) {
