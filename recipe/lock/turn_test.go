@@ -175,6 +175,20 @@ func holderAndWaiter(t *testing.T, e *env, obs *zk.Conn, path string) (a, b *Mut
 	return a, b, bGot
 }
 
+// thirdWaiter queues d behind holderAndWaiter's two, on a connection
+// nw controls (opts added), once its three watches (its own node, its
+// predecessor, the node ahead) are set.
+func thirdWaiter(t *testing.T, e *env, obs *zk.Conn, path string, opts ...zk.Option) (nw *recipetest.Net, d *Mutex, dGot <-chan error) {
+	t.Helper()
+	nw = &recipetest.Net{}
+	c := e.Connect(t, append([]zk.Option{nw.Dialer()}, opts...)...)
+	d = NewMutex(c, path)
+	dGot = lockAsync(recipetest.Ctx(t), d)
+	waitQueue(t, obs, path, 3)
+	waitWatchReads(t, c, nw, 3)
+	return nw, d, dGot
+}
+
 // lockAsync starts m.Lock(ctx) and reports its outcome on the channel.
 func lockAsync(ctx context.Context, m *Mutex) <-chan error {
 	got := make(chan error, 1)
@@ -221,12 +235,7 @@ func TestLookAheadAcrossReconnection(t *testing.T) {
 		path := e.Root + "/ahead-cut"
 		obs := e.Connect(t)
 		a, b, bGot := holderAndWaiter(t, e, obs, path)
-		nw := &recipetest.Net{}
-		c := e.Connect(t, nw.Dialer(), zk.WithSessionTimeout(20*time.Second))
-		d := NewMutex(c, path)
-		dGot := lockAsync(ctx, d)
-		waitQueue(t, obs, path, 3)
-		waitWatchReads(t, c, nw, 3) // its own node, b, a
+		nw, d, dGot := thirdWaiter(t, e, obs, path, zk.WithSessionTimeout(20*time.Second))
 		nw.Block(true)
 		nw.Cut()
 		if err := a.Unlock(ctx); err != nil {
@@ -268,12 +277,7 @@ func TestDeepWaiterWithDeletedNodeStartsOver(t *testing.T) {
 		path := e.Root + "/ahead-deleted"
 		obs := e.Connect(t)
 		a, b, bGot := holderAndWaiter(t, e, obs, path)
-		nw := &recipetest.Net{}
-		c := e.Connect(t, nw.Dialer())
-		d := NewMutex(c, path)
-		dGot := lockAsync(ctx, d)
-		waitQueue(t, obs, path, 3)
-		waitWatchReads(t, c, nw, 3) // its own node, b, a
+		_, d, dGot := thirdWaiter(t, e, obs, path)
 		queue := children(t, obs, path)
 		recipeutil.SortNodes(queue, "lock-")
 		mine := path + "/" + queue[2] // d's: the last in the queue

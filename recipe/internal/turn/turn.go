@@ -224,12 +224,13 @@ func waitTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []strin
 		}
 		var ahead chan (<-chan zk.Event)
 		if monotone {
-			// The look-ahead's watch is set beside the predecessor's,
-			// not a round trip after it: both reads leave in one write.
-			// lookAhead reads children (a copy of it) before
-			// waitAhead, which may change it, starts.
-			ahead = make(chan (<-chan zk.Event), 1)
-			go func() { ahead <- lookAhead(ctx, conn, base, ours, decide, children, watch) }()
+			if next := aheadOf(decide, children, watch, ours); next != "" {
+				// The look-ahead's watch is set beside the
+				// predecessor's, not a round trip after it: both
+				// reads leave in one write.
+				ahead = make(chan (<-chan zk.Event), 1)
+				go func() { ahead <- watchAhead(ctx, conn, base, next) }()
+			}
 		}
 		_, _, ev, err := conn.GetW(ctx, base+"/"+watch)
 		if errors.Is(err, zk.ErrNoNode) || (zk.IsRetryable(err) && ctx.Err() == nil) {
@@ -240,7 +241,11 @@ func waitTurn(ctx context.Context, conn *zk.Conn, base string, lockNames []strin
 		}
 		if monotone {
 			var granted bool
-			granted, listed, err = waitAhead(ctx, conn, base, lockNames, ours, decide, children, watch, ev, <-ahead)
+			var aheadEv <-chan zk.Event
+			if ahead != nil {
+				aheadEv = <-ahead
+			}
+			granted, listed, err = waitAhead(ctx, conn, base, lockNames, ours, decide, children, watch, ev, aheadEv)
 			if err != nil || granted {
 				return err
 			}
@@ -296,7 +301,7 @@ func list(ctx context.Context, conn *zk.Conn, base string, lockNames []string) (
 // holder to the next.
 func waitAhead(ctx context.Context, conn *zk.Conn, base string, lockNames []string, ours string, decide Decide, children []string, watch string, ev, ahead <-chan zk.Event) (granted bool, next []string, err error) {
 	// ahead is the watch on the node decide would name once watch is
-	// gone (lookAhead); nil when watch's deletion alone gives the grant
+	// gone (aheadOf, watchAhead); nil when watch's deletion alone gives the grant
 	// (or the look ahead was given up after a failed read: watch's
 	// deletion then lists again, as without it).
 	for {
@@ -337,24 +342,32 @@ func waitAhead(ctx context.Context, conn *zk.Conn, base string, lockNames []stri
 				return false, fresh, nil // gone meanwhile: decide on fresh
 			}
 			children = fresh
-			ahead = lookAhead(ctx, conn, base, ours, decide, children, watch)
+			ahead = nil
+			if next := aheadOf(decide, children, watch, ours); next != "" {
+				ahead = watchAhead(ctx, conn, base, next)
+			}
 		case <-ctx.Done():
 			return false, nil, ctx.Err()
 		}
 	}
 }
 
-// lookAhead sets a data watch on the node decide names in children
-// without watch, if any, and returns its channel; nil when children
-// without watch gives ours the grant, or the watch could not be set. For
-// a node already gone the channel already holds its deletion, so the
-// caller lists again.
-func lookAhead(ctx context.Context, conn *zk.Conn, base, ours string, decide Decide, children []string, watch string) <-chan zk.Event {
+// aheadOf returns the node decide names in children without watch: the
+// one to watch ahead of watch. It is "" when children without watch
+// gives ours the grant (watch's deletion alone does).
+func aheadOf(decide Decide, children []string, watch, ours string) string {
 	rest := slices.DeleteFunc(slices.Clone(children), func(n string) bool { return n == watch })
 	ok, next, err := decide(rest, ours)
-	if err != nil || ok || next == "" {
-		return nil
+	if err != nil || ok {
+		return ""
 	}
+	return next
+}
+
+// watchAhead sets a data watch on base/next and returns its channel, or
+// nil if the watch could not be set. For a node already gone the channel
+// already holds its deletion, so the caller lists again.
+func watchAhead(ctx context.Context, conn *zk.Conn, base, next string) <-chan zk.Event {
 	_, _, ch, err := conn.GetW(ctx, base+"/"+next)
 	if errors.Is(err, zk.ErrNoNode) {
 		gone := make(chan zk.Event, 1)
