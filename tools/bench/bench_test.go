@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -157,9 +158,15 @@ func TestEnsembleServers(t *testing.T) {
 			loaded := false
 			c.AfterSetup = func() { seen = conns() }
 			c.AfterLoad = func() { loaded = true }
+			var window []string
+			c.MeasureBegin = func() { window = append(window, "begin") }
+			c.MeasureEnd = func() { window = append(window, "end") }
 			smoke(t, cl.ConnectString(), c)
 			if !loaded {
 				t.Error("AfterLoad was not called")
+			}
+			if !slices.Equal(window, []string{"begin", "end"}) {
+				t.Errorf("measured window hooks called %v, want [begin end]", window)
 			}
 			t.Logf("connections per member during the load: %v", seen)
 			want := 1 // the latch has two sessions, on the first two members

@@ -77,6 +77,10 @@ type Config struct {
 	// measurement) has stopped and before the teardown (the comparison
 	// reads the servers' counters around the load).
 	AfterLoad func()
+	// MeasureBegin and MeasureEnd, if not nil, are called as the measured
+	// window begins (after the warm-up) and as it ends (the comparison
+	// reads the servers' CPU time there). They must return quickly.
+	MeasureBegin, MeasureEnd func()
 }
 
 // Defaults fills in the zero fields.
@@ -334,7 +338,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	repDone := make(chan struct{})
 	go e.report(stopRep, repDone)
 
-	finished, runErr := Phases(ctx, done, cfg.Warmup, cfg.Duration, e.st.begin, e.st.stop)
+	begin, stop := e.st.begin, e.st.stop
+	if cfg.MeasureBegin != nil {
+		begin = func() { e.st.begin(); cfg.MeasureBegin() }
+	}
+	if cfg.MeasureEnd != nil {
+		stop = func() { e.st.stop(); cfg.MeasureEnd() }
+	}
+	finished, runErr := Phases(ctx, done, cfg.Warmup, cfg.Duration, begin, stop)
 	cancel()
 	close(stopRep)
 	<-repDone

@@ -240,6 +240,20 @@ func (e *ensemble) leader() (int, bool) {
 }
 
 // counters reads every member's fsync and zxid counters.
+// cpu is the CPU time (utime+stime) of the ensemble's member processes
+// together.
+func (e *ensemble) cpu() (time.Duration, error) {
+	var sum time.Duration
+	for _, m := range e.members {
+		c, err := procCPU(m.pid())
+		if err != nil {
+			return 0, err
+		}
+		sum += c
+	}
+	return sum, nil
+}
+
 func (e *ensemble) counters() []memberDelta {
 	out := make([]memberDelta, len(e.members))
 	lead, _ := e.leader()
@@ -473,6 +487,14 @@ func runClusters(ctx context.Context, o options, bin, root string, todo []spec, 
 				var before, after []memberDelta
 				cfg.AfterSetup = func() { before = e.counters() }
 				cfg.AfterLoad = func() { after = e.counters() }
+				var cpu0, cpu1 time.Duration
+				var cpuErr error
+				cfg.MeasureBegin = func() { cpu0, cpuErr = e.cpu() }
+				cfg.MeasureEnd = func() {
+					if cpuErr == nil {
+						cpu1, cpuErr = e.cpu()
+					}
+				}
 				res, err := bench.Run(ctx, cfg)
 				if err != nil {
 					if ctx.Err() != nil {
@@ -495,6 +517,9 @@ func runClusters(ctx context.Context, o options, bin, root string, todo []spec, 
 				ru := run{Spec: sp.id, Server: e.name, Repeat: r, Result: res}
 				if before != nil && after != nil {
 					ru.Members = deltas(before, after)
+				}
+				if cpuErr == nil && cpu1 > cpu0 {
+					ru.ServerCPU = cpu1 - cpu0
 				}
 				cr.Runs = append(cr.Runs, ru)
 				lead, ok := e.leader()

@@ -40,6 +40,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"regexp"
@@ -118,6 +119,18 @@ type run struct {
 	// Stages: zkgo only, the sequential workloads: mean µs per stage
 	// over the run (warm-up included), from mntr's zkgo_stage_* sums.
 	Stages map[string]float64 `json:"stages_us,omitempty"`
+	// ServerCPU: the server's CPU time (utime+stime, every thread, 10 ms
+	// ticks; an ensemble's members together) over the measured window.
+	ServerCPU time.Duration `json:"server_cpu_ns,omitempty"`
+}
+
+// cpuPerOp is the server's CPU time per operation of the run, in µs (NaN
+// without a figure).
+func (ru run) cpuPerOp() float64 {
+	if ru.ServerCPU <= 0 || ru.Result == nil || ru.Result.Ops == 0 {
+		return math.NaN()
+	}
+	return float64(ru.ServerCPU) / 1e3 / float64(ru.Result.Ops)
 }
 
 // memResult is the memory and restart measurement of one server.
@@ -514,6 +527,16 @@ func runWorkloads(ctx context.Context, o options, bin, root string, todo []spec,
 						rssSetup, _ = rssBytes(s.pid())
 					}
 				}
+				// The server's CPU over the measured window: the load's
+				// client (a JVM for Curator's rows) is another process.
+				var cpu0, cpu1 time.Duration
+				var cpuErr error
+				cfg.MeasureBegin = func() { cpu0, cpuErr = procCPU(s.pid()) }
+				cfg.MeasureEnd = func() {
+					if cpuErr == nil {
+						cpu1, cpuErr = procCPU(s.pid())
+					}
+				}
 				var stagesBefore map[string]int64
 				if s.name == "zkgo" && strings.HasSuffix(sp.id, "-seq") {
 					stagesBefore = mntr(s.addr())
@@ -528,6 +551,9 @@ func runWorkloads(ctx context.Context, o options, bin, root string, todo []spec,
 				ru := run{Spec: sp.id, Server: s.name, Repeat: r, Result: res}
 				if stagesBefore != nil {
 					ru.Stages = stageMeans(stagesBefore, mntr(s.addr()))
+				}
+				if cpuErr == nil && cpu1 > cpu0 {
+					ru.ServerCPU = cpu1 - cpu0
 				}
 				if rssSetup > 0 {
 					ru.IdleSessionBytes = float64(rssSetup-rssBefore) / float64(cfg.Sessions)

@@ -34,6 +34,7 @@ type row struct {
 	id, label, unit string
 	ops, p99        map[string]agg // by server
 	idle            map[string]agg // sessions-idle: bytes per idle session
+	cpu             map[string]agg // the server's CPU µs per operation
 	errors          map[string]int64
 	etcdParams      map[string]any // the params of an etcd run (-etcd-settle)
 }
@@ -43,9 +44,9 @@ func (r *report) rows() []row { return r.rowsOf(r.Runs, r.specOrder) }
 func (r *report) rowsOf(runs []run, order []string) []row {
 	var out []row
 	for _, id := range order {
-		rw := row{id: id, label: r.specLabels[id], ops: map[string]agg{}, p99: map[string]agg{}, idle: map[string]agg{}, errors: map[string]int64{}}
+		rw := row{id: id, label: r.specLabels[id], ops: map[string]agg{}, p99: map[string]agg{}, idle: map[string]agg{}, cpu: map[string]agg{}, errors: map[string]int64{}}
 		for _, srv := range []string{"zookeeper", "zkgo", "etcd"} {
-			var ops, p99, idle []float64
+			var ops, p99, idle, cpu []float64
 			for _, ru := range runs {
 				if ru.Spec != id || ru.Server != srv {
 					continue
@@ -54,6 +55,9 @@ func (r *report) rowsOf(runs []run, order []string) []row {
 				p99 = append(p99, ru.Result.Latency.P99)
 				if ru.IdleSessionBytes != 0 {
 					idle = append(idle, ru.IdleSessionBytes)
+				}
+				if c := ru.cpuPerOp(); !math.IsNaN(c) {
+					cpu = append(cpu, c)
 				}
 				rw.unit = ru.Result.Unit
 				rw.errors[srv] += ru.Result.Errors
@@ -66,6 +70,9 @@ func (r *report) rowsOf(runs []run, order []string) []row {
 			}
 			if len(idle) > 0 {
 				rw.idle[srv] = aggregate(idle)
+			}
+			if len(cpu) > 0 {
+				rw.cpu[srv] = aggregate(cpu)
 			}
 		}
 		out = append(out, rw)
@@ -87,6 +94,15 @@ func fmtRate(a agg) string {
 		return "—"
 	}
 	return fmt.Sprintf("%s (%s–%s)", group(a.med), group(a.lo), group(a.hi))
+}
+
+// fmtCPU formats the servers' CPU per operation (µs) and ZooKeeper's ÷
+// zkgo's; a missing figure is a dash.
+func fmtCPU(zk, zg agg) string {
+	if zk == (agg{}) || zg == (agg{}) || math.IsNaN(zk.med) || math.IsNaN(zg.med) || zg.med == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%s / %s (**%.1f×**)", group(zk.med), group(zg.med), zk.med/zg.med)
 }
 
 func fmtMs(a agg) string {
@@ -273,13 +289,25 @@ func writeReport(path string, r *report) error {
 // writeTable writes the throughput and latency table of rows and the line
 // on failed operations.
 func writeTable(w func(string, ...any), rows []row) {
-	w("| workload | unit | ZooKeeper /s | zkgo /s | zkgo/ZK | ZooKeeper p99 ms | zkgo p99 ms |\n")
-	w("|---|---|--:|--:|--:|--:|--:|\n")
+	withCPU := slices.ContainsFunc(rows, func(rw row) bool { return len(rw.cpu) > 0 })
+	cpuHead, cpuRule := "", ""
+	if withCPU {
+		cpuHead, cpuRule = " server CPU µs per op, ZooKeeper / zkgo (ZK÷zkgo) |", "--:|"
+	}
+	w("| workload | unit | ZooKeeper /s | zkgo /s | zkgo/ZK | ZooKeeper p99 ms | zkgo p99 ms |%s\n", cpuHead)
+	w("|---|---|--:|--:|--:|--:|--:|%s\n", cpuRule)
 	for _, rw := range rows {
-		w("| %s | %s | %s | %s | **%.2f×** | %s | %s |\n", rw.label, rw.unit, fmtRate(rw.ops["zookeeper"]), fmtRate(rw.ops["zkgo"]),
-			rw.ratio(), fmtMs(rw.p99["zookeeper"]), fmtMs(rw.p99["zkgo"]))
+		cpu := ""
+		if withCPU {
+			cpu = " " + fmtCPU(rw.cpu["zookeeper"], rw.cpu["zkgo"]) + " |"
+		}
+		w("| %s | %s | %s | %s | **%.2f×** | %s | %s |%s\n", rw.label, rw.unit, fmtRate(rw.ops["zookeeper"]), fmtRate(rw.ops["zkgo"]),
+			rw.ratio(), fmtMs(rw.p99["zookeeper"]), fmtMs(rw.p99["zkgo"]), cpu)
 	}
 	w("\n")
+	if withCPU {
+		w("Server CPU per operation: the server's utime+stime (every thread, 10 ms ticks; an ensemble's members together) over the measured window ÷ the operations in it, medians over the repeats; the load's client is another process (or a thread of this one) and is not counted.\n\n")
+	}
 	var errs []string
 	for _, rw := range rows {
 		for _, s := range []string{"zookeeper", "zkgo"} {
