@@ -192,6 +192,20 @@ type Config struct {
 	// than the mean fsync. 0 means DefaultCommitDelay; negative turns
 	// group commit off.
 	CommitDelay time.Duration
+	// ProposalSource, if set, names who proposed an entry (the server:
+	// the client session in the entry's data; false: unknown). Group
+	// commit waits longer than an fsync for a second entry only from
+	// another source than the first's, so that one client's sequential
+	// writes are never held (groupcommit.go). It is called under the
+	// raft lock for every proposal and must be fast.
+	ProposalSource func(data []byte) (uint64, bool)
+	// Notifications, if set, knows which clients were just told of a
+	// change and have not written since (the server: its watch
+	// notifications). Group commit waits longer than an fsync for a
+	// second entry only when such a client exists and the lone entry is
+	// not its own: a lock's next holder, notified, deletes its node soon
+	// after the releaser's create.
+	Notifications Notifications
 }
 
 func (c Config) withDefaults() Config {
@@ -303,3 +317,15 @@ var (
 	// a member must rejoin with a fresh data directory.
 	ErrLogBehind = errors.New("raftnode: this member's log is behind what it acknowledged")
 )
+
+// Notifications is what group commit learns of clients told of a change
+// (Config.Notifications). The node calls it from the goroutines that
+// propose (under its raft lock) and from its run goroutine; it must be
+// safe for concurrent use and fast.
+type Notifications interface {
+	// Pending reports whether a client other than src was told of a
+	// change within d and has not proposed since, and whether src was.
+	Pending(src uint64, d time.Duration) (other, self bool)
+	// Proposed tells that src proposed an entry.
+	Proposed(src uint64)
+}

@@ -33,18 +33,53 @@ import (
 // place of the learned one.
 //
 // The window is the mean fsync time of the WAL (a moving average of
-// Save with entries), capped by Config.CommitDelay: waiting longer than an
-// fsync never pays, since the second would have waited at most that long
-// behind the first.
+// Save with entries), capped by Config.CommitDelay: for the second entry's
+// latency, waiting longer than an fsync never pays, since it would have
+// waited at most that long behind the first.
+//
+// Late partners. A slower client (Curator's lock, in a JVM) sends its
+// second entry later than an fsync after the first: the releaser's create
+// is then fsynced alone, and the next holder's delete a moment later, two
+// fsyncs per handoff where one would do (CPU the clients need on a small
+// machine). So a lone entry is also held for up to lateFactor mean fsyncs
+// (capped by Config.CommitDelay) when all of these hold: the short window's
+// score does not hold it; its source (Config.ProposalSource: the client
+// session) is known; another client was told of a change within that long
+// window and has not written since, while this entry's own client was not
+// (Config.Notifications: a client just told of a change is the one about
+// to write, as a lock's next holder is; the entry of a client that was
+// told, such as that holder's delete, is what others wait for, and is
+// never held long); and lateScore, learned like score but only on such
+// lone entries, says that an entry from another source usually follows
+// within the window. Only another source counts: one client's own next
+// write waits for the reply to this one, so a lone writer's entries are
+// never held however its writes are spaced. Open-loop writes from many
+// clients without notifications are held as before, never longer than an
+// fsync.
 type groupCommit struct {
 	// Written under rnMu by the goroutines that step proposals into
 	// raft; read by the run goroutine (atomically while it holds).
 	props      atomic.Int64 // entries proposed here, or forwarded here while leading
 	firstAfter atomic.Int64 // monotonic ns of the first proposal after the last Ready was taken (0: none yet)
+	// otherAfter: a proposal from a source other than the first's came
+	// after the last Ready was taken (read by maybeHold).
+	otherAfter atomic.Bool
+	firstKnown atomic.Bool   // firstSrc is known (also read by maybeHold)
+	firstSrcA  atomic.Uint64 // firstSrc, for maybeHold
+	// firstNotified: firstSrc's client had been told of a change (within
+	// Config.CommitDelay) and had not written since when it proposed.
+	firstNotified atomic.Bool
+
+	// Under rnMu (proposing goroutines and tookReady).
+	firstSrc  uint64 // source of the first proposal after the last Ready (known: firstKnown)
+	loneSrc   uint64 // source of the lone entry the last Ready took
+	loneKnown bool
+	partnerAt int64 // monotonic ns of the first proposal after the last Ready from another source than loneSrc (0: none)
 
 	// Counters for Status (run goroutine writes).
-	holds  atomic.Uint64 // lone entries held
-	joined atomic.Uint64 // of which a second proposal joined before the window ended
+	holds     atomic.Uint64 // lone entries held
+	joined    atomic.Uint64 // of which a second proposal joined before the window ended
+	lateHolds atomic.Uint64 // of the holds, those for a late partner
 
 	// Run goroutine only.
 	max      time.Duration // Config.CommitDelay (<0: group commit off)
@@ -56,7 +91,18 @@ type groupCommit struct {
 	score    float64       // moving average of "a second proposal came within the window"
 	syncMean time.Duration // moving average of Save with entries
 	syncEnd  int64         // monotonic ns when the last Save with entries ended
+	// Late partners (see groupCommit): notes is Config.Notifications,
+	// source Config.ProposalSource (set before the node runs).
+	notes       Notifications
+	source      func([]byte) (uint64, bool)
+	lateScore   float64 // moving average of "another source's proposal came within the late window"
+	lateObserve bool    // a notified lone proposal, not held, is being scored (loneSrc, lateTakenAt, lateWindow)
+	lateWindow  time.Duration
+	lateTakenAt int64 // monotonic ns when the Ready took it
 }
+
+// lateFactor: the late window is this many mean fsyncs.
+const lateFactor = 3
 
 // holdScore is the score above which lone entries are held.
 const holdScore = 0.5
@@ -69,11 +115,69 @@ var monoStart = time.Now()
 
 func monoNow() int64 { return int64(time.Since(monoStart)) }
 
-// proposed counts k entries that entered raft under rnMu.
-func (g *groupCommit) proposed(k int) {
+// proposed counts k entries that entered raft under rnMu; data(i) is the
+// i-th one's data.
+func (g *groupCommit) proposed(k int, data func(i int) []byte) {
 	g.props.Add(int64(k))
-	if g.firstAfter.Load() == 0 {
-		g.firstAfter.Store(monoNow())
+	now := int64(0)
+	for i := 0; i < k; i++ {
+		var s uint64
+		known := false
+		if g.source != nil {
+			s, known = g.source(data(i))
+		}
+		first := g.firstAfter.Load() == 0
+		if first {
+			now = monoNow()
+			g.firstAfter.Store(now)
+			g.firstSrc = s
+			g.firstSrcA.Store(s)
+			g.firstKnown.Store(known)
+			g.firstNotified.Store(false)
+		} else if known && g.firstKnown.Load() && s != g.firstSrc {
+			g.otherAfter.Store(true)
+		}
+		if known && g.notes != nil {
+			if first && g.max > 0 {
+				_, self := g.notes.Pending(s, g.max)
+				g.firstNotified.Store(self)
+			}
+			g.notes.Proposed(s)
+		}
+		if known && g.loneKnown && s != g.loneSrc && g.partnerAt == 0 {
+			if now == 0 {
+				now = monoNow()
+			}
+			g.partnerAt = now
+		}
+	}
+}
+
+// lateWindowNow is how long a lone entry may be held for a late partner
+// (0: not at all).
+func (g *groupCommit) lateWindowNow() time.Duration {
+	if g.max < 0 || g.notes == nil || g.source == nil {
+		return 0
+	}
+	return min(g.max, lateFactor*g.syncMean)
+}
+
+// awaited reports whether a client other than the first proposal's
+// (src) was told of a change within w and has not written since, while
+// src's client had not been (or had written since) when it proposed.
+func (g *groupCommit) awaited(src uint64, w time.Duration) bool {
+	if g.notes == nil || w <= 0 || g.firstNotified.Load() {
+		return false
+	}
+	other, _ := g.notes.Pending(src, w)
+	return other
+}
+
+func (g *groupCommit) learnLate(ok bool) {
+	if ok {
+		g.lateScore += (1 - g.lateScore) * scoreWeight
+	} else {
+		g.lateScore -= g.lateScore * scoreWeight
 	}
 }
 
@@ -116,10 +220,17 @@ func (g *groupCommit) loneIdle() bool {
 // then sees them.
 func (n *Node) maybeHold() bool {
 	g := &n.gc
-	if g.score < holdScore || !g.loneIdle() || Role(n.role.Load()) != RoleLeader {
+	if !g.loneIdle() || Role(n.role.Load()) != RoleLeader {
 		return false
 	}
-	w := g.windowNow()
+	w, late := g.windowNow(), false
+	if g.score < holdScore {
+		// Not for a partner within an fsync: perhaps for a late one.
+		w, late = g.lateWindowNow(), true
+		if g.lateScore < holdScore || !g.firstKnown.Load() || !g.awaited(g.firstSrcA.Load(), w) {
+			return false
+		}
+	}
 	if w <= 0 || n.applyPending() {
 		return false
 	}
@@ -131,16 +242,22 @@ func (n *Node) maybeHold() bool {
 	defer g.timer.Stop()
 	g.holds.Add(1)
 	g.observe = false
+	learn := g.learn
+	if late {
+		g.lateHolds.Add(1)
+		// Only another source's entry is what a late hold waits for.
+		learn = func(bool) { g.learnLate(g.otherAfter.Load()) }
+	}
 	for g.props.Load()-g.taken < 2 {
 		select {
 		case <-n.wake:
 			// Something else reached raft: a commit to apply ends the hold.
 			if n.applyPending() {
-				g.learn(g.props.Load()-g.taken >= 2)
+				learn(g.props.Load()-g.taken >= 2)
 				return true
 			}
 		case <-g.timer.C:
-			g.learn(false)
+			learn(false)
 			return true
 		case <-n.stopc:
 			return true
@@ -149,7 +266,7 @@ func (n *Node) maybeHold() bool {
 		}
 	}
 	g.joined.Add(1)
-	g.learn(true)
+	learn(true)
 	return true
 }
 
@@ -174,9 +291,32 @@ func (g *groupCommit) tookReady(held bool) {
 		first := g.firstAfter.Load()
 		g.learn(first != 0 && time.Duration(first-g.takenAt) <= g.window)
 	}
+	// A late observation stays open across Readies (the one that commits
+	// the lone entry comes an fsync after it, before the late window
+	// ends) until another source's proposal came or the window ended.
+	if g.lateObserve {
+		switch {
+		case g.partnerAt != 0:
+			g.learnLate(time.Duration(g.partnerAt-g.lateTakenAt) <= g.lateWindow)
+			g.lateObserve = false
+		case time.Duration(now-g.lateTakenAt) > g.lateWindow:
+			g.learnLate(false)
+			g.lateObserve = false
+		}
+	}
 	p := g.props.Load()
-	g.observe = !held && g.max >= 0 && g.loneIdle()
+	lone := g.loneIdle()
+	g.observe = !held && g.max >= 0 && lone
 	g.window = g.windowNow()
+	if !g.lateObserve && !held && lone && g.firstKnown.Load() {
+		if w := g.lateWindowNow(); g.awaited(g.firstSrc, w) {
+			g.lateObserve, g.lateWindow, g.lateTakenAt = true, w, now
+			g.loneSrc, g.partnerAt = g.firstSrc, 0
+		}
+	}
+	g.loneKnown = g.lateObserve
 	g.taken, g.takenAt = p, now
 	g.firstAfter.Store(0)
+	g.otherAfter.Store(false)
+	g.firstKnown.Store(false)
 }

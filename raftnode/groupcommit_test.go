@@ -3,6 +3,7 @@ package raftnode
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,6 +14,11 @@ import (
 // slowSyncCluster is a one-member group whose WAL fsyncs take at least
 // syncTime, counted in syncs, with commitDelay as Config.CommitDelay.
 func slowSyncCluster(t *testing.T, syncTime, commitDelay time.Duration, syncs *atomic.Int64) *testCluster {
+	return slowSyncClusterWith(t, syncTime, syncs, func(cfg *Config) { cfg.CommitDelay = commitDelay })
+}
+
+// slowSyncClusterWith is slowSyncCluster with mod adjusting the Config.
+func slowSyncClusterWith(t *testing.T, syncTime time.Duration, syncs *atomic.Int64, mod func(*Config)) *testCluster {
 	c := newCluster(t, voters(1))
 	c.noSync = false
 	c.stOpts = func(o *storage.Options) {
@@ -24,7 +30,7 @@ func slowSyncCluster(t *testing.T, syncTime, commitDelay time.Duration, syncs *a
 			}
 		}
 	}
-	c.mod = func(cfg *Config) { cfg.CommitDelay = commitDelay }
+	c.mod = mod
 	c.startAll()
 	c.waitLeader()
 	return c
@@ -98,5 +104,148 @@ func TestGroupCommitOff(t *testing.T) {
 	}
 	if st := c.nodes[1].Status(); st.CommitHolds != 0 {
 		t.Errorf("group commit off, but entries were held %d times", st.CommitHolds)
+	}
+}
+
+// fakeNotes is Config.Notifications for tests: notify marks a client as
+// told of a change.
+type fakeNotes struct {
+	mu sync.Mutex
+	at map[uint64]time.Time
+}
+
+func (f *fakeNotes) notify(src byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.at == nil {
+		f.at = map[uint64]time.Time{}
+	}
+	f.at[uint64(src)] = time.Now()
+}
+
+func (f *fakeNotes) Pending(src uint64, d time.Duration) (other, self bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for id, at := range f.at {
+		if time.Since(at) > d {
+			continue
+		}
+		if id == src {
+			self = true
+		} else {
+			other = true
+		}
+	}
+	return other, self
+}
+
+func (f *fakeNotes) Proposed(src uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.at, src)
+}
+
+// lateCluster is a slowSyncCluster (fsyncs of at least 2 ms, CommitDelay
+// 40 ms: the late window is three mean fsyncs) whose entries' source is
+// their first byte, with notes as its Notifications.
+func lateCluster(t *testing.T, syncs *atomic.Int64, notes *fakeNotes) *testCluster {
+	return slowSyncClusterWith(t, 2*time.Millisecond, syncs, func(cfg *Config) {
+		cfg.CommitDelay = 40 * time.Millisecond
+		cfg.ProposalSource = func(data []byte) (uint64, bool) { return uint64(data[0]), true }
+		cfg.Notifications = notes
+	})
+}
+
+// latePairs proposes rounds pairs: a (client 'a') and, 3 ms later — more
+// than an fsync, less than three — b (client 'b'); with notifyB, client
+// 'b' is told of a change just before a, as a lock's next holder is when
+// the releaser (a) deletes its node and creates its next one. It returns
+// the WAL fsyncs of the last measured pairs.
+func latePairs(c *testCluster, syncs *atomic.Int64, notes *fakeNotes, rounds, measured int, notifyB bool) int64 {
+	var before int64
+	for r := 0; r < rounds; r++ {
+		if r == rounds-measured {
+			before = syncs.Load()
+		}
+		a, b := fmt.Sprintf("a%d", r), fmt.Sprintf("b%d", r)
+		if notifyB {
+			notes.notify('b')
+		}
+		c.proposeAsync(a)
+		time.Sleep(3 * time.Millisecond)
+		c.proposeAsync(b)
+		c.waitFor("the pair applied", func() bool { return c.sms[1].has(a) && c.sms[1].has(b) })
+	}
+	return syncs.Load() - before
+}
+
+// A second entry that comes from another client later than an fsync after
+// the first, from a client just told of a change, still comes to share
+// the first's fsync: the first is held for the late partner.
+func TestGroupCommitWaitsForALateNotifiedClient(t *testing.T) {
+	var syncs atomic.Int64
+	notes := &fakeNotes{}
+	c := lateCluster(t, &syncs, notes)
+	const measured = 30
+	got := latePairs(c, &syncs, notes, 60, measured, true)
+	st := c.nodes[1].Status()
+	t.Logf("last %d pairs: %d WAL fsyncs; holds %d (late %d), joined %d", measured, got, st.CommitHolds, st.CommitLateHolds, st.CommitHoldsJoined)
+	if got > measured*3/2 {
+		t.Errorf("%d fsyncs for the last %d pairs; want about one per pair", got, measured)
+	}
+	if st.CommitLateHolds < measured/2 {
+		t.Errorf("%d late holds; want most of the last %d pairs", st.CommitLateHolds, measured)
+	}
+}
+
+// The same pairs with no client told of a change are not held that
+// long: nothing says a client is about to write.
+func TestGroupCommitNoLateHoldWithoutNotification(t *testing.T) {
+	var syncs atomic.Int64
+	notes := &fakeNotes{}
+	c := lateCluster(t, &syncs, notes)
+	latePairs(c, &syncs, notes, 40, 20, false)
+	if st := c.nodes[1].Status(); st.CommitLateHolds != 0 {
+		t.Errorf("%d late holds without a notification", st.CommitLateHolds)
+	}
+}
+
+// The entry of the client that was told — the next holder's delete, when
+// it comes first — is not held for a late partner: others wait for it.
+func TestGroupCommitNoLateHoldOfTheNotifiedClient(t *testing.T) {
+	var syncs atomic.Int64
+	notes := &fakeNotes{}
+	c := lateCluster(t, &syncs, notes)
+	for r := 0; r < 40; r++ {
+		a, b := fmt.Sprintf("a%d", r), fmt.Sprintf("b%d", r)
+		notes.notify('a') // a is the client told, and writes first
+		notes.notify('b')
+		c.proposeAsync(a)
+		time.Sleep(3 * time.Millisecond)
+		c.proposeAsync(b)
+		c.waitFor("the pair applied", func() bool { return c.sms[1].has(a) && c.sms[1].has(b) })
+	}
+	if st := c.nodes[1].Status(); st.CommitLateHolds != 0 {
+		t.Errorf("the notified client's entries were held late %d times", st.CommitLateHolds)
+	}
+}
+
+// One client writing alone, each write sent a little after the one
+// before applied, while another client was told of a change (and never
+// writes), is never held: its own next write is not a partner, however
+// soon it comes.
+func TestGroupCommitLateNeverHoldsALoneWriter(t *testing.T) {
+	var syncs atomic.Int64
+	notes := &fakeNotes{}
+	c := lateCluster(t, &syncs, notes)
+	for r := 0; r < 60; r++ {
+		key := fmt.Sprintf("k%d", r)
+		notes.notify('z')
+		c.proposeAsync(key)
+		c.waitFor("the write applied", func() bool { return c.sms[1].has(key) })
+		time.Sleep(time.Millisecond)
+	}
+	if st := c.nodes[1].Status(); st.CommitHolds != 0 {
+		t.Errorf("a lone writer's entries were held %d times (late %d)", st.CommitHolds, st.CommitLateHolds)
 	}
 }

@@ -177,6 +177,9 @@ type Status struct {
 	// second one as leader (group commit), CommitHoldsJoined those a
 	// second one joined before the window ended.
 	CommitHolds, CommitHoldsJoined uint64
+	// CommitLateHolds: of CommitHolds, those that waited longer than an
+	// fsync for another client's entry after a watch notification.
+	CommitLateHolds uint64
 	// FastElections counts the campaigns this member started because its
 	// leader's peer port refused connections (its process gone), without
 	// waiting for an election timeout (peerdown.go).
@@ -218,6 +221,7 @@ func Start(cfg Config) (*Node, error) {
 		stopped:   make(chan struct{}),
 	}
 	n.gc.max = cfg.CommitDelay
+	n.gc.notes, n.gc.source = cfg.Notifications, cfg.ProposalSource
 	if _, err := rand.Read(n.readNonce[:]); err != nil {
 		return nil, err
 	}
@@ -460,7 +464,7 @@ func (n *Node) Propose(ctx context.Context, data []byte) error {
 	return n.propose(ctx, func(rn *raft.RawNode) error {
 		err := rn.Propose(data)
 		if err == nil {
-			n.gc.proposed(1)
+			n.gc.proposed(1, func(int) []byte { return data })
 		}
 		return err
 	})
@@ -488,7 +492,7 @@ func (n *Node) ProposeBatch(ctx context.Context, datas [][]byte) error {
 	return n.propose(ctx, func(rn *raft.RawNode) error {
 		err := rn.Step(raftpb.Message{Type: raftpb.MsgProp, From: n.id, Entries: ents})
 		if err == nil {
-			n.gc.proposed(len(ents))
+			n.gc.proposed(len(ents), func(i int) []byte { return ents[i].Data })
 		}
 		return err
 	})
@@ -560,7 +564,7 @@ func (n *Node) Status() Status {
 	})
 	slices.Sort(s.Heard)
 	s.Screened = n.screened.Load()
-	s.CommitHolds, s.CommitHoldsJoined = n.gc.holds.Load(), n.gc.joined.Load()
+	s.CommitHolds, s.CommitHoldsJoined, s.CommitLateHolds = n.gc.holds.Load(), n.gc.joined.Load(), n.gc.lateHolds.Load()
 	s.FastElections = n.fastElections.Load()
 	return s
 }
@@ -582,7 +586,7 @@ func (n *Node) step(m raftpb.Message, received bool) error {
 		err := rn.Step(m)
 		if err == nil && m.Type == raftpb.MsgProp {
 			// A follower's proposal forwarded to this leader.
-			n.gc.proposed(len(m.Entries))
+			n.gc.proposed(len(m.Entries), func(i int) []byte { return m.Entries[i].Data })
 		}
 		return err
 	}))

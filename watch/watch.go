@@ -28,6 +28,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/tree"
@@ -366,6 +368,64 @@ type Manager struct {
 	// fanOut, if set (SetFanOutHook, before the manager is used), is
 	// told after each event that fired watchers how many it fired.
 	fanOut func(typ proto.EventType, watchers int)
+	// notified: the sessions most recently notified, for Pending.
+	notified [notifiedSlots]notifiedSlot
+	slot     atomic.Uint32
+	start    time.Time // origin of notifiedSlot.at (monotonic)
+}
+
+// notifiedSlots is how many recently notified sessions the manager
+// remembers for Pending.
+const notifiedSlots = 8
+
+// notifiedSlot is a session told of a change (0: empty) and when, as
+// time since the manager's start.
+type notifiedSlot struct{ session, at atomic.Int64 }
+
+// noteNotified remembers that session was just sent a notification.
+func (m *Manager) noteNotified(session int64, now int64) {
+	for i := range m.notified {
+		if sl := &m.notified[i]; sl.session.Load() == session {
+			sl.at.Store(now)
+			return
+		}
+	}
+	sl := &m.notified[m.slot.Add(1)%notifiedSlots]
+	sl.at.Store(now)
+	sl.session.Store(session)
+}
+
+// Pending reports whether a session other than src was sent a
+// notification within d and has not proposed a write since (Proposed),
+// and whether src itself was. Group commit asks it (as
+// raftnode.Config.Notifications): a client just told of a change is often
+// about to write — a lock's next holder deletes its node — so a lone
+// write from another client may wait a little longer for it.
+func (m *Manager) Pending(src uint64, d time.Duration) (other, self bool) {
+	since := int64(time.Since(m.start) - d)
+	for i := range m.notified {
+		sl := &m.notified[i]
+		id := sl.session.Load()
+		if id == 0 || sl.at.Load() < since {
+			continue
+		}
+		if uint64(id) == src {
+			self = true
+		} else {
+			other = true
+		}
+	}
+	return other, self
+}
+
+// Proposed tells that session src proposed a write: it no longer counts
+// as notified for Pending.
+func (m *Manager) Proposed(src uint64) {
+	for i := range m.notified {
+		if sl := &m.notified[i]; uint64(sl.session.Load()) == src {
+			sl.session.CompareAndSwap(int64(src), 0)
+		}
+	}
 }
 
 // SetFanOutHook makes Trigger call f, on Trigger's goroutine and without
@@ -377,7 +437,7 @@ func (m *Manager) SetFanOutHook(f func(typ proto.EventType, watchers int)) { m.f
 
 // NewManager returns an empty manager.
 func NewManager() *Manager {
-	return &Manager{data: newTable(), child: newTable()}
+	return &Manager{data: newTable(), child: newTable(), start: time.Now()}
 }
 
 // WatchesOf returns how many registrations w holds (a persistent watch
@@ -500,6 +560,17 @@ func (m *Manager) Trigger(events []tree.Event) {
 		}
 	}
 	m.mu.Unlock()
+	if len(out) > 0 {
+		now, n := int64(time.Since(m.start)), 0
+		for _, o := range out {
+			for _, w := range o.watchers {
+				if id := w.SessionID(); id != 0 && n < notifiedSlots {
+					m.noteNotified(id, now)
+					n++
+				}
+			}
+		}
+	}
 	for _, o := range out {
 		for _, w := range o.watchers {
 			w.Deliver(o.ev, o.zxid, o.acl)

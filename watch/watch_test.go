@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/zkgo/zkgo/proto"
 	"github.com/zkgo/zkgo/tree"
@@ -772,4 +773,34 @@ func TestNotificationsCarryZxid(t *testing.T) {
 	}}})
 	check(rec, map[string]int64{"NodeCreated /app/a": multi, "NodeDataChanged /app/a": multi})
 	check(pers, map[string]int64{"NodeChildrenChanged /app": multi})
+}
+
+// Pending tells which sessions were just notified and have not written
+// since: a change nobody watched notifies nobody; a notified session is
+// "other" to anyone else and "self" to itself, until it proposes or the
+// time asked about has passed.
+func TestPendingNotified(t *testing.T) {
+	m := NewManager()
+	m.Trigger(changed("/a")) // nobody watches /a
+	if other, self := m.Pending(2, time.Minute); other || self {
+		t.Fatalf("Pending(2) = %v, %v before any notification", other, self)
+	}
+	w := newRecorder(1)
+	m.AddData("/a", w)
+	m.Trigger(changed("/a"))
+	expect(t, w, "NodeDataChanged /a")
+	if other, self := m.Pending(2, time.Minute); !other || self {
+		t.Fatalf("Pending(2) = %v, %v after session 1 was notified; want true, false", other, self)
+	}
+	if other, self := m.Pending(1, time.Minute); other || !self {
+		t.Fatalf("Pending(1) = %v, %v after session 1 was notified; want false, true", other, self)
+	}
+	time.Sleep(2 * time.Millisecond)
+	if other, _ := m.Pending(2, time.Millisecond); other {
+		t.Fatal("a notification older than the time asked about still pending")
+	}
+	m.Proposed(1)
+	if other, self := m.Pending(2, time.Minute); other || self {
+		t.Fatalf("Pending(2) = %v, %v after session 1 proposed; want false, false", other, self)
+	}
 }

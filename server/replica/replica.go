@@ -338,6 +338,8 @@ func (r *Replica) startNode(tr raftnode.Transport, peers []raftnode.Peer, join b
 		OnLogCompacted: r.h.LogCompacted,
 		ValidateEntry:  statemachine.ValidateEntry,
 		CommitDelay:    opts.CommitDelay,
+		ProposalSource: proposalSession,
+		Notifications:  notifications(r.sm),
 	})
 	if err != nil {
 		tr.Stop()
@@ -665,4 +667,20 @@ func snapBytes(n int64) uint64 {
 		return math.MaxUint64
 	}
 	return uint64(n)
+}
+
+// proposalSession is raftnode.Config.ProposalSource: a transaction's
+// session.
+func proposalSession(data []byte) (uint64, bool) {
+	id, ok := statemachine.EntrySession(data)
+	return uint64(id), ok
+}
+
+// notifications is raftnode.Config.Notifications: sm's watch manager, or
+// nil (a nil *watch.Manager must not become a non-nil interface).
+func notifications(sm *statemachine.Machine) raftnode.Notifications {
+	if m := sm.Notifications(); m != nil {
+		return m
+	}
+	return nil
 }

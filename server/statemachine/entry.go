@@ -176,6 +176,27 @@ func AppendEntry(enc *jute.Encoder, e *Entry) {
 	}
 }
 
+// EntrySession returns the session of a transaction entry written by
+// AppendEntry, read at its fixed offset without decoding the rest, and
+// false for any other entry or data too short to hold one. Group commit
+// calls it for every proposal (raftnode.Config.ProposalSource).
+func EntrySession(b []byte) (int64, bool) {
+	if len(b) < 12 || binary.BigEndian.Uint64(b) == 0 {
+		return 0, false // a sync barrier, or a control entry
+	}
+	off := 8 // the transaction: op (int), then the session (long)
+	if mark := int32(binary.BigEndian.Uint32(b[8:])); mark < markBase {
+		if mark != markClaimedTxn {
+			return 0, false // a session move
+		}
+		off = 20 // after the mark and the claim
+	}
+	if len(b) < off+12 {
+		return 0, false
+	}
+	return int64(binary.BigEndian.Uint64(b[off+4:])), true
+}
+
 // DecodeEntry decodes entry data written by AppendEntry. It never panics:
 // any malformed input is an error. A transaction's byte buffers (node
 // data) alias b (tree.DecodeTxnSharing): raft's entries are never

@@ -206,3 +206,31 @@ func BenchmarkValidateEntry(b *testing.B) {
 		}
 	}
 }
+
+// EntrySession reads a transaction's session from the golden bytes of
+// every kind of entry, and nothing from the others or from data cut short.
+func TestEntrySession(t *testing.T) {
+	for _, g := range goldenEntries {
+		b, _ := hex.DecodeString(g.hex)
+		id, ok := EntrySession(b)
+		wantID, wantOK := int64(0), false
+		if g.e.Kind == EntryTxn {
+			wantID, wantOK = g.e.Txn.Session, true
+		}
+		if id != wantID || ok != wantOK {
+			t.Errorf("%s: EntrySession = %#x, %v; want %#x, %v", g.name, id, ok, wantID, wantOK)
+		}
+		if g.e.Kind == EntryTxn {
+			// Cut anywhere before the session's last byte: not a session.
+			end := 20
+			if g.name == "claimed" {
+				end = 32
+			}
+			for n := 0; n < end; n++ {
+				if id, ok := EntrySession(b[:n]); ok {
+					t.Errorf("%s cut to %d bytes: EntrySession = %#x, true", g.name, n, id)
+				}
+			}
+		}
+	}
+}

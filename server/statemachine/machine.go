@@ -198,6 +198,10 @@ func (sm *Machine) LastZxid() int64 {
 	return sm.tree.LastZxid()
 }
 
+// Notifications returns the watch manager as raftnode.Config.Notifications
+// (which clients were just told of a change), or nil without one.
+func (sm *Machine) Notifications() *watch.Manager { return sm.watches }
+
 // SetAudit sets (or, with nil, clears) the audit log the Machine records
 // the ephemeral nodes of closed sessions in, as user.
 func (sm *Machine) SetAudit(w *audit.Writer, user string) {
