@@ -72,9 +72,9 @@ type groupCommit struct {
 
 	// Under rnMu (proposing goroutines and tookReady).
 	firstSrc  uint64 // source of the first proposal after the last Ready (known: firstKnown)
-	loneSrc   uint64 // source of the lone entry the last Ready took
-	loneKnown bool
-	partnerAt int64 // monotonic ns of the first proposal after the last Ready from another source than loneSrc (0: none)
+	loneSrc   uint64 // source of the lone entry an open late observation scores
+	loneKnown bool   // a late observation is open (lateObserve)
+	partnerAt int64  // monotonic ns of the first proposal since it opened from another source than loneSrc (0: none)
 
 	// Counters for Status (run goroutine writes).
 	holds     atomic.Uint64 // lone entries held
@@ -242,22 +242,19 @@ func (n *Node) maybeHold() bool {
 	defer g.timer.Stop()
 	g.holds.Add(1)
 	g.observe = false
-	learn := g.learn
 	if late {
 		g.lateHolds.Add(1)
-		// Only another source's entry is what a late hold waits for.
-		learn = func(bool) { g.learnLate(g.otherAfter.Load()) }
 	}
 	for g.props.Load()-g.taken < 2 {
 		select {
 		case <-n.wake:
 			// Something else reached raft: a commit to apply ends the hold.
 			if n.applyPending() {
-				learn(g.props.Load()-g.taken >= 2)
+				g.learnHold(late, g.props.Load()-g.taken >= 2)
 				return true
 			}
 		case <-g.timer.C:
-			learn(false)
+			g.learnHold(late, false)
 			return true
 		case <-n.stopc:
 			return true
@@ -266,8 +263,18 @@ func (n *Node) maybeHold() bool {
 		}
 	}
 	g.joined.Add(1)
-	learn(true)
+	g.learnHold(late, true)
 	return true
+}
+
+// learnHold scores a hold that ended, joined by a second proposal or not:
+// a late hold counts only another source's proposal.
+func (g *groupCommit) learnHold(late, joined bool) {
+	if late {
+		g.learnLate(g.otherAfter.Load())
+		return
+	}
+	g.learn(joined)
 }
 
 // applyPending reports whether raft has committed entries it has not
