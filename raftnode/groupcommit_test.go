@@ -156,8 +156,9 @@ func lateCluster(t *testing.T, syncs *atomic.Int64, notes *fakeNotes) *testClust
 	})
 }
 
-// latePairs proposes rounds pairs: a (client 'a') and, 3 ms later — more
-// than an fsync, less than three — b (client 'b'); with notifyB, client
+// latePairs proposes rounds pairs: a (client 'a') and, 4.5 ms later —
+// more than an fsync (2 ms and a little), less than three — b (client
+// 'b'); with notifyB, client
 // 'b' is told of a change just before a, as a lock's next holder is when
 // the releaser (a) deletes its node and creates its next one. It returns
 // the WAL fsyncs of the last measured pairs.
@@ -172,7 +173,7 @@ func latePairs(c *testCluster, syncs *atomic.Int64, notes *fakeNotes, rounds, me
 			notes.notify('b')
 		}
 		c.proposeAsync(a)
-		time.Sleep(3 * time.Millisecond)
+		time.Sleep(4500 * time.Microsecond)
 		c.proposeAsync(b)
 		c.waitFor("the pair applied", func() bool { return c.sms[1].has(a) && c.sms[1].has(b) })
 	}
@@ -221,7 +222,7 @@ func TestGroupCommitNoLateHoldOfTheNotifiedClient(t *testing.T) {
 		notes.notify('a') // a is the client told, and writes first
 		notes.notify('b')
 		c.proposeAsync(a)
-		time.Sleep(3 * time.Millisecond)
+		time.Sleep(4500 * time.Microsecond)
 		c.proposeAsync(b)
 		c.waitFor("the pair applied", func() bool { return c.sms[1].has(a) && c.sms[1].has(b) })
 	}
