@@ -158,20 +158,18 @@ func lateCluster(t *testing.T, syncs *atomic.Int64, notes *fakeNotes) *testClust
 
 // latePairs proposes rounds pairs: a (client 'a') and, 4.5 ms later —
 // more than an fsync (2 ms and a little), less than three — b (client
-// 'b'); with notifyB, client
-// 'b' is told of a change just before a, as a lock's next holder is when
-// the releaser (a) deletes its node and creates its next one. It returns
-// the WAL fsyncs of the last measured pairs.
-func latePairs(c *testCluster, syncs *atomic.Int64, notes *fakeNotes, rounds, measured int, notifyB bool) int64 {
+// 'b'); before each pair it calls told, which may tell clients of a
+// change (as a lock's next holder, b, is told when the releaser, a,
+// deletes its node and then creates its next one). It returns the WAL
+// fsyncs of the last measured pairs.
+func latePairs(c *testCluster, syncs *atomic.Int64, rounds, measured int, told func()) int64 {
 	var before int64
 	for r := 0; r < rounds; r++ {
 		if r == rounds-measured {
 			before = syncs.Load()
 		}
 		a, b := fmt.Sprintf("a%d", r), fmt.Sprintf("b%d", r)
-		if notifyB {
-			notes.notify('b')
-		}
+		told()
 		c.proposeAsync(a)
 		time.Sleep(4500 * time.Microsecond)
 		c.proposeAsync(b)
@@ -188,7 +186,7 @@ func TestGroupCommitWaitsForALateNotifiedClient(t *testing.T) {
 	notes := &fakeNotes{}
 	c := lateCluster(t, &syncs, notes)
 	const measured = 30
-	got := latePairs(c, &syncs, notes, 60, measured, true)
+	got := latePairs(c, &syncs, 60, measured, func() { notes.notify('b') })
 	st := c.nodes[1].Status()
 	t.Logf("last %d pairs: %d WAL fsyncs; holds %d (late %d), joined %d", measured, got, st.CommitHolds, st.CommitLateHolds, st.CommitHoldsJoined)
 	if got > measured*3/2 {
@@ -205,7 +203,7 @@ func TestGroupCommitNoLateHoldWithoutNotification(t *testing.T) {
 	var syncs atomic.Int64
 	notes := &fakeNotes{}
 	c := lateCluster(t, &syncs, notes)
-	latePairs(c, &syncs, notes, 40, 20, false)
+	latePairs(c, &syncs, 40, 20, func() {})
 	if st := c.nodes[1].Status(); st.CommitLateHolds != 0 {
 		t.Errorf("%d late holds without a notification", st.CommitLateHolds)
 	}
@@ -217,15 +215,10 @@ func TestGroupCommitNoLateHoldOfTheNotifiedClient(t *testing.T) {
 	var syncs atomic.Int64
 	notes := &fakeNotes{}
 	c := lateCluster(t, &syncs, notes)
-	for r := 0; r < 40; r++ {
-		a, b := fmt.Sprintf("a%d", r), fmt.Sprintf("b%d", r)
-		notes.notify('a') // a is the client told, and writes first
+	latePairs(c, &syncs, 40, 20, func() {
+		notes.notify('a') // a is a client told, and writes first
 		notes.notify('b')
-		c.proposeAsync(a)
-		time.Sleep(4500 * time.Microsecond)
-		c.proposeAsync(b)
-		c.waitFor("the pair applied", func() bool { return c.sms[1].has(a) && c.sms[1].has(b) })
-	}
+	})
 	if st := c.nodes[1].Status(); st.CommitLateHolds != 0 {
 		t.Errorf("the notified client's entries were held late %d times", st.CommitLateHolds)
 	}
