@@ -15,6 +15,7 @@ import (
 
 	"github.com/zkgo/zkgo/server"
 	"github.com/zkgo/zkgo/tests/framework/apachezk"
+	"github.com/zkgo/zkgo/tree"
 	"github.com/zkgo/zkgo/zktest"
 )
 
@@ -243,7 +244,7 @@ func TestEnsembleTrackingGrowShrink(t *testing.T) {
 	defer ncancel()
 	next, err := r.Next(nctx, old)
 	if err != nil {
-		t.Fatalf("the Redialer's next session: %v (old session state %v)\n%s", err, old.State(), redialLogs.String())
+		t.Fatalf("the Redialer's next session: %v (old session state %v)\n%s\nmembers:\n%s", err, old.State(), redialLogs.String(), sessionOnMembers(e, old.SessionID()))
 	}
 	if st, err := next.Exists(ctx, "/after"); err != nil || st == nil {
 		t.Fatalf("the Redialer's next session: %v, %v", st, err)
@@ -496,4 +497,32 @@ func TestEnsembleTrackingNoConfigAccess(t *testing.T) {
 		t.Skipf("zkgo does not let the super user restrict %s: %v", ConfigNode, err)
 	}
 	checkNoConfigAccess(t, ctx, s.Addr())
+}
+
+// sessionOnMembers describes, for a failure message, what each running
+// member of e knows of session id: its mode, whether its tree still holds
+// the session, and its connections (cons) that serve it.
+func sessionOnMembers(e *zktest.Ensemble, id int64) string {
+	var b strings.Builder
+	hex := fmt.Sprintf("0x%x", id)
+	for i, m := range e.Members {
+		if m == nil {
+			continue
+		}
+		inTree := false
+		m.Tree(func(tr *tree.Tree) {
+			for _, ss := range tr.Sessions() {
+				if ss.ID == id {
+					inTree = true
+				}
+			}
+		})
+		fmt.Fprintf(&b, "member %d (%s): %s, session %s in its tree: %v\n", i, e.ClientAddrs[i], m.Mode(), hex, inTree)
+		for _, line := range strings.Split(m.FourLetterWord("cons"), "\n") {
+			if strings.Contains(line, hex[2:]) {
+				fmt.Fprintf(&b, "  %s\n", strings.TrimSpace(line))
+			}
+		}
+	}
+	return b.String()
 }
