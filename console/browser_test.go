@@ -6,6 +6,7 @@ import (
 	"github.com/zkgo/zkgo/tests/framework/browsertest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -178,9 +179,14 @@ func TestBrowser(t *testing.T) {
 		b.t = t
 		b.open("/tree?path=%2Fapp%2Fservices%2Fapi-1")
 		b.clickAndLoad(`.edit a`)
-		b.do(chromedp.SendKeys(chromedp.ID("user"), "super"), chromedp.SendKeys(chromedp.ID("password"), superPassword))
+		// The form is filled and sent by script, not through chromedp's
+		// node ids: right after a navigation those can still name the
+		// previous document's nodes ("No node with given id found", once
+		// on a loaded machine).
+		b.waitJS("login form", `document.getElementById("user") !== null && document.getElementById("password") !== null`)
+		js[bool](b, `(() => { document.getElementById("user").value = "super"; document.getElementById("password").value = `+strconv.Quote(superPassword)+`; return true })()`)
 		js[bool](b, `window.__before = true`)
-		b.do(chromedp.Submit(chromedp.ID("password")))
+		js[bool](b, `(() => { document.getElementById("password").form.requestSubmit(); return true })()`)
 		b.waitJS("back on the node, logged in", `window.__before === undefined && location.search.includes("api-1") && document.body.innerText.includes("acting as the super user")`)
 		b.do(chromedp.SetValue(chromedp.ID("set-data"), "10.0.0.9:9090"))
 		b.clickAndLoad(`#form-set button[type=submit]`)
