@@ -64,14 +64,13 @@ type groupCommit struct {
 	// otherAfter: a proposal from a source other than the first's came
 	// after the last Ready was taken (read by maybeHold).
 	otherAfter atomic.Bool
-	firstKnown atomic.Bool   // firstSrc is known (also read by maybeHold)
-	firstSrcA  atomic.Uint64 // firstSrc, for maybeHold
+	firstSrc   atomic.Uint64 // source of the first proposal after the last Ready
+	firstKnown atomic.Bool   // firstSrc is known
 	// firstNotified: firstSrc's client had been told of a change (within
 	// Config.CommitDelay) and had not written since when it proposed.
 	firstNotified atomic.Bool
 
 	// Under rnMu (proposing goroutines and tookReady).
-	firstSrc  uint64 // source of the first proposal after the last Ready (known: firstKnown)
 	loneSrc   uint64 // source of the lone entry an open late observation scores
 	loneKnown bool   // a late observation is open (lateObserve)
 	partnerAt int64  // monotonic ns of the first proposal since it opened from another source than loneSrc (0: none)
@@ -130,11 +129,10 @@ func (g *groupCommit) proposed(k int, data func(i int) []byte) {
 		if first {
 			now = monoNow()
 			g.firstAfter.Store(now)
-			g.firstSrc = s
-			g.firstSrcA.Store(s)
+			g.firstSrc.Store(s)
 			g.firstKnown.Store(known)
 			g.firstNotified.Store(false)
-		} else if known && g.firstKnown.Load() && s != g.firstSrc {
+		} else if known && g.firstKnown.Load() && s != g.firstSrc.Load() {
 			g.otherAfter.Store(true)
 		}
 		if known && g.notes != nil {
@@ -227,7 +225,7 @@ func (n *Node) maybeHold() bool {
 	if g.score < holdScore {
 		// Not for a partner within an fsync: perhaps for a late one.
 		w, late = g.lateWindowNow(), true
-		if g.lateScore < holdScore || !g.firstKnown.Load() || !g.awaited(g.firstSrcA.Load(), w) {
+		if g.lateScore < holdScore || !g.firstKnown.Load() || !g.awaited(g.firstSrc.Load(), w) {
 			return false
 		}
 	}
@@ -316,9 +314,9 @@ func (g *groupCommit) tookReady(held bool) {
 	g.observe = !held && g.max >= 0 && lone
 	g.window = g.windowNow()
 	if !g.lateObserve && !held && lone && g.firstKnown.Load() {
-		if w := g.lateWindowNow(); g.awaited(g.firstSrc, w) {
+		if w := g.lateWindowNow(); g.awaited(g.firstSrc.Load(), w) {
 			g.lateObserve, g.lateWindow, g.lateTakenAt = true, w, now
-			g.loneSrc, g.partnerAt = g.firstSrc, 0
+			g.loneSrc, g.partnerAt = g.firstSrc.Load(), 0
 		}
 	}
 	g.loneKnown = g.lateObserve

@@ -561,10 +561,16 @@ func (m *Manager) Trigger(events []tree.Event) {
 	}
 	m.mu.Unlock()
 	if len(out) > 0 {
+		// The first watchers notified (at most notifiedSlots), not
+		// every one of a large fan-out.
 		now, n := int64(time.Since(m.start)), 0
+	note:
 		for _, o := range out {
 			for _, w := range o.watchers {
-				if id := w.SessionID(); id != 0 && n < notifiedSlots {
+				if n == notifiedSlots {
+					break note
+				}
+				if id := w.SessionID(); id != 0 {
 					m.noteNotified(id, now)
 					n++
 				}
