@@ -480,15 +480,26 @@ func (c *testCluster) waitKeys(keys []string, on ...uint64) {
 	})
 }
 
-// tickAll ticks the members' manual clocks (Config.Ticks) round-robin
-// until the returned function is called, which returns once the ticking
-// has stopped.
+// tickAll ticks the members' manual clocks (Config.Ticks) round-robin,
+// one round per tickPace, until the returned function is called, which
+// returns once the ticking has stopped. The pace keeps an election
+// timeout (10 ticks) longer than a heartbeat's round trip on a loaded
+// machine: ticked as fast as the members take them, a leader could miss
+// its quorum check in microseconds and step down with its last tick,
+// after the clocks stopped and nobody could elect another.
 func tickAll(ticks map[uint64]chan struct{}, ids ...uint64) (stop func()) {
 	quit := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		pace := time.NewTicker(tickPace)
+		defer pace.Stop()
 		for {
+			select {
+			case <-pace.C:
+			case <-quit:
+				return
+			}
 			for _, id := range ids {
 				select {
 				case ticks[id] <- struct{}{}:
@@ -503,3 +514,6 @@ func tickAll(ticks map[uint64]chan struct{}, ids ...uint64) (stop func()) {
 		<-done
 	}
 }
+
+// tickPace is tickAll's time between rounds of ticks.
+const tickPace = time.Millisecond
