@@ -18,7 +18,7 @@
 //	                         instead of zkgo: the counts and failures are
 //	                         logged, not judged
 //	ZKGO_KAZOO_K=EXPR        only the tests pytest's -k EXPR selects
-//	ZKGO_KAZOO_TIMEOUT=SECS  the per-test timeout (default 120)
+//	ZKGO_KAZOO_TIMEOUT=SECS  the per-test timeout (default 45)
 //	ZKGO_KAZOO_LOGDIR=DIR    keep pytest's output, its JUnit reports and the
 //	                         servers' logs in DIR/standalone, DIR/3members
 package kazoo
