@@ -418,6 +418,18 @@ func (m *Manager) Pending(src uint64, d time.Duration) (other, self bool) {
 	return other, self
 }
 
+// Expect counts session as notified for Pending although this manager
+// did not notify it: the state machine names a session that a change
+// probably wakes elsewhere (statemachine.Machine: the owner of the node
+// after a deleted sequential one, which a lock's next holder watches),
+// since in an ensemble that session may be connected to another member
+// and the leader, which groups the writes, would not know of it.
+func (m *Manager) Expect(session int64) {
+	if session != 0 {
+		m.noteNotified(session, int64(time.Since(m.start)))
+	}
+}
+
 // Proposed tells that session src proposed a write: it no longer counts
 // as notified for Pending.
 func (m *Manager) Proposed(src uint64) {

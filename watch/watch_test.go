@@ -804,3 +804,24 @@ func TestPendingNotified(t *testing.T) {
 		t.Fatalf("Pending(2) = %v, %v after session 1 proposed; want false, false", other, self)
 	}
 }
+
+// Expect makes a session pending as a notification would, without a
+// watch here; it ends the same way, when the session proposes.
+func TestExpectPending(t *testing.T) {
+	m := NewManager()
+	m.Expect(0) // no session: nothing
+	if other, self := m.Pending(2, time.Minute); other || self {
+		t.Fatalf("Pending(2) = %v, %v after Expect(0)", other, self)
+	}
+	m.Expect(7)
+	if other, self := m.Pending(2, time.Minute); !other || self {
+		t.Fatalf("Pending(2) = %v, %v after Expect(7); want true, false", other, self)
+	}
+	if other, self := m.Pending(7, time.Minute); other || !self {
+		t.Fatalf("Pending(7) = %v, %v after Expect(7); want false, true", other, self)
+	}
+	m.Proposed(7)
+	if other, self := m.Pending(2, time.Minute); other || self {
+		t.Fatalf("Pending(2) = %v, %v after session 7 proposed; want false, false", other, self)
+	}
+}

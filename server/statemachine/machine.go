@@ -338,6 +338,7 @@ func (sm *Machine) applyItems(items []applyItem) {
 		if sm.Metrics != nil {
 			sm.Metrics.Applied(now, it.txn.Time)
 		}
+		sm.expectSuccessor(it.txn, &res)
 		// Watches fire before the reply is queued and before the lock is
 		// released, so no reply that observes the change can precede the
 		// notification.
