@@ -392,7 +392,7 @@ func TestAdminCommands(t *testing.T) {
 	var want strings.Builder
 	for _, d := range list(t, "digests", m["digests"]) {
 		e := obj(t, "digest", d)
-		if num(t, "digestVersion", e["digestVersion"]) != 2 {
+		if num(t, "digest_version", e["digest_version"]) != 2 {
 			t.Errorf("digest %v", e)
 		}
 		// JSON numbers: the digest, a uint64, as text to keep its digits.

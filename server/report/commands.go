@@ -50,8 +50,9 @@ var adminCommands = []*adminCommand{
 	{names: []string{"hash"}, serverRequired: true, run: func(src Source, r *cmdResponse, _ map[string]string) {
 		digests := []any{}
 		for _, d := range src.DigestLog() {
-			// ZooKeeper's ZxidDigest as Jackson writes its getters.
-			digests = append(digests, jsonObject{{"zxid", d.Zxid}, {"digestVersion", tree.DigestVersion}, {"digest", int64(d.Digest)}})
+			// ZooKeeper's ZxidDigest as its AdminServer writes it (3.8:
+			// snake_case, in this order).
+			digests = append(digests, jsonObject{{"zxid", d.Zxid}, {"digest", int64(d.Digest)}, {"digest_version", tree.DigestVersion}})
 		}
 		r.put("digests", digests)
 	}},
