@@ -62,6 +62,10 @@ type engine struct {
 	initialized bool        // Initialized was sent
 	suspended   bool        // Suspended was sent, and neither Resynced nor Lost since
 	zxid        int64       // the zxid of the committed state
+	// readWhole is conn.Suspensions() when the last whole read of the
+	// subtree began: while it differs, the connection has broken since,
+	// changes may have been missed, and only a whole read may commit.
+	readWhole uint64
 }
 
 func newEngine(src zk.Sessions, root string, k kind, opts []Option) *engine {
@@ -288,6 +292,16 @@ func (e *engine) loop() error {
 			return e.ctx.Err()
 		}
 		if w.empty() {
+			continue
+		}
+		if e.conn.Suspensions() != e.readWhole {
+			// The connection broke and came back before its state
+			// change reached this loop (select picks among ready
+			// channels at random): what changed meanwhile is unknown,
+			// and committing these nodes first would report their
+			// later changes before the earlier ones the whole read
+			// finds.
+			full = true
 			continue
 		}
 		if err := e.settle(false, w); err != nil {

@@ -160,6 +160,9 @@ func (e *engine) settle(full bool, w *work) error {
 		return errSuspended
 	}
 	e.commit(ov, full)
+	if full {
+		e.readWhole = epoch
+	}
 	return nil
 }
 
