@@ -201,7 +201,9 @@ type Config struct {
 	ProposalSource func(data []byte) (uint64, bool)
 	// Notifications, if set, knows which clients were just told of a
 	// change and have not written since (the server: its watch
-	// notifications). Group commit waits longer than an fsync for a
+	// notifications, and the owner of the node after each deleted
+	// sequential one, which a lock's next holder on any member watches).
+	// Group commit waits longer than an fsync for a
 	// second entry only when such a client exists and the lone entry is
 	// not its own: a lock's next holder, notified, deletes its node soon
 	// after the releaser's create.

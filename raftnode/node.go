@@ -178,7 +178,8 @@ type Status struct {
 	// second one joined before the window ended.
 	CommitHolds, CommitHoldsJoined uint64
 	// CommitLateHolds: of CommitHolds, those that waited longer than an
-	// fsync for another client's entry after a watch notification.
+	// fsync for another client's entry, one Config.Notifications named
+	// as about to write.
 	CommitLateHolds uint64
 	// FastElections counts the campaigns this member started because its
 	// leader's peer port refused connections (its process gone), without
