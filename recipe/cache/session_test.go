@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/zkgo/zkgo/tests/framework/recipetest"
 	"github.com/zkgo/zkgo/zk"
@@ -220,4 +222,70 @@ func TestWatchRemoved(t *testing.T) {
 		set(t, w, r, "r2")
 		expect(t, evs, want{Changed, r, "r2"})
 	})
+}
+
+// TestResyncSeesNodeCreatedMidRead: a whole read (here after a session
+// expiry, one-shot watches) whose first round lists a parent before a
+// child is created again, and whose second round lists the parent again
+// because of that creation, reads the new child. The old node of that
+// path, still in the store and not found by the first round, must not
+// make the second round take the child for known.
+func TestResyncSeesNodeCreatedMidRead(t *testing.T) {
+	recipetest.ForEach(t, func(t *testing.T, e *env) {
+		ctx := recipetest.Ctx(t)
+		var n recipetest.Net
+		c, w := e.Connect(t, n.Dialer()), e.Connect(t)
+		r := e.Root
+		create(t, w, r, "")
+		create(t, w, r+"/d", "")
+		create(t, w, r+"/d/d", "old")
+		redial := func(ctx context.Context) (*zk.Conn, error) {
+			return zk.Connect(ctx, e.Addr, zk.WithSessionTimeout(4e9), n.Dialer())
+		}
+		tc := NewTree(c, r, WithOneShotWatches(), WithRedial(redial))
+		evs := tc.Events()
+		if err := tc.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer tc.Close()
+		waitType(t, evs, Initialized)
+
+		var armed atomic.Bool
+		testHookAfterFetch = func(eng *engine, full bool, round int) {
+			if eng != tc.e || !full || round != 1 || !armed.CompareAndSwap(true, false) {
+				return
+			}
+			// The first round listed r/d without d. Create it, and hand
+			// the child watch's event to the second round.
+			create(t, w, r+"/d/d", "new")
+			select {
+			case sh := <-eng.shots.inbox.C():
+				eng.shots.inbox.Send(sh)
+			case <-time.After(10 * time.Second):
+				t.Error("the child watch of the first round did not fire")
+			}
+		}
+		defer func() { testHookAfterFetch = nil }()
+
+		del(t, w, r+"/d/d")
+		armed.Store(true)
+		n.Expire(t, e.Addr, c)
+		_, got := waitType(t, evs, Resynced)
+		if armed.Load() {
+			t.Fatal("the resync did not read in two rounds")
+		}
+		checkResync(t, nodeEvents(got), []want{{Deleted, r + "/d/d", "old"}, {Created, r + "/d/d", "new"}})
+		requireTree(t, tc, w, r, unlimited)
+	})
+}
+
+// nodeEvents keeps the events about nodes.
+func nodeEvents(evs []Event) []Event {
+	var out []Event
+	for _, ev := range evs {
+		if ev.Type == Created || ev.Type == Changed || ev.Type == Deleted {
+			out = append(out, ev)
+		}
+	}
+	return out
 }

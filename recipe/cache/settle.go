@@ -134,14 +134,17 @@ func (e *engine) settle(full bool, w *work) error {
 		for p, d := range pre.paths {
 			w.add(p, d)
 		}
-		jobs = e.jobsFor(w)
+		jobs = e.jobsFor(w, false)
 	}
-	for {
+	for round := 1; ; round++ {
 		if tracing {
 			trace(e, "fetch full=%v jobs=%v", full, jobs)
 		}
 		if err := e.fetch(ctx, jobs, ov); err != nil {
 			return fail(err)
+		}
+		if testHookAfterFetch != nil {
+			testHookAfterFetch(e, full, round)
 		}
 		next := newWork()
 		n, err := e.barrier(ctx, next)
@@ -154,7 +157,12 @@ func (e *engine) settle(full bool, w *work) error {
 		if n == 0 {
 			break
 		}
-		jobs = e.jobsFor(next)
+		// A whole read's later rounds are whole reads too: the commit
+		// drops every cached node they do not find, so a child a listing
+		// names must be read even where the store still holds a node of
+		// that name (it may be an older node the first round found gone,
+		// whose watches were spent before this settle began).
+		jobs = e.jobsFor(next, full)
 	}
 	if e.conn.Suspensions() != epoch {
 		return errSuspended
@@ -166,13 +174,17 @@ func (e *engine) settle(full bool, w *work) error {
 	return nil
 }
 
-func (e *engine) jobsFor(w *work) []job {
+func (e *engine) jobsFor(w *work, full bool) []job {
 	jobs := make([]job, 0, len(w.paths))
 	for p, d := range w.paths {
-		jobs = append(jobs, job{path: p, depth: d})
+		jobs = append(jobs, job{path: p, depth: d, full: full})
 	}
 	return jobs
 }
+
+// testHookAfterFetch, when set by a test, runs on the engine's goroutine
+// after each round of reads of a settle (round counts from 1).
+var testHookAfterFetch func(e *engine, full bool, round int)
 
 // barrier receives the watch events the server sent before the reads
 // that have returned were answered, and adds the nodes they name to w. It
