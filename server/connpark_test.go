@@ -247,3 +247,44 @@ func TestTLSConnectionsDoNotPark(t *testing.T) {
 		}
 	}
 }
+
+// A connection whose requests come a little more than IdleAfter apart
+// (watchers setting their watch again on each notification) does not
+// park and wake between them; once its requests stop it parks.
+func TestActiveConnectionDoesNotPark(t *testing.T) {
+	const idle = 100 * time.Millisecond
+	srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) { o.IdleAfter = idle }))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := zk.Connect(ctx, srv.Addr(), zk.WithSessionTimeout(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	get := func() {
+		t.Helper()
+		if _, err := c.Exists(ctx, "/"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 1.5 × IdleAfter apart: each wait is longer than IdleAfter and
+	// shorter than the active connection's 4 × IdleAfter.
+	const gap = idle * 3 / 2
+	for range 2 {
+		get()
+		time.Sleep(gap)
+	}
+	before := mntrValue(t, srv.Addr(), "zkgo_connection_parks")
+	for range 8 {
+		get()
+		time.Sleep(gap)
+	}
+	get()
+	if n := mntrValue(t, srv.Addr(), "zkgo_connection_parks") - before; n != 0 {
+		t.Errorf("the connection parked %d times between requests %v apart", n, gap)
+	}
+	waitMntr(t, srv.Addr(), "zkgo_parked_connections", func(v int64) bool { return v == 1 })
+	if n := mntrValue(t, srv.Addr(), "zkgo_connection_parks") - before; n != 1 {
+		t.Errorf("%d parks once the requests stopped, want 1", n)
+	}
+}

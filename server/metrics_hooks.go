@@ -38,6 +38,7 @@ func newMetrics(s *Server) *metrics.Metrics {
 			"zkgo_watch_notifications_total":        st.WatchNotifications.Load,
 			"revalidate_count":                      st.Revalidations.Load,
 			"zkgo_connect_requests_abandoned_total": st.AbandonedConnects.Load,
+			"zkgo_connection_parks_total":           st.ConnectionParks.Load,
 			"zkgo_audit_events_dropped_total": func() int64 {
 				a := s.port.Audit()
 				if a == nil { // off, or not opened yet (Start)

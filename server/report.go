@@ -238,6 +238,7 @@ func (s *Server) monitorValues() []report.MonitorValue {
 	}
 	own("zkgo_queued_bytes", queued)
 	own("zkgo_parked_connections", g.ParkedConnections)
+	own("zkgo_connection_parks", s.stats.ConnectionParks.Load())
 	own("zkgo_last_snapshot_bytes", s.stats.SnapshotBytes.Load())
 	own("zkgo_memory_returns", s.stats.MemoryReturns.Load())
 	own("zkgo_last_snapshot_ms", time.Duration(s.stats.SnapshotNanos.Load()).Milliseconds())

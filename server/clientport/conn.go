@@ -153,11 +153,13 @@ type Conn struct {
 	// Reader goroutine only (a parked connection has none; connpark.go):
 	// br is the input buffer (nil while parked); leftover holds what the
 	// handshake's small buffer read past the connect request; rdDeadline
-	// is the idle deadline set (zero: none); parkFailed: do not try
-	// parking again.
+	// is the idle deadline set (zero: none); lastWait is when the reader
+	// last began waiting for a request (parkAfter); parkFailed: do not
+	// try parking again.
 	br         *bufio.Reader
 	leftover   *bytes.Reader
 	rdDeadline time.Time
+	lastWait   time.Time
 	parkFailed bool
 	// parkID, parkRegistered: the connection's id in the idle poller and
 	// whether its socket is in the poller's set; guarded by the poller's

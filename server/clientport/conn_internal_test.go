@@ -72,3 +72,21 @@ func TestPeerGone(t *testing.T) {
 		})
 	}
 }
+
+func TestParkAfter(t *testing.T) {
+	const idle = 250 * time.Millisecond
+	for _, c := range []struct {
+		since, want time.Duration
+	}{
+		{0, 4 * idle},
+		{100 * time.Millisecond, 4 * idle},
+		{999 * time.Millisecond, 4 * idle},
+		{time.Second, idle},
+		{10 * time.Second, idle},
+		{time.Duration(1<<63 - 1), idle}, // the first wait: no wait before
+	} {
+		if got := parkAfter(idle, c.since); got != c.want {
+			t.Errorf("parkAfter(%v, %v) = %v, want %v", idle, c.since, got, c.want)
+		}
+	}
+}

@@ -96,15 +96,38 @@ func (c *Conn) canPark() bool {
 	return ok
 }
 
+// activeParkFactor: a connection whose last two requests came less than
+// activeParkFactor × IdleAfter apart waits that long, not IdleAfter, before
+// it parks. Parking costs a registration with the idle poller, and waking
+// a new reader goroutine and an input buffer on the next byte; for a client
+// that sends a request every few hundred milliseconds (watchers that set
+// their watch again on each notification, a cache, a lock waiter) that cost
+// comes on every request and is worth more CPU than the memory it saves.
+// Sessions that only ping send at most every third of their timeout (1.3 s
+// and more) and still park after IdleAfter.
+const activeParkFactor = 4
+
+// parkAfter returns how long the reader waits for a request before it
+// parks the connection: IdleAfter, or activeParkFactor × IdleAfter when the
+// wait before (since the reader last began waiting) was shorter than that.
+func parkAfter(idle, sinceLastWait time.Duration) time.Duration {
+	if active := activeParkFactor * idle; sinceLastWait < active {
+		return active
+	}
+	return idle
+}
+
 // waitRequest waits, with nothing buffered, for the next request to start
-// arriving. A wait longer than IdleAfter parks the connection.
+// arriving. A wait longer than parkAfter parks the connection.
 func (c *Conn) waitRequest() waitResult {
 	br := c.br
 	now := time.Now()
-	idle := c.s.opts.IdleAfter
-	// The deadline is moved only when it is more than half used, so that
-	// a busy connection does not reset its timer on every request.
-	if c.rdDeadline.IsZero() || c.rdDeadline.Sub(now) < idle/2 {
+	idle := parkAfter(c.s.opts.IdleAfter, now.Sub(c.lastWait))
+	c.lastWait = now
+	// The deadline is moved only when it is more than half used (or
+	// further than the wait), so that a busy connection does not reset
+	// its timer on every request.
+	if left := c.rdDeadline.Sub(now); c.rdDeadline.IsZero() || left < idle/2 || left > idle {
 		c.rdDeadline = now.Add(idle)
 		c.raw.SetReadDeadline(c.rdDeadline)
 	}
@@ -167,6 +190,7 @@ func (c *Conn) park() bool {
 		c.signalWriter()
 	}
 	if c.s.idle.park(c, rc) {
+		c.s.stats.ConnectionParks.Add(1)
 		return true
 	}
 	c.parkFailed = true

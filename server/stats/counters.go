@@ -39,6 +39,7 @@ type Counters struct {
 	TLSHandshakes      atomic.Int64 // client TLS handshakes in progress (startTLS)
 	AuthFailed         atomic.Int64 // failed client TLS handshakes and SASL authentications
 	AbandonedConnects  atomic.Int64 // resumes whose client had closed the connection (handshake)
+	ConnectionParks    atomic.Int64 // idle connections handed to the idle poller (connpark.go)
 	LeaderChanges      atomic.Int64 // raft leader changes seen
 	LookingCount       atomic.Int64 // changes to no leader (ensemble members)
 	SnapshotBytes      atomic.Int64 // size of the last snapshot written here

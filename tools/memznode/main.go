@@ -46,6 +46,7 @@ func main() {
 	args := flag.String("args", "", "extra arguments for `zkgo server`, space-separated")
 	flag.StringVar(&keepLog, "log", "", "copy the server's log (with its gctrace lines) to this file, the size appended")
 	flag.BoolVar(&memStats, "memstats", false, "print the server's runtime.MemStats where the live heap is read")
+	flag.StringVar(&heapProfile, "heapprofile", "", "save the server's heap profile (after the forced collection, 5 s after the load) to this file, the size appended (go tool pprof -sample_index=inuse_space)")
 	flag.BoolVar(&trace, "trace", false, "print VmRSS and the server's memory returns and snapshots every 500 ms for 10 s after the load")
 	flag.Parse()
 	if *bin == "" {
@@ -66,8 +67,8 @@ func main() {
 }
 
 var (
-	trace, memStats bool
-	keepLog         string
+	trace, memStats      bool
+	keepLog, heapProfile string
 )
 
 func freePort() int {
@@ -158,6 +159,11 @@ zkgo.admin.pprof=true
 	rss1 := rss(pid)
 	added := znodeCount(addr) - count0
 	heap1 := liveHeap(admin)
+	if heapProfile != "" {
+		if err := saveHeapProfile(admin, fmt.Sprintf("%s.%d", heapProfile, n)); err != nil {
+			fmt.Fprintf(os.Stderr, "memznode: heap profile: %v\n", err)
+		}
+	}
 	fmt.Printf("znodes %d (added %d): load %.1f s (%.0f/s, server CPU %.1f µs per create); RSS %.1f → %.1f MiB: %.0f B/znode; live heap %.1f MiB (%.0f B/znode); RSS/live %.2f\n",
 		n, added, load.Seconds(), float64(added)/load.Seconds(), float64(cpuLoad.Microseconds())/float64(added), mib(rss0), mib(rss1),
 		float64(rss1-rss0)/float64(added), mib(heap1), float64(heap1)/float64(added), float64(rss1)/float64(heap1))
@@ -307,6 +313,28 @@ func liveHeap(admin int) int64 {
 		fmt.Printf("  after a collection (MiB): %s\n", strings.Join(stats, ", "))
 	}
 	return alloc
+}
+
+// saveHeapProfile writes the server's heap profile, after a collection,
+// to file.
+func saveHeapProfile(admin int, file string) error {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap?gc=1", admin))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s", resp.Status)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func znodeCount(addr string) int64 {
