@@ -100,6 +100,7 @@ func specs() []spec {
 		{"latch", "latch graceful handover", c("latch", nil)},
 		{"selector", "selector, 4 participants", c("selector", nil)},
 		{"get-gozk", "get, 1 hot key, client go-zookeeper", c("get", func(c *bench.Config) { c.Keys = 1; c.Client = "gozk" })},
+		{"get-gozk-rate", "get, 1 hot key, client go-zookeeper, open loop 40,000/s", c("get", func(c *bench.Config) { c.Keys = 1; c.Client = "gozk"; c.Rate = 40000 })},
 		{"set-gozk", "set, 1,000 keys, client go-zookeeper", c("set", func(c *bench.Config) { c.Client = "gozk" })},
 		{"lock-16-gozk", "lock, 16 contenders, go-zookeeper's own Lock recipe", c("lock", func(c *bench.Config) { c.Contenders = 16; c.Client = "gozk" })},
 		{"lock-16-curator", "lock, 16 contenders, Curator's InterProcessMutex", c("lock", func(c *bench.Config) { c.Contenders = 16; c.Client = "curator" })},
