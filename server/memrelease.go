@@ -46,7 +46,7 @@ import (
 // 970 B per znode, 5 s after the load. So the server also watches for the
 // end of every burst of writes (watchQuiet): once no entry was applied for
 // ReturnMemoryQuiet after some were, it returns memory if the runtime
-// holds at least max(ReturnMemoryHeld, live heap/8) bytes it could give
+// holds at least max(ReturnMemoryHeld, live heap/16) bytes it could give
 // back (memlimit.Stats.Returnable: free heap and objects allocated since
 // the last collection; plus the log compacted since the last return,
 // which the runtime counts as live until the next collection). A
@@ -62,7 +62,7 @@ import (
 // ReturnMemoryHeld and ReturnMemoryQuiet.
 const (
 	DefaultReturnMemoryAfter = 32 << 20
-	DefaultReturnMemoryHeld  = 4 << 20
+	DefaultReturnMemoryHeld  = 2 << 20
 	DefaultReturnMemoryQuiet = time.Second
 )
 
@@ -206,11 +206,11 @@ func (s *Server) watchQuiet(w *quietWatch) {
 }
 
 // worthReturning reports whether a return of memory gives back enough:
-// at least least bytes, and at least 1/8 of the live heap, counting the
+// at least least bytes, and at least 1/16 of the live heap, counting the
 // log compacted since the last return (compacted bytes of entry data).
 func worthReturning(st memlimit.Stats, compacted uint64, least int64) bool {
 	r := st.Returnable() + compacted
-	return r >= uint64(max(least, 0)) && r >= st.Live/8
+	return r >= uint64(max(least, 0)) && r >= st.Live/16
 }
 
 // waitApplyQuiet waits until no entry was applied for d (checked every d:

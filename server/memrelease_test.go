@@ -104,7 +104,7 @@ var garbage []byte
 
 // A burst of writes that no snapshot compacts still makes the server
 // return memory once the writes stop, if the runtime holds at least
-// ReturnMemoryHeld (and 1/8 of the live heap) it could give back; not
+// ReturnMemoryHeld (and 1/16 of the live heap) it could give back; not
 // with a negative ReturnMemoryHeld.
 func TestMemoryReturnedAfterWritesStop(t *testing.T) {
 	for _, c := range []struct {

@@ -149,7 +149,7 @@ type Options struct {
 	ReturnMemoryAfter int64
 	// ReturnMemoryHeld: at the end of any burst of writes (no entry
 	// applied for ReturnMemoryQuiet after some were), the server returns
-	// memory if the runtime holds at least this many bytes, and 1/8 of
+	// memory if the runtime holds at least this many bytes, and 1/16 of
 	// the live heap, that it could give back (memrelease.go).
 	// 0: DefaultReturnMemoryHeld; negative: never.
 	ReturnMemoryHeld int64
