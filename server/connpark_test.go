@@ -288,3 +288,80 @@ func TestActiveConnectionDoesNotPark(t *testing.T) {
 		t.Errorf("%d parks once the requests stopped, want 1", n)
 	}
 }
+
+// A change with more watchers than the state machine wakes at once
+// (statemachine.deferFanOut) reaches every one of them, parked or not,
+// and the writer, watching too, has its notification before its reply.
+func TestLargeFanOutDelivered(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		idle time.Duration
+	}{{"parking", 5 * time.Millisecond}, {"never parked", -1}} {
+		t.Run(c.name, func(t *testing.T) { largeFanOut(t, c.idle) })
+	}
+}
+
+func largeFanOut(t *testing.T, idle time.Duration) {
+	srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) {
+		o.IdleAfter, o.MaxSessionTimeout = idle, time.Minute
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// Sessions that send nothing on their own for 10 s (a ping every
+	// third of the timeout): a notification not woken would wait for
+	// that ping's reply.
+	connect := func() *zk.Conn {
+		c, err := zk.Connect(ctx, srv.Addr(), zk.WithSessionTimeout(30*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	writer := connect()
+	if _, err := writer.Create(ctx, "/hot", []byte("0"), zk.WorldACL(zk.PermAll), zk.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+	const n = 150
+	clients := make([]*zk.Conn, n)
+	watches := make([]<-chan zk.Event, n)
+	for i := range clients {
+		clients[i] = connect()
+	}
+	var err error
+	for round := range 3 {
+		for i, c := range clients {
+			if _, _, watches[i], err = c.GetW(ctx, "/hot"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, _, own, err := writer.GetW(ctx, "/hot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if round == 0 && idle > 0 {
+			waitMntr(t, srv.Addr(), "zkgo_parked_connections", func(v int64) bool { return v >= n/2 })
+		}
+		if _, err := writer.Set(ctx, "/hot", []byte(fmt.Sprint(round+1)), -1); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case ev := <-own:
+			if ev.Type != zk.EventNodeDataChanged {
+				t.Fatalf("the writer's own watch: %+v", ev)
+			}
+		default:
+			t.Fatalf("round %d: the writer's reply came before its notification", round)
+		}
+		for i, w := range watches {
+			select {
+			case ev := <-w:
+				if ev.Type != zk.EventNodeDataChanged || ev.Path != "/hot" {
+					t.Fatalf("watcher %d: %+v", i, ev)
+				}
+			case <-time.After(8 * time.Second):
+				t.Fatalf("round %d: watcher %d got no notification", round, i)
+			}
+		}
+	}
+}

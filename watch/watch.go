@@ -357,6 +357,16 @@ func (t *table) count() int {
 	return n
 }
 
+// A HeldWatcher can also queue a notification without waking what sends
+// it (DeliverHeld, under the same rules as Deliver; it reports whether a
+// Wake is owed), and be woken later. TriggerDeferred uses it for large
+// fan-outs (clientport.Conn implements it).
+type HeldWatcher interface {
+	Watcher
+	DeliverHeld(ev proto.WatcherEvent, zxid int64, acl []proto.ACL) (owed bool)
+	Wake()
+}
+
 const allModes = Standard | Persistent | PersistentRecursive
 
 // Manager holds all watch registrations of one server. It is safe for
@@ -544,9 +554,24 @@ func (m *Manager) RemoveWatcher(w Watcher) {
 
 // Trigger delivers the notifications caused by the events of one
 // transaction, in order.
-func (m *Manager) Trigger(events []tree.Event) {
+func (m *Manager) Trigger(events []tree.Event) { m.trigger(events, 0) }
+
+// TriggerDeferred is Trigger, except that the watchers of an event that
+// fires at least minFanOut of them (and implement HeldWatcher) get their
+// notification queued but are not woken: it returns them, and the caller
+// wakes them (Wake) once it has queued and woken what else it had to
+// send. The state machine wakes them after the batch's replies, so that a
+// write on a node with thousands of watchers is answered without waiting
+// for a writer goroutine per watcher to run first. What is queued for
+// each watcher, and in which order, is the same as with Trigger.
+func (m *Manager) TriggerDeferred(events []tree.Event, minFanOut int) []HeldWatcher {
+	return m.trigger(events, max(minFanOut, 1))
+}
+
+// trigger is Trigger (minFanOut 0) and TriggerDeferred.
+func (m *Manager) trigger(events []tree.Event, minFanOut int) (late []HeldWatcher) {
 	if len(events) == 0 {
-		return
+		return nil
 	}
 	type delivery struct {
 		ev       proto.WatcherEvent
@@ -590,13 +615,21 @@ func (m *Manager) Trigger(events []tree.Event) {
 		}
 	}
 	for _, o := range out {
+		deferred := minFanOut > 0 && len(o.watchers) >= minFanOut
 		for _, w := range o.watchers {
+			if hw, ok := w.(HeldWatcher); ok && deferred {
+				if hw.DeliverHeld(o.ev, o.zxid, o.acl) {
+					late = append(late, hw)
+				}
+				continue
+			}
 			w.Deliver(o.ev, o.zxid, o.acl)
 		}
 		if m.fanOut != nil {
 			m.fanOut(o.ev.Type, len(o.watchers))
 		}
 	}
+	return late
 }
 
 // collect appends to already the watchers of t to notify for an event of

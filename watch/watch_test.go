@@ -825,3 +825,64 @@ func TestExpectPending(t *testing.T) {
 		t.Fatalf("Pending(2) = %v, %v after session 7 proposed; want false, false", other, self)
 	}
 }
+
+// held is a recorder that can be delivered to without being woken.
+type held struct {
+	recorder
+	heldN, woken int
+}
+
+func (h *held) DeliverHeld(ev proto.WatcherEvent, zxid int64, acl []proto.ACL) bool {
+	h.recorder.Deliver(ev, zxid, acl)
+	h.heldN++
+	return true
+}
+
+func (h *held) Wake() { h.woken++ }
+
+// TriggerDeferred holds the notifications of an event with at least
+// minFanOut watchers (those that can be held) and returns them to be
+// woken; smaller fan-outs, and watchers that cannot be held, are
+// delivered as by Trigger. Every watcher gets the same events either way.
+func TestTriggerDeferred(t *testing.T) {
+	m := NewManager()
+	var hs []*held
+	for i := range 3 {
+		h := &held{recorder: recorder{id: int64(i + 1)}}
+		hs = append(hs, h)
+		m.AddData("/big", h)
+	}
+	plain := newRecorder(9)
+	m.AddData("/big", plain)
+	small := &held{recorder: recorder{id: 10}}
+	m.AddData("/small", small)
+
+	late := m.TriggerDeferred(append(changed("/big"), changed("/small")...), 4)
+	if len(late) != 3 {
+		t.Fatalf("%d watchers to wake, want the 3 held ones of /big", len(late))
+	}
+	for _, h := range hs {
+		if h.heldN != 1 || len(h.take()) != 1 {
+			t.Errorf("watcher %d: %d held deliveries", h.id, h.heldN)
+		}
+	}
+	if got := plain.take(); len(got) != 1 {
+		t.Errorf("the watcher that cannot be held got %v", got)
+	}
+	if small.heldN != 0 || len(small.take()) != 1 {
+		t.Errorf("a fan-out of 1 was held (%d)", small.heldN)
+	}
+	// Below the bound nothing is held.
+	for _, h := range hs {
+		m.AddData("/big", h)
+	}
+	m.AddData("/big", plain)
+	if late := m.TriggerDeferred(changed("/big"), 5); len(late) != 0 {
+		t.Errorf("%d held below the bound", len(late))
+	}
+	for _, h := range hs {
+		if h.heldN != 1 || len(h.take()) != 1 {
+			t.Errorf("watcher %d: %d held deliveries after the second event", h.id, h.heldN)
+		}
+	}
+}

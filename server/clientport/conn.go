@@ -788,6 +788,21 @@ func (c *Conn) Deliver(ev proto.WatcherEvent, zxid int64, nodeACL []proto.ACL) {
 	c.enqueue(&proto.ReplyHeader{Xid: proto.XidNotification, Zxid: zxid}, &ev)
 }
 
+// DeliverHeld implements watch.HeldWatcher: Deliver without waking the
+// writer. It reports whether Wake is owed (not when the connection's
+// kicks are held for a batch already: its EndBatch wakes it).
+func (c *Conn) DeliverHeld(ev proto.WatcherEvent, zxid int64, nodeACL []proto.ACL) bool {
+	if nodeACL != nil && !acl.Check(nodeACL, proto.PermRead, *c.auth.Load()) {
+		return false
+	}
+	ok, held := c.appendFrame(&proto.ReplyHeader{Xid: proto.XidNotification, Zxid: zxid}, &ev)
+	return ok && !held
+}
+
+// Wake implements watch.HeldWatcher: it wakes the writer for what
+// DeliverHeld queued.
+func (c *Conn) Wake() { c.kick() }
+
 // QueuedBytes returns the size of the connection's unsent output: what is
 // queued and what the writer is writing.
 func (c *Conn) QueuedBytes() int {
