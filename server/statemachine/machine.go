@@ -315,6 +315,7 @@ func (sm *Machine) applyItems(items []applyItem) {
 	sm.mu.Lock()
 	defer sm.mu.Unlock()
 	b := &sm.batch
+	var late []watch.HeldWatcher // woken at the end (deferFanOut)
 	b.tree = sm.tree
 	defer func() { b.tree = nil }()
 	for i := range items {
@@ -349,15 +350,9 @@ func (sm *Machine) applyItems(items []applyItem) {
 		sm.expectSuccessor(it.txn, &res)
 		// Watches fire before the reply is queued and before the lock is
 		// released, so no reply that observes the change can precede the
-		// notification. The watchers of a large fan-out are woken after
-		// the batch's replies (deferFanOut).
-		if late := sm.watches.TriggerDeferred(res.Events, deferFanOut); len(late) > 0 {
-			b.Later(func() {
-				for _, w := range late {
-					w.Wake()
-				}
-			})
-		}
+		// notification. The watchers of a large fan-out are woken last,
+		// after the batch's replies and its reads (deferFanOut).
+		late = append(late, sm.watches.TriggerDeferred(res.Events, deferFanOut)...)
 		if sm.audit != nil && it.txn.Op == proto.OpCloseSession {
 			sm.auditEphemerals(it.txn, &res)
 		}
@@ -378,6 +373,9 @@ func (sm *Machine) applyItems(items []applyItem) {
 		b.later[i] = nil
 	}
 	b.later = b.later[:0]
+	for _, w := range late {
+		w.Wake()
+	}
 }
 
 // Snapshot implements raftnode.StateMachine: the tree as of now (the apply
