@@ -250,9 +250,10 @@ func TestTLSConnectionsDoNotPark(t *testing.T) {
 
 // A connection whose requests come a little more than IdleAfter apart
 // (watchers setting their watch again on each notification) does not
-// park and wake between them; once its requests stop it parks.
+// park and wake between them; once its requests stop it parks, although
+// its pings come as close together.
 func TestActiveConnectionDoesNotPark(t *testing.T) {
-	const idle = 100 * time.Millisecond
+	const idle = 200 * time.Millisecond // a park between requests needs a 500 ms stall
 	srv := zktest.Start(t, zktest.WithOptions(func(o *server.Options) { o.IdleAfter = idle }))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -283,10 +284,9 @@ func TestActiveConnectionDoesNotPark(t *testing.T) {
 	if n := mntrValue(t, srv.Addr(), "zkgo_connection_parks") - before; n != 0 {
 		t.Errorf("the connection parked %d times between requests %v apart", n, gap)
 	}
+	// Then only its pings come (zktest's session timeout is 2 s: one
+	// every ~0.7 s, closer together than 4 × IdleAfter), and it parks.
 	waitMntr(t, srv.Addr(), "zkgo_parked_connections", func(v int64) bool { return v == 1 })
-	if n := mntrValue(t, srv.Addr(), "zkgo_connection_parks") - before; n != 1 {
-		t.Errorf("%d parks once the requests stopped, want 1", n)
-	}
 }
 
 // A change with more watchers than the state machine wakes at once

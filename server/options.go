@@ -66,9 +66,9 @@ type Options struct {
 	// IdleAfter parks a plain-TCP connection (on Linux) that has sent no
 	// request for this long: its goroutines end and its input buffer
 	// goes back to a pool until its next byte arrives (connpark.go); a
-	// connection whose last two requests came less than 4 × IdleAfter
-	// apart waits 4 × IdleAfter. Default 250ms; negative: connections
-	// never park.
+	// connection whose last two requests other than pings came less than
+	// 4 × IdleAfter apart waits 4 × IdleAfter. Default 250ms; negative:
+	// connections never park.
 	IdleAfter time.Duration
 	// MaxWatches bounds the watches one connection holds (a persistent
 	// watch counts twice): a request that would register more is answered

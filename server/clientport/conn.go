@@ -154,12 +154,14 @@ type Conn struct {
 	// br is the input buffer (nil while parked); leftover holds what the
 	// handshake's small buffer read past the connect request; rdDeadline
 	// is the idle deadline set (zero: none); lastWait is when the reader
-	// last began waiting for a request (parkAfter); parkFailed: do not
+	// last began waiting after a request other than a ping, and lastPing
+	// whether the last request was one (parkAfter); parkFailed: do not
 	// try parking again.
 	br         *bufio.Reader
 	leftover   *bytes.Reader
 	rdDeadline time.Time
 	lastWait   time.Time
+	lastPing   bool
 	parkFailed bool
 	// parkID, parkRegistered: the connection's id in the idle poller and
 	// whether its socket is in the poller's set; guarded by the poller's

@@ -96,20 +96,22 @@ func (c *Conn) canPark() bool {
 	return ok
 }
 
-// activeParkFactor: a connection whose last two requests came less than
-// activeParkFactor × IdleAfter apart waits that long, not IdleAfter, before
-// it parks. Parking costs a registration with the idle poller, and waking
-// a new reader goroutine and an input buffer on the next byte; for a client
-// that sends a request every few hundred milliseconds (watchers that set
-// their watch again on each notification, a cache, a lock waiter) that cost
-// comes on every request and is worth more CPU than the memory it saves.
-// Sessions that only ping send at most every third of their timeout (1.3 s
-// and more) and still park after IdleAfter.
+// activeParkFactor: a connection whose last two requests other than pings
+// came less than activeParkFactor × IdleAfter apart, the last of them just
+// answered, waits that long, not IdleAfter, before it parks. Parking costs
+// a registration with the idle poller, and waking a new reader goroutine
+// and an input buffer on the next byte; for a client that sends a request
+// every few hundred milliseconds (watchers that set their watch again on
+// each notification, a cache, a lock waiter) that cost comes on every
+// request and is worth more CPU than the memory it saves. After a ping a
+// connection parks after IdleAfter, whatever its session timeout: idle
+// sessions are what parking is for.
 const activeParkFactor = 4
 
 // parkAfter returns how long the reader waits for a request before it
 // parks the connection: IdleAfter, or activeParkFactor × IdleAfter when the
-// wait before (since the reader last began waiting) was shorter than that.
+// request just answered came less than that after the one before it
+// (pings aside).
 func parkAfter(idle, sinceLastWait time.Duration) time.Duration {
 	if active := activeParkFactor * idle; sinceLastWait < active {
 		return active
@@ -122,8 +124,11 @@ func parkAfter(idle, sinceLastWait time.Duration) time.Duration {
 func (c *Conn) waitRequest() waitResult {
 	br := c.br
 	now := time.Now()
-	idle := parkAfter(c.s.opts.IdleAfter, now.Sub(c.lastWait))
-	c.lastWait = now
+	idle := c.s.opts.IdleAfter
+	if !c.lastPing {
+		idle = parkAfter(idle, now.Sub(c.lastWait))
+		c.lastWait = now
+	}
 	// The deadline is moved only when it is more than half used (or
 	// further than the wait), so that a busy connection does not reset
 	// its timer on every request.

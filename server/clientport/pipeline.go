@@ -88,6 +88,7 @@ func (c *Conn) handleFrame(frame []byte) bool {
 		return false
 	}
 	r := &request{c: c, xid: h.Xid, op: h.Type, auth: *c.auth.Load(), start: time.Now()}
+	c.lastPing = h.Type == proto.OpPing
 	if c.moved.Load() {
 		// ZooKeeper's SessionMovedException: the session lives on
 		// another member now.

@@ -320,7 +320,7 @@ var metricTable = []metricDef{
 		source: "stages.go: Conn.noteReply, the proposer, the writers (mntr zkgo_stage_<stage>_ns and _count)"},
 	{name: "zkgo_connections_parked", kind: kindGauge, scope: always, help: "Client connections parked while idle: no goroutine and no input buffer until their next request.",
 		source: "the idle poller (connpark.go; mntr zkgo_parked_connections)", read: func(g *Gauges) float64 { return float64(g.ParkedConnections) }},
-	{name: "zkgo_connection_parks_total", kind: kindCounter, scope: always, help: "Times an idle client connection parked (a connection whose requests come less than 4 park intervals apart waits 4 of them first).",
+	{name: "zkgo_connection_parks_total", kind: kindCounter, scope: always, help: "Times an idle client connection parked (a connection whose requests other than pings come less than 4 park intervals apart waits 4 of them first).",
 		source: "Conn.park (connpark.go; mntr zkgo_connection_parks)"},
 	{name: "zkgo_connections_rejected_total", kind: kindCounter, labels: []string{"reason"}, scope: always, help: "Client connections refused, by reason: max_cnxns, max_client_cnxns or throttle.",
 		source: "where each refusal happens (Server.newConn, acceptLoop)"},
