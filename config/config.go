@@ -199,8 +199,8 @@ type Config struct {
 	// client connection parks after this long without a request (no
 	// goroutines, no input buffer; server.Options.IdleAfter; four times
 	// as long for one whose requests, pings aside, came that close
-	// together). 0: the
-	// server's default (250 ms); negative (a value of 0 or less): never.
+	// together). 0: the server's default (250 ms); negative (a value of
+	// 0 or less): never.
 	ParkAfter time.Duration
 	// WALPrefill (zkgo.wal.prefill, zkgo's own key, default true) writes
 	// zeros into the WAL's preallocated space ahead of the log
