@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -45,6 +46,7 @@ func runBench(args []string) int {
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	scrape := fs.String("scrape", "", "while the run lasts, GET these `URLs` (comma-separated, e.g. a server's /metrics) every -scrape-interval, as Prometheus does")
 	scrapeEvery := fs.Duration("scrape-interval", time.Second, "time between two scrapes of each -scrape URL")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of this client process over the whole run to `file`")
 	consoleURL := fs.String("console", "", "while the run lasts, keep this web console `URL` open on its overview, as a browser does (its event stream, and the page fetched again on each change)")
 	tlsFlags := tlsflags.AddClientFlags(fs)
 	fs.Usage = func() {
@@ -153,6 +155,18 @@ Flags:
 		ostop()
 		fmt.Fprintf(os.Stderr, "zkgo bench: %v\n", err)
 		return 2
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			ostop()
+			fmt.Fprintf(os.Stderr, "zkgo bench: -cpuprofile: %v\n", err)
+			return 2
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	res, err := bench.Run(ctx, cfg)
 	bench.Cleanup() // lock -client curator's compiled classes

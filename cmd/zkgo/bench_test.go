@@ -1,8 +1,12 @@
 package main
 
 import (
+	"compress/gzip"
 	"encoding/json"
+	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -66,6 +70,35 @@ func TestBenchJSON(t *testing.T) {
 	// The progress line, once a second, on stderr.
 	if !strings.Contains(errOut, "requests/s") || !strings.Contains(errOut, "p99") {
 		t.Errorf("no progress line on stderr:\n%s", errOut)
+	}
+}
+
+// -cpuprofile writes a profile, and a file it cannot
+// create is a usage error.
+func TestBenchCPUProfile(t *testing.T) {
+	srv := zktest.Start(t)
+	prof := filepath.Join(t.TempDir(), "cpu.prof")
+	_, errOut, code := runBenchCmd(t, "-server", srv.Addr(), "-connections", "1", "-workers", "2", "-quiet",
+		"-cpuprofile", prof, "get", "-duration", "300ms", "-warmup", "0s")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	f, err := os.Open(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// A pprof profile is a gzipped protocol buffer.
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("the profile is not gzipped: %v", err)
+	}
+	if b, err := io.ReadAll(zr); err != nil || len(b) == 0 {
+		t.Fatalf("the profile holds %d bytes: %v", len(b), err)
+	}
+	_, errOut, code = runBenchCmd(t, "-server", srv.Addr(), "-cpuprofile", filepath.Join(t.TempDir(), "no", "such", "dir", "p"), "get")
+	if code != 2 || !strings.Contains(errOut, "-cpuprofile") {
+		t.Errorf("exit %d, stderr %q; want 2 and a message naming -cpuprofile", code, errOut)
 	}
 }
 

@@ -199,7 +199,25 @@ func main() {
 	storm := flag.Int("storm", 0, "instead of the workloads: the reconnect storm with this many sessions on a 3-member ensemble of each server, its leader killed (-repeats runs each)")
 	wide := flag.Int("wide", 0, "instead of the workloads: this many children under one znode on a fresh standalone server of each kind: create rate, memory, getChildren at and past jute.maxbuffer (-repeats runs each)")
 	fanoutN := flag.String("fanout", "", "instead of the workloads: the watch fan-out with these many watchers (comma-separated counts) on a fresh standalone server of each kind (-repeats runs each, -heap, -raw)")
+	srvCPUs := flag.String("server-cpus", "", "start every server on these CPUs only (taskset -c list, e.g. 0), to measure the servers without the clients on their cores; with -client-cpus")
+	cliCPUs := flag.String("client-cpus", "", "run this process's clients (and Curator's JVM) on these CPUs only (e.g. 1); with -server-cpus")
 	flag.Parse()
+
+	if (*srvCPUs == "") != (*cliCPUs == "") {
+		fmt.Fprintln(os.Stderr, "compare: -server-cpus and -client-cpus go together")
+		os.Exit(2)
+	}
+	if *srvCPUs != "" {
+		if _, err := parseCPUList(*srvCPUs); err != nil {
+			fmt.Fprintln(os.Stderr, "compare: -server-cpus:", err)
+			os.Exit(2)
+		}
+		if err := pinSelf(*cliCPUs); err != nil {
+			fmt.Fprintln(os.Stderr, "compare: -client-cpus:", err)
+			os.Exit(2)
+		}
+		serverCPUs = *srvCPUs
+	}
 
 	switch *plot {
 	case "":

@@ -147,7 +147,11 @@ func (s *server) launch() error {
 		return err
 	}
 	defer out.Close()
-	cmd := exec.Command(s.argv[0], s.argv[1:]...)
+	argv := s.argv
+	if serverCPUs != "" {
+		argv = append([]string{"taskset", "-c", serverCPUs}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = append(os.Environ(), s.env...)
