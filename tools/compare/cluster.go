@@ -483,7 +483,7 @@ func runClusters(ctx context.Context, o options, bin, root string, todo []spec, 
 				}
 				cfg := sp.cfg
 				cfg.Server = e.addrs()
-				cfg.Duration, cfg.Warmup = o.duration, o.warmup
+				cfg.Duration, cfg.Warmup = o.duration, warmupFor(o, cfg)
 				var before, after []memberDelta
 				cfg.AfterSetup = func() { before = e.counters() }
 				cfg.AfterLoad = func() { after = e.counters() }

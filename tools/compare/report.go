@@ -201,8 +201,8 @@ func writeReport(path string, r *report) error {
 			orDash(m.EtcdPackage), r.EtcdVer, strings.Join(how, "; "), strings.Join(etcdFlags, " "), orDash(m.EtcdClient))
 	}
 	w("| load | `tools/bench` (the code of `zkgo bench`) in the compare process, same client for both: 16 sessions, 64 workers, 100-byte data, closed loop unless a rate is given |\n")
-	w("| runs | %v measured after %v warm-up (after a global warm-up of each server), %d repeats per server, alternating which server goes first; figures are medians (min–max over the repeats) |\n\n",
-		r.Duration, r.Warmup, r.Repeats)
+	w("| runs | %v measured after %v warm-up (Curator's rows: at least %v, for its client JVM's JIT; all after a global warm-up of each server), %d repeats per server, alternating which server goes first; figures are medians (min–max over the repeats) |\n\n",
+		r.Duration, r.Warmup, max(r.Warmup, jvmWarmup), r.Repeats)
 
 	if len(rows) > 0 {
 		w("### Throughput and latency\n\n")

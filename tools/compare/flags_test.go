@@ -1,6 +1,11 @@
 package main
 
-import "testing"
+import (
+	"testing"
+	"time"
+
+	"github.com/zkgo/zkgo/tools/bench"
+)
 
 func TestParseCPUList(t *testing.T) {
 	for _, c := range []struct {
@@ -29,5 +34,21 @@ func TestParseCPUList(t *testing.T) {
 		if _, err := parseCPUList(bad); err == nil {
 			t.Errorf("%q: accepted", bad)
 		}
+	}
+}
+
+// A row whose client is a JVM started for the run warms up long enough
+// for its JIT; the others keep -warmup.
+func TestWarmupFor(t *testing.T) {
+	o := options{warmup: time.Second}
+	if got := warmupFor(o, bench.Config{Client: "curator"}); got != jvmWarmup {
+		t.Errorf("curator: %v, want %v", got, jvmWarmup)
+	}
+	if got := warmupFor(o, bench.Config{Client: "gozk"}); got != time.Second {
+		t.Errorf("gozk: %v, want 1s", got)
+	}
+	o.warmup = 8 * time.Second
+	if got := warmupFor(o, bench.Config{Client: "curator"}); got != 8*time.Second {
+		t.Errorf("curator with -warmup 8s: %v", got)
 	}
 }
