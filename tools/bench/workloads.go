@@ -278,6 +278,16 @@ func (e *env) loop(ctx context.Context, prepare func(w *worker), op opFunc) erro
 			for ctx.Err() == nil {
 				var t0 time.Time
 				if interval > 0 {
+					// A worker behind its schedule (its previous
+					// reply came late) measures from when the
+					// request was due: the server's delay counts
+					// (no coordinated omission). A worker that
+					// slept measures from its wake-up: a Go
+					// timer fires up to ~1 ms late in an idle
+					// process (the runtime waits in epoll with a
+					// millisecond timeout), a delay of this
+					// process that is not the server's.
+					t0 = next
 					if d := time.Until(next); d > 0 {
 						t := time.NewTimer(d)
 						select {
@@ -286,8 +296,8 @@ func (e *env) loop(ctx context.Context, prepare func(w *worker), op opFunc) erro
 							t.Stop()
 							return
 						}
+						t0 = time.Now()
 					}
-					t0 = next
 					next = next.Add(interval)
 				} else {
 					t0 = time.Now()
