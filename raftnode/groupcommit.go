@@ -79,10 +79,15 @@ type groupCommit struct {
 	holds     atomic.Uint64 // lone entries held
 	joined    atomic.Uint64 // of which a second proposal joined before the window ended
 	lateHolds atomic.Uint64 // of the holds, those for a late partner
+	// of the holds, those ended by the precise clock (holdclock.go)
+	preciseHolds atomic.Uint64
 
 	// Run goroutine only.
 	max      time.Duration // Config.CommitDelay (<0: group commit off)
-	timer    *time.Timer
+	timer    *time.Timer   // ends holds while they are joined
+	clock    *holdClock    // ends holds on time once they often run out (started then; stopped when run ends)
+	gen      uint64        // of the current (or last) hold
+	unjoined float64       // moving average of "a hold ran out unjoined"
 	taken    int64         // props when the last Ready was taken
 	takenAt  int64         // monotonic ns of that
 	observe  bool          // the last Ready took one proposal, not held: score it at the next take
@@ -232,12 +237,29 @@ func (n *Node) maybeHold() bool {
 	if w <= 0 || n.applyPending() {
 		return false
 	}
-	if g.timer == nil {
-		g.timer = time.NewTimer(w)
+	// The hold's end: a Go timer while holds are joined (it is cheap,
+	// and a busy process fires it on time); the precise clock once
+	// holds often run out, which is when the process is idle enough for
+	// a Go timer to fire up to ~1 ms late (holdclock.go).
+	var timerC <-chan time.Time
+	var firedC <-chan uint64
+	g.gen++
+	if g.unjoined >= preciseAbove {
+		if g.clock == nil {
+			g.clock = newHoldClock()
+		}
+		g.clock.arm(time.Now().Add(w), g.gen)
+		firedC = g.clock.fired
+		g.preciseHolds.Add(1)
 	} else {
-		g.timer.Reset(w)
+		if g.timer == nil {
+			g.timer = time.NewTimer(w)
+		} else {
+			g.timer.Reset(w)
+		}
+		defer g.timer.Stop()
+		timerC = g.timer.C
 	}
-	defer g.timer.Stop()
 	g.holds.Add(1)
 	g.observe = false
 	if late {
@@ -248,11 +270,17 @@ func (n *Node) maybeHold() bool {
 		case <-n.wake:
 			// Something else reached raft: a commit to apply ends the hold.
 			if n.applyPending() {
-				g.learnHold(late, g.props.Load()-g.taken >= 2)
+				g.ended(late, g.props.Load()-g.taken >= 2)
 				return true
 			}
-		case <-g.timer.C:
-			g.learnHold(late, false)
+		case <-timerC:
+			g.ended(late, false)
+			return true
+		case gen := <-firedC:
+			if gen != g.gen {
+				continue // an earlier hold's deadline
+			}
+			g.ended(late, false)
 			return true
 		case <-n.stopc:
 			return true
@@ -261,8 +289,22 @@ func (n *Node) maybeHold() bool {
 		}
 	}
 	g.joined.Add(1)
-	g.learnHold(late, true)
+	g.ended(late, true)
 	return true
+}
+
+// preciseAbove: holds end by the precise clock while at least this share
+// of recent holds ran out unjoined (g.unjoined).
+const preciseAbove = 0.1
+
+// ended scores a hold that ended, joined by a second proposal or not.
+func (g *groupCommit) ended(late, joined bool) {
+	if joined {
+		g.unjoined -= g.unjoined * scoreWeight
+	} else {
+		g.unjoined += (1 - g.unjoined) * scoreWeight
+	}
+	g.learnHold(late, joined)
 }
 
 // learnHold scores a hold that ended, joined by a second proposal or not:

@@ -244,3 +244,40 @@ func TestGroupCommitLateNeverHoldsALoneWriter(t *testing.T) {
 		t.Errorf("a lone writer's entries were held %d times (late %d)", st.CommitHolds, st.CommitLateHolds)
 	}
 }
+
+// Once holds run out unjoined, their end is timed by the precise clock
+// (holdclock.go): a Go timer that short may fire a millisecond late in an
+// idle process, and a lone entry would wait that long. While holds are
+// joined they keep the cheaper Go timer.
+func TestGroupCommitRunOutHoldsUseThePreciseClock(t *testing.T) {
+	var syncs atomic.Int64
+	c := slowSyncCluster(t, 2*time.Millisecond, 4*time.Millisecond, &syncs)
+	pair := func(r int, gap time.Duration) {
+		a, b := fmt.Sprintf("a%d", r), fmt.Sprintf("b%d", r)
+		c.proposeAsync(a)
+		time.Sleep(gap)
+		c.proposeAsync(b)
+		c.waitFor("the pair applied", func() bool { return c.sms[1].has(a) && c.sms[1].has(b) })
+	}
+	// Pairs well within the window: holds are joined.
+	for r := 0; r < 20; r++ {
+		pair(r, 200*time.Microsecond)
+	}
+	st := c.nodes[1].Status()
+	if st.CommitHoldsJoined == 0 {
+		t.Fatalf("no hold joined in 20 close pairs (holds %d)", st.CommitHolds)
+	}
+	if st.CommitPreciseHolds != 0 {
+		t.Errorf("%d holds on the precise clock while every hold was joined", st.CommitPreciseHolds)
+	}
+	// The second of each pair now comes well after the window: the
+	// holds run out until the score stops holding.
+	for r := 20; r < 40; r++ {
+		pair(r, 20*time.Millisecond)
+	}
+	st = c.nodes[1].Status()
+	t.Logf("holds %d, joined %d, on the precise clock %d", st.CommitHolds, st.CommitHoldsJoined, st.CommitPreciseHolds)
+	if st.CommitPreciseHolds == 0 {
+		t.Errorf("no hold on the precise clock after holds ran out")
+	}
+}

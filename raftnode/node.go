@@ -181,6 +181,9 @@ type Status struct {
 	// fsync for another client's entry, one Config.Notifications named
 	// as about to write.
 	CommitLateHolds uint64
+	// CommitPreciseHolds: of CommitHolds, those whose end was timed by
+	// the kernel rather than a Go timer (holds then often ran out).
+	CommitPreciseHolds uint64
 	// FastElections counts the campaigns this member started because its
 	// leader's peer port refused connections (its process gone), without
 	// waiting for an election timeout (peerdown.go).
@@ -566,6 +569,7 @@ func (n *Node) Status() Status {
 	slices.Sort(s.Heard)
 	s.Screened = n.screened.Load()
 	s.CommitHolds, s.CommitHoldsJoined, s.CommitLateHolds = n.gc.holds.Load(), n.gc.joined.Load(), n.gc.lateHolds.Load()
+	s.CommitPreciseHolds = n.gc.preciseHolds.Load()
 	s.FastElections = n.fastElections.Load()
 	return s
 }

@@ -25,6 +25,11 @@ func (n *Node) run() {
 		n.rnMu.Unlock()
 	}()
 	defer func() {
+		if n.gc.clock != nil {
+			n.gc.clock.stop()
+		}
+	}()
+	defer func() {
 		// The apply goroutine finishes the job it is in (entries it has
 		// not started are in the log and are applied after a restart).
 		close(n.applyc)

@@ -269,6 +269,7 @@ func (s *Server) monitorValues() []report.MonitorValue {
 		own("zkgo_raft_commit_holds", st.CommitHolds)
 		own("zkgo_raft_commit_holds_joined", st.CommitHoldsJoined)
 		own("zkgo_raft_commit_late_holds", st.CommitLateHolds)
+		own("zkgo_raft_commit_precise_holds", st.CommitPreciseHolds)
 		own("zkgo_raft_fast_elections", st.FastElections)
 		own("zkgo_raft_voters", len(st.Voters))
 		own("zkgo_raft_learners", len(st.Learners))
